@@ -1,0 +1,267 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// maxRetries bounds how often Update re-runs a conflicting transaction.
+const maxRetries = 64
+
+// Badger is the embedded DB backed by Badger with synchronous writes.
+type Badger struct {
+	db *badger.DB
+}
+
+var _ DB = (*Badger)(nil)
+
+// BadgerOptions tunes the embedded store; the zero value is the default.
+type BadgerOptions struct {
+	// InMemory keeps everything in memory (tests of pure logic only).
+	InMemory bool
+	// Logger receives Badger's warnings and errors; nil discards them.
+	Logger *slog.Logger
+}
+
+// OpenBadger opens (creating if needed) a Badger store in dir.
+func OpenBadger(dir string, o BadgerOptions) (*Badger, error) {
+	opts := badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(badgerLogger{o.Logger}).
+		WithNumVersionsToKeep(1).
+		// Memory stays modest and flat: the gateway's RSS budget is shared
+		// with streaming buffers.
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(3).
+		WithBlockCacheSize(32 << 20).
+		WithIndexCacheSize(16 << 20).
+		WithValueLogFileSize(256 << 20).
+		// Values above 1 KiB (tree nodes, small chunks) live in the value
+		// log, keeping the LSM small and compactions cheap.
+		WithValueThreshold(1 << 10).
+		WithCompactL0OnClose(false)
+	if o.InMemory {
+		opts = opts.WithInMemory(true).WithDir("").WithValueDir("")
+	}
+	db, err := badger.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("open badger %s: %w", dir, err)
+	}
+	return &Badger{db: db}, nil
+}
+
+// Close flushes and closes the store.
+func (b *Badger) Close() error {
+	if err := b.db.Close(); err != nil {
+		return fmt.Errorf("close badger: %w", err)
+	}
+	return nil
+}
+
+// GC reclaims value-log space; it runs until no more files are worth
+// rewriting or ctx ends.
+func (b *Badger) GC(ctx context.Context) error {
+	for ctx.Err() == nil {
+		err := b.db.RunValueLogGC(0.5)
+		if errors.Is(err, badger.ErrNoRewrite) || errors.Is(err, badger.ErrRejected) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("value log gc: %w", err)
+		}
+	}
+	return ctx.Err()
+}
+
+// Run performs periodic value-log garbage collection until ctx ends.
+func (b *Badger) Run(ctx context.Context) {
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = b.GC(ctx)
+		}
+	}
+}
+
+// View implements DB.
+func (b *Badger) View(ctx context.Context, fn func(Reader) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.db.View(func(txn *badger.Txn) error {
+		return fn(badgerTxn{txn: txn})
+	})
+}
+
+// Update implements DB.
+func (b *Badger) Update(ctx context.Context, fn func(Txn) error) error {
+	for i := 0; i < maxRetries; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := b.db.Update(func(txn *badger.Txn) error {
+			return fn(badgerTxn{txn: txn})
+		})
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, badger.ErrConflict):
+			continue
+		case errors.Is(err, badger.ErrTxnTooBig):
+			return fmt.Errorf("%w: %w", ErrTooBig, err)
+		default:
+			return err
+		}
+	}
+	return ErrConflict
+}
+
+// Batch implements DB.
+func (b *Badger) Batch(ctx context.Context) Batch {
+	return &badgerBatch{wb: b.db.NewWriteBatch()}
+}
+
+type badgerTxn struct{ txn *badger.Txn }
+
+func (t badgerTxn) Get(key []byte) ([]byte, error) {
+	item, err := t.txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kv get: %w", err)
+	}
+	return item.ValueCopy(nil)
+}
+
+func (t badgerTxn) Set(key, value []byte) error {
+	// Badger keeps the slices until commit; callers may reuse theirs.
+	k := append([]byte(nil), key...)
+	v := append([]byte(nil), value...)
+	if err := t.txn.Set(k, v); err != nil {
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			return fmt.Errorf("%w: %w", ErrTooBig, err)
+		}
+		return fmt.Errorf("kv set: %w", err)
+	}
+	return nil
+}
+
+func (t badgerTxn) Delete(key []byte) error {
+	if err := t.txn.Delete(append([]byte(nil), key...)); err != nil {
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			return fmt.Errorf("%w: %w", ErrTooBig, err)
+		}
+		return fmt.Errorf("kv delete: %w", err)
+	}
+	return nil
+}
+
+func (t badgerTxn) Scan(r Range, fn func(key, value []byte) error) error {
+	opts := badger.DefaultIteratorOptions
+	opts.PrefetchValues = false
+	opts.Reverse = r.Reverse
+	if !r.Reverse {
+		opts.Prefix = commonPrefix(r.Start, r.End)
+	}
+	it := t.txn.NewIterator(opts)
+	defer it.Close()
+	if r.Reverse {
+		if r.End == nil {
+			it.Rewind()
+		} else {
+			it.Seek(r.End)
+			if it.Valid() && bytes.Equal(it.Item().Key(), r.End) {
+				it.Next()
+			}
+		}
+	} else {
+		it.Seek(r.Start)
+	}
+	for ; it.Valid(); it.Next() {
+		item := it.Item()
+		k := item.Key()
+		if r.Reverse {
+			if bytes.Compare(k, r.Start) < 0 {
+				return nil
+			}
+		} else if r.End != nil && bytes.Compare(k, r.End) >= 0 {
+			return nil
+		}
+		err := item.Value(func(v []byte) error { return fn(k, v) })
+		if errors.Is(err, ErrStop) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commonPrefix returns the longest common prefix of a and b, which lets
+// Badger skip tables that cannot hold the range.
+func commonPrefix(a, b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return a[:n]
+}
+
+type badgerBatch struct{ wb *badger.WriteBatch }
+
+func (w *badgerBatch) Set(key, value []byte) error {
+	if err := w.wb.Set(append([]byte(nil), key...), append([]byte(nil), value...)); err != nil {
+		return fmt.Errorf("kv batch set: %w", err)
+	}
+	return nil
+}
+
+func (w *badgerBatch) Delete(key []byte) error {
+	if err := w.wb.Delete(append([]byte(nil), key...)); err != nil {
+		return fmt.Errorf("kv batch delete: %w", err)
+	}
+	return nil
+}
+
+func (w *badgerBatch) Flush() error {
+	if err := w.wb.Flush(); err != nil {
+		return fmt.Errorf("kv batch flush: %w", err)
+	}
+	return nil
+}
+
+func (w *badgerBatch) Cancel() { w.wb.Cancel() }
+
+// badgerLogger forwards Badger's warnings and errors to slog and drops its
+// chatty info and debug lines.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any) {
+	if b.l != nil {
+		b.l.Error("badger", "msg", fmt.Sprintf(f, a...))
+	}
+}
+
+func (b badgerLogger) Warningf(f string, a ...any) {
+	if b.l != nil {
+		b.l.Warn("badger", "msg", fmt.Sprintf(f, a...))
+	}
+}
+
+func (badgerLogger) Infof(string, ...any)  {}
+func (badgerLogger) Debugf(string, ...any) {}

@@ -1,0 +1,20 @@
+// Package kv is the small ordered key-value interface that every durable
+// piece of metadata goes through: refs, staging, tree nodes, version records,
+// multipart state and small chunks.
+//
+// Vocabulary: a DB is opened once per process; View runs a read-only
+// transaction that sees one consistent snapshot; Update runs a read-write
+// transaction that commits atomically or not at all (it is retried on
+// conflicts, so its function must be free of side effects outside the Txn);
+// Batch writes many independent keys without atomicity, for idempotent data
+// such as content-addressed nodes.
+//
+// The interface is deliberately small (get, set, delete, ordered scan, atomic
+// multi-key transaction) so that a distributed engine can sit behind it. The
+// embedded default is Badger with synchronous writes: a committed Update is
+// on stable storage before it returns, and concurrent commits share one
+// fsync (Badger's write channel groups them).
+//
+// Keys and values handed to callbacks are only valid inside the callback;
+// Get returns a copy.
+package kv
