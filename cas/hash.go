@@ -4,7 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"lukechampine.com/blake3"
+	"github.com/zeebo/blake3"
 )
 
 // HashSize is the length in bytes of a Hash.
@@ -41,7 +41,7 @@ func ParseHash(s string) (Hash, error) {
 type Hasher struct{ h *blake3.Hasher }
 
 // NewHasher returns a Hasher for BLAKE3-256.
-func NewHasher() *Hasher { return &Hasher{h: blake3.New(HashSize, nil)} }
+func NewHasher() *Hasher { return &Hasher{h: blake3.New()} }
 
 // Write adds p to the running hash; it never fails.
 func (h *Hasher) Write(p []byte) (int, error) { return h.h.Write(p) }

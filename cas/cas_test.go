@@ -1,0 +1,192 @@
+package cas_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/kv"
+)
+
+func open(t *testing.T) (*cas.Store, kv.DB) {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s, err := cas.Open(filepath.Join(dir, "chunks"), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, db
+}
+
+func randBytes(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, seed))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// ingest stores data as one committed upload and returns its refs and the
+// number of new bytes it stored.
+func ingest(t *testing.T, s *cas.Store, db kv.DB, data []byte) ([]cas.Ref, int64) {
+	t.Helper()
+	ctx := context.Background()
+	u := s.NewUpload()
+	defer u.Close()
+	refs, n, err := u.Ingest(ctx, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(len(data)) {
+		t.Fatalf("ingested %d of %d bytes", n, len(data))
+	}
+	if err := u.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(ctx, u.Record); err != nil {
+		t.Fatal(err)
+	}
+	return refs, u.NewBytes()
+}
+
+func readAll(t *testing.T, s *cas.Store, refs []cas.Ref) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, r := range refs {
+		if err := s.Read(context.Background(), &buf, r.Hash, 0, int64(r.Size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+func TestIngestRoundTripAndDedup(t *testing.T) {
+	s, db := open(t)
+	for _, size := range []int{0, 1, 4096, cas.InlineMax, cas.InlineMax + 1, 3 << 20, 13<<20 + 7} {
+		data := randBytes(uint64(size), size)
+		refs, fresh := ingest(t, s, db, data)
+		if got := readAll(t, s, refs); !bytes.Equal(got, data) {
+			t.Fatalf("size %d: read back differs", size)
+		}
+		if fresh != int64(size) {
+			t.Errorf("size %d: first upload stored %d new bytes", size, fresh)
+		}
+		refs2, fresh2 := ingest(t, s, db, data)
+		if fresh2 != 0 {
+			t.Errorf("size %d: second upload of the same bytes stored %d new bytes", size, fresh2)
+		}
+		if len(refs2) != len(refs) {
+			t.Errorf("size %d: chunking not deterministic", size)
+		}
+	}
+}
+
+func TestEditSharesChunks(t *testing.T) {
+	s, db := open(t)
+	data := randBytes(7, 64<<20)
+	refs, _ := ingest(t, s, db, data)
+	edited := append([]byte(nil), data...)
+	copy(edited[30<<20:], randBytes(8, 640<<10)) // 1% of the object
+	refs2, fresh := ingest(t, s, db, edited)
+	if fresh > 8<<20 {
+		t.Fatalf("1%% edit of 64 MiB stored %d new bytes, want a few chunks", fresh)
+	}
+	if !bytes.Equal(readAll(t, s, refs2), edited) || !bytes.Equal(readAll(t, s, refs), data) {
+		t.Fatal("read back differs")
+	}
+}
+
+func TestRangeRead(t *testing.T) {
+	s, db := open(t)
+	data := randBytes(3, 2<<20)
+	refs, _ := ingest(t, s, db, data)
+	var buf bytes.Buffer
+	r := refs[0]
+	if err := s.Read(context.Background(), &buf, r.Hash, 100, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), data[100:1100]) {
+		t.Fatal("range differs")
+	}
+	if err := s.Read(context.Background(), &buf, r.Hash, int64(r.Size)-1, 2); !errors.Is(err, cas.ErrCorrupt) {
+		t.Fatalf("read past end: %v", err)
+	}
+}
+
+func TestAbandonedUploadLeavesNothing(t *testing.T) {
+	s, _ := open(t)
+	ctx := context.Background()
+	u := s.NewUpload()
+	refs, _, err := u.Ingest(ctx, bytes.NewReader(randBytes(1, 5<<20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Close()
+	for _, r := range refs {
+		if ok, _ := s.Has(ctx, r.Hash); ok {
+			t.Fatal("chunk of an unrecorded upload is visible")
+		}
+	}
+	st, err := s.Check(ctx, func(p cas.Problem) { t.Error(p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Segments != 0 {
+		t.Fatalf("abandoned upload left %d segments", st.Segments)
+	}
+}
+
+func TestSweepSparesInFlightDedup(t *testing.T) {
+	s, db := open(t)
+	ctx := context.Background()
+	data := randBytes(5, 3<<20)
+	old, _ := ingest(t, s, db, data)
+	garbage, _ := ingest(t, s, db, randBytes(6, 2<<20))
+
+	// The cycle starts; an upload deduplicates against old chunks that no
+	// entry references, and only commits after the sweep ran.
+	c := s.BeginCycle()
+	u := s.NewUpload()
+	refs, _, err := u.Ingest(ctx, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Sweep(ctx, func(cas.Hash) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SkippedInUse == 0 {
+		t.Fatalf("sweep did not see the pinned chunks: %+v", st)
+	}
+	if err := u.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(ctx, u.Record); err != nil {
+		t.Fatal(err)
+	}
+	u.Close()
+	c.End()
+	if !bytes.Equal(readAll(t, s, refs), data) {
+		t.Fatal("deduplicated chunk lost to a concurrent sweep")
+	}
+	_ = old
+	for _, r := range garbage {
+		if ok, _ := s.Has(ctx, r.Hash); ok {
+			t.Fatal("garbage survived the sweep")
+		}
+	}
+	if _, err := s.Check(ctx, func(p cas.Problem) { t.Error(p) }); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,37 @@
+// Package cas is the content-addressed chunk store.
+//
+// Vocabulary:
+//   - Hash: the BLAKE3-256 digest of a chunk's bytes, and its only name.
+//   - Ref: a Hash plus the chunk's length; an object's content is a list of
+//     Refs.
+//   - Store: where chunks live. Small chunks (at most InlineMax bytes) are
+//     kept inside their index record in kv, so a small PUT costs one
+//     group-committed kv transaction. Larger chunks are appended to segment
+//     files: every Upload writes its new chunks into one segment of its own
+//     and syncs it once, which keeps large PUTs near the disk's sequential
+//     bandwidth (one file and one fsync per upload, as a plain file server
+//     would do) while still deduplicating per chunk.
+//   - Index record: kv key "c/" + hash -> where the chunk is (inline bytes or
+//     segment, offset, length) and when it was written.
+//   - Upload: one write session (a PUT body, a part). It chunks a stream with
+//     content-defined chunking (FastCDC, 256 KiB min, 1 MiB normal, 4 MiB
+//     max), so an edited large object shares most chunks with its previous
+//     version, and skips chunks the store already holds.
+//
+// Durability order: an Upload's segment is written, fsynced and its
+// directory fsynced in Sync; its index records are then written by Record
+// inside the caller's kv transaction, together with the manifest entry that
+// references them, so a chunk is durable before anything can point at it and
+// a crash leaves at worst an unreferenced segment that garbage collection
+// removes.
+//
+// Garbage collection and in-flight uploads: every Hash an Upload references
+// (new or found already present) is pinned until the Upload is closed; while
+// a collection cycle runs, released pins are remembered as live for the rest
+// of the cycle. Sweep never deletes a pinned or remembered chunk, nor one
+// whose record is newer than the cycle's start, so a PUT that deduplicates
+// against a chunk can never lose it to a concurrent sweep.
+//
+// Concurrency: Store is safe for concurrent use; an Upload belongs to one
+// goroutine.
+package cas

@@ -1,0 +1,192 @@
+package cas
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentnas/nas/kv"
+)
+
+// Cycle is one garbage-collection cycle over the chunk store. Between
+// BeginCycle and End, every chunk released by an Upload is treated as live.
+type Cycle struct {
+	s     *Store
+	start int64 // unix nanoseconds; records written at or after it are spared
+}
+
+// SweepStats reports what a sweep reclaimed.
+type SweepStats struct {
+	Chunks        int   // index records deleted
+	Bytes         int64 // bytes those chunks held
+	Segments      int   // segment files deleted
+	SegmentBytes  int64 // bytes of deleted segment files
+	LiveChunks    int
+	LiveBytes     int64
+	SkippedInUse  int // unreferenced but pinned by an in-flight upload
+	SkippedRecent int // written after the cycle began
+}
+
+// BeginCycle starts a collection cycle. Call it before marking, so that any
+// chunk an in-flight upload references survives the sweep.
+func (s *Store) BeginCycle() *Cycle {
+	s.mu.Lock()
+	s.touched = map[Hash]struct{}{}
+	s.mu.Unlock()
+	return &Cycle{s: s, start: now()}
+}
+
+// End finishes the cycle.
+func (c *Cycle) End() {
+	c.s.mu.Lock()
+	c.s.touched = nil
+	c.s.mu.Unlock()
+}
+
+// sweepBatch bounds the keys deleted per kv transaction.
+const sweepBatch = 512
+
+// Sweep deletes every chunk for which live returns false, unless it is
+// pinned, was released during the cycle, or was written after the cycle
+// began; then it deletes segment files that no record references.
+func (c *Cycle) Sweep(ctx context.Context, live func(Hash) bool) (SweepStats, error) {
+	var st SweepStats
+	var cands []Hash
+	liveSegs := map[uint64]bool{}
+	err := c.s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix([]byte(keyPrefix)), func(k, v []byte) error {
+			var h Hash
+			copy(h[:], k[len(keyPrefix):])
+			rec, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("chunk %s: %w", h, err)
+			}
+			if live(h) {
+				st.LiveChunks++
+				st.LiveBytes += rec.size
+				if rec.kind == kindSegment {
+					liveSegs[rec.seg] = true
+				}
+				return nil
+			}
+			if rec.created >= c.start {
+				st.SkippedRecent++
+				if rec.kind == kindSegment {
+					liveSegs[rec.seg] = true
+				}
+				return nil
+			}
+			cands = append(cands, h)
+			return nil
+		})
+	})
+	if err != nil {
+		return st, fmt.Errorf("sweep scan: %w", err)
+	}
+	for len(cands) > 0 {
+		n := min(len(cands), sweepBatch)
+		batch := cands[:n]
+		cands = cands[n:]
+		var del []Hash
+		c.s.mu.Lock()
+		for _, h := range batch {
+			_, touched := c.s.touched[h]
+			if c.s.pins[h] > 0 || touched {
+				st.SkippedInUse++
+				continue
+			}
+			del = append(del, h)
+		}
+		c.s.mu.Unlock()
+		var chunks int
+		var bytes int64
+		err := c.s.db.Update(ctx, func(txn kv.Txn) error {
+			chunks, bytes = 0, 0
+			for _, h := range del {
+				v, err := txn.Get(indexKey(h))
+				if errors.Is(err, kv.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				rec, err := decodeRecord(v)
+				if err != nil {
+					return err
+				}
+				if rec.created >= c.start {
+					continue // rewritten by an upload since the scan
+				}
+				if err := txn.Delete(indexKey(h)); err != nil {
+					return err
+				}
+				chunks++
+				bytes += rec.size
+			}
+			return nil
+		})
+		if err != nil {
+			return st, fmt.Errorf("sweep delete: %w", err)
+		}
+		st.Chunks += chunks
+		st.Bytes += bytes
+	}
+	// A re-scan finds segments still referenced (records the delete pass
+	// spared because they were rewritten or pinned).
+	err = c.s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix([]byte(keyPrefix)), func(k, v []byte) error {
+			rec, err := decodeRecord(v)
+			if err == nil && rec.kind == kindSegment {
+				liveSegs[rec.seg] = true
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return st, fmt.Errorf("sweep rescan: %w", err)
+	}
+	startTime := time.Unix(0, c.start)
+	err = c.s.walkSegments(func(id uint64, path string, info fs.FileInfo) error {
+		if liveSegs[id] || !info.ModTime().Before(startTime) {
+			return nil
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		c.s.files.forget(path)
+		st.Segments++
+		st.SegmentBytes += info.Size()
+		return nil
+	})
+	return st, err
+}
+
+// walkSegments calls fn for every segment file on disk.
+func (s *Store) walkSegments(fn func(id uint64, path string, info fs.FileInfo) error) error {
+	return filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".seg") {
+			return nil
+		}
+		id, err := strconv.ParseUint(strings.TrimSuffix(d.Name(), ".seg"), 16, 64)
+		if err != nil {
+			return nil // not ours
+		}
+		info, err := d.Info()
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		return fn(id, p, info)
+	})
+}

@@ -1,0 +1,258 @@
+package cas
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentnas/nas/kv"
+)
+
+// InlineMax is the largest chunk kept inside its kv index record.
+const InlineMax = 64 << 10
+
+// keyPrefix is the kv prefix of chunk index records.
+const keyPrefix = "c/"
+
+// Ref names a chunk and its length.
+type Ref struct {
+	Hash Hash
+	Size uint32
+}
+
+// Store is the chunk store: an index in kv plus segment files in a directory.
+type Store struct {
+	db    kv.DB
+	dir   string // segment root: dir/<hh>/<id>.seg
+	files *fileCache
+	log   *slog.Logger
+
+	mu      sync.Mutex        // guards pins and touched
+	pins    map[Hash]int      // chunks referenced by open Uploads
+	touched map[Hash]struct{} // pins released during a GC cycle; nil outside one
+}
+
+// Open opens the chunk store whose segments live under dir and whose index
+// lives in db.
+func Open(dir string, db kv.DB, log *slog.Logger) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open chunk store: %w", err)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Store{db: db, dir: dir, files: newFileCache(128), log: log, pins: map[Hash]int{}}, nil
+}
+
+// Close releases open segment files.
+func (s *Store) Close() error {
+	s.files.closeAll()
+	return nil
+}
+
+// record is an index record. Encoding: kind byte, uvarint created (unix nano-
+// seconds), then for kindInline the bytes, for kindSegment uvarint segment,
+// uvarint offset, uvarint length. About 12 bytes plus the 34-byte key for a
+// segment chunk.
+type record struct {
+	kind    byte
+	created int64
+	data    []byte // kindInline
+	seg     uint64 // kindSegment
+	off     int64
+	size    int64
+}
+
+const (
+	kindInline  = 1
+	kindSegment = 2
+)
+
+func (r record) encode() []byte {
+	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(r.data))
+	b = append(b, r.kind)
+	b = binary.AppendUvarint(b, uint64(r.created))
+	if r.kind == kindInline {
+		return append(b, r.data...)
+	}
+	b = binary.AppendUvarint(b, r.seg)
+	b = binary.AppendUvarint(b, uint64(r.off))
+	return binary.AppendUvarint(b, uint64(r.size))
+}
+
+func decodeRecord(b []byte) (record, error) {
+	var r record
+	if len(b) < 2 {
+		return r, ErrCorrupt
+	}
+	r.kind = b[0]
+	c, n := binary.Uvarint(b[1:])
+	if n <= 0 {
+		return r, ErrCorrupt
+	}
+	r.created = int64(c)
+	rest := b[1+n:]
+	switch r.kind {
+	case kindInline:
+		r.data = rest
+		r.size = int64(len(rest))
+		return r, nil
+	case kindSegment:
+		var vals [3]uint64
+		for i := range vals {
+			v, n := binary.Uvarint(rest)
+			if n <= 0 {
+				return r, ErrCorrupt
+			}
+			vals[i], rest = v, rest[n:]
+		}
+		r.seg, r.off, r.size = vals[0], int64(vals[1]), int64(vals[2])
+		return r, nil
+	}
+	return r, ErrCorrupt
+}
+
+func indexKey(h Hash) []byte {
+	k := make([]byte, 0, len(keyPrefix)+HashSize)
+	return append(append(k, keyPrefix...), h[:]...)
+}
+
+func (s *Store) lookup(ctx context.Context, h Hash) (record, error) {
+	var rec record
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		v, err := r.Get(indexKey(h))
+		if err != nil {
+			return err
+		}
+		rec, err = decodeRecord(v)
+		return err
+	})
+	if errors.Is(err, kv.ErrNotFound) {
+		return rec, fmt.Errorf("chunk %s: %w", h, ErrNotFound)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("chunk %s: %w", h, err)
+	}
+	return rec, nil
+}
+
+// Has reports whether chunk h is in the store.
+func (s *Store) Has(ctx context.Context, h Hash) (bool, error) {
+	_, err := s.lookup(ctx, h)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Read writes bytes [off, off+n) of chunk h to w. When the whole chunk is
+// read its hash is verified, and a mismatch returns ErrCorrupt after the
+// bytes were written (the caller must abort its response).
+func (s *Store) Read(ctx context.Context, w io.Writer, h Hash, off, n int64) error {
+	for attempt := 0; ; attempt++ {
+		rec, err := s.lookup(ctx, h)
+		if err != nil {
+			return err
+		}
+		if off < 0 || n < 0 || off+n > rec.size {
+			return fmt.Errorf("read chunk %s [%d,+%d) of %d: %w", h, off, n, rec.size, ErrCorrupt)
+		}
+		whole := off == 0 && n == rec.size
+		if rec.kind == kindInline {
+			if whole && Sum(rec.data) != h {
+				return fmt.Errorf("chunk %s: %w", h, ErrCorrupt)
+			}
+			_, err := w.Write(rec.data[off : off+n])
+			return err
+		}
+		f, err := s.files.open(s.segPath(rec.seg))
+		if errors.Is(err, os.ErrNotExist) && attempt == 0 {
+			// A collection moved the chunk between lookup and open.
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("chunk %s: %w", h, err)
+		}
+		sr := io.NewSectionReader(f, rec.off+off, n)
+		if !whole {
+			_, err = io.Copy(w, sr)
+			return err
+		}
+		hs := NewHasher()
+		if _, err := io.Copy(io.MultiWriter(w, hs), sr); err != nil {
+			return err
+		}
+		if hs.Sum() != h {
+			return fmt.Errorf("chunk %s in segment %016x: %w", h, rec.seg, ErrCorrupt)
+		}
+		return nil
+	}
+}
+
+// ReadAll returns the bytes of chunk h, verified.
+func (s *Store) ReadAll(ctx context.Context, h Hash) ([]byte, error) {
+	rec, err := s.lookup(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	buf := &sliceWriter{b: make([]byte, 0, rec.size)}
+	if err := s.Read(ctx, buf, h, 0, rec.size); err != nil {
+		return nil, err
+	}
+	return buf.b, nil
+}
+
+type sliceWriter struct{ b []byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+func (s *Store) segPath(id uint64) string {
+	name := fmt.Sprintf("%016x", id)
+	return filepath.Join(s.dir, name[:2], name+".seg")
+}
+
+func newSegmentID() uint64 {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			panic(err) // crypto/rand never fails on Linux
+		}
+		if id := binary.LittleEndian.Uint64(b[:]); id != 0 {
+			return id
+		}
+	}
+}
+
+// pin marks h as referenced by an open Upload.
+func (s *Store) pin(h Hash) {
+	s.mu.Lock()
+	s.pins[h]++
+	s.mu.Unlock()
+}
+
+// unpin releases pins taken by an Upload.
+func (s *Store) unpin(hs []Hash) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range hs {
+		if s.pins[h]--; s.pins[h] <= 0 {
+			delete(s.pins, h)
+		}
+		if s.touched != nil {
+			s.touched[h] = struct{}{}
+		}
+	}
+}
+
+func now() int64 { return time.Now().UnixNano() }

@@ -1,0 +1,261 @@
+package cas
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	chunkers "github.com/PlakarKorp/go-cdc-chunkers"
+	_ "github.com/PlakarKorp/go-cdc-chunkers/chunkers/fastcdc" // registers the algorithm
+
+	"github.com/agentnas/nas/kv"
+)
+
+// Content-defined chunking parameters. They are part of the storage format
+// in the sense that changing them changes which chunks new data produces
+// (old data stays readable; only deduplication against it weakens).
+const (
+	ChunkMin    = 256 << 10
+	ChunkNormal = 1 << 20
+	ChunkMax    = 4 << 20
+	cdcAlgo     = "fastcdc-v1.0.0"
+)
+
+// bufPool holds ChunkMax-sized buffers for chunkers and chunks in flight.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, ChunkMax); return &b }}
+
+// Upload is one write session. Put and Ingest add chunks; Sync makes new
+// segment data durable; Record writes the index records into the caller's
+// transaction; Close releases pins and, if nothing was recorded, removes the
+// segment. An Upload is used by one goroutine.
+type Upload struct {
+	s *Store
+
+	seg     *os.File // segment being written, nil until the first large new chunk
+	segID   uint64
+	segSize int64
+	synced  bool
+
+	recs     map[Hash]record // new chunks, written by Record
+	pinned   []Hash
+	recorded bool
+	closed   bool
+}
+
+// NewUpload starts a write session.
+func (s *Store) NewUpload() *Upload {
+	return &Upload{s: s, recs: map[Hash]record{}}
+}
+
+// Pin protects existing chunks that the caller is about to reference (a copy
+// or a multipart completion) from garbage collection until Close.
+func (u *Upload) Pin(refs []Ref) {
+	for _, r := range refs {
+		u.s.pin(r.Hash)
+		u.pinned = append(u.pinned, r.Hash)
+	}
+}
+
+// Put stores one chunk (deduplicated) and returns its Ref. data may be
+// reused by the caller once Put returns.
+func (u *Upload) Put(ctx context.Context, data []byte) (Ref, error) {
+	h := Sum(data)
+	return u.put(ctx, h, data)
+}
+
+func (u *Upload) put(ctx context.Context, h Hash, data []byte) (Ref, error) {
+	ref := Ref{Hash: h, Size: uint32(len(data))}
+	if _, ok := u.recs[h]; ok {
+		return ref, nil
+	}
+	u.s.pin(h)
+	u.pinned = append(u.pinned, h)
+	present, err := u.s.Has(ctx, h)
+	if err != nil {
+		return ref, err
+	}
+	if present {
+		return ref, nil
+	}
+	if len(data) <= InlineMax {
+		u.recs[h] = record{kind: kindInline, created: now(), data: append([]byte(nil), data...), size: int64(len(data))}
+		return ref, nil
+	}
+	if err := u.openSegment(); err != nil {
+		return ref, err
+	}
+	if _, err := u.seg.Write(data); err != nil {
+		return ref, fmt.Errorf("write segment: %w", err)
+	}
+	u.recs[h] = record{kind: kindSegment, created: now(), seg: u.segID, off: u.segSize, size: int64(len(data))}
+	u.segSize += int64(len(data))
+	return ref, nil
+}
+
+func (u *Upload) openSegment() error {
+	if u.seg != nil {
+		return nil
+	}
+	u.segID = newSegmentID()
+	p := u.s.segPath(u.segID)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("create segment dir: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("create segment: %w", err)
+	}
+	u.seg = f
+	return nil
+}
+
+// Ingest reads r to its end, splits it with content-defined chunking and
+// stores every chunk. It returns the chunk list and the number of bytes
+// read. Reading (which drives the caller's checksums and signature checks)
+// and hashing plus writing run in two goroutines, so both cores work on a
+// large upload; memory stays bounded by a few ChunkMax buffers.
+func (u *Upload) Ingest(ctx context.Context, r io.Reader) ([]Ref, int64, error) {
+	scan := bufPool.Get().(*[]byte)
+	defer bufPool.Put(scan)
+	ch, err := chunkers.NewChunkerBuffer(cdcAlgo, r, &chunkers.ChunkerOpts{
+		MinSize: ChunkMin, NormalSize: ChunkNormal, MaxSize: ChunkMax,
+	}, *scan)
+	if err != nil {
+		return nil, 0, fmt.Errorf("chunker: %w", err)
+	}
+
+	type job struct {
+		buf  *[]byte
+		data []byte
+	}
+	jobs := make(chan job, 2)
+	var (
+		refs   []Ref
+		werr   error
+		wg     sync.WaitGroup
+		total  int64
+		hasher = NewHasher()
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for j := range jobs {
+			if werr == nil {
+				hasher.Reset()
+				hasher.Write(j.data)
+				var ref Ref
+				ref, werr = u.put(ctx, hasher.Sum(), j.data)
+				refs = append(refs, ref)
+			}
+			bufPool.Put(j.buf)
+		}
+	}()
+	var rerr error
+	for {
+		data, err := ch.Next()
+		if err != nil && !errors.Is(err, io.EOF) {
+			rerr = err
+			break
+		}
+		if len(data) > 0 {
+			b := bufPool.Get().(*[]byte)
+			n := copy(*b, data)
+			total += int64(n)
+			select {
+			case jobs <- job{buf: b, data: (*b)[:n]}:
+			case <-ctx.Done():
+				bufPool.Put(b)
+				rerr = ctx.Err()
+			}
+		}
+		if err != nil || rerr != nil {
+			break
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if rerr != nil {
+		return nil, total, rerr
+	}
+	if werr != nil {
+		return nil, total, werr
+	}
+	return refs, total, nil
+}
+
+// Sync makes every new chunk durable: the segment is fsynced and closed and
+// its directory fsynced. Inline chunks become durable with Record.
+func (u *Upload) Sync(ctx context.Context) error {
+	if u.seg == nil || u.synced {
+		return nil
+	}
+	if err := u.seg.Sync(); err != nil {
+		return fmt.Errorf("sync segment: %w", err)
+	}
+	if err := u.seg.Close(); err != nil {
+		return fmt.Errorf("close segment: %w", err)
+	}
+	if err := syncDir(filepath.Dir(u.s.segPath(u.segID))); err != nil {
+		return err
+	}
+	u.synced = true
+	return nil
+}
+
+// Record writes the index records of the new chunks into txn; call it inside
+// the kv transaction that commits the entry referencing them, after Sync.
+func (u *Upload) Record(txn kv.Txn) error {
+	if u.seg != nil && !u.synced {
+		return errors.New("cas: Record before Sync")
+	}
+	for h, rec := range u.recs {
+		if err := txn.Set(indexKey(h), rec.encode()); err != nil {
+			return err
+		}
+	}
+	u.recorded = true
+	return nil
+}
+
+// NewBytes returns how many bytes this Upload stored that the store did not
+// already hold.
+func (u *Upload) NewBytes() int64 {
+	var n int64
+	for _, r := range u.recs {
+		n += r.size
+	}
+	return n
+}
+
+// Close releases the Upload's pins. If Record never ran (the upload failed
+// or was abandoned), its segment is deleted.
+func (u *Upload) Close() {
+	if u.closed {
+		return
+	}
+	u.closed = true
+	if u.seg != nil && !u.synced {
+		u.seg.Close()
+	}
+	if u.seg != nil && !u.recorded {
+		os.Remove(u.s.segPath(u.segID))
+	}
+	u.s.unpin(u.pinned)
+	u.pinned = nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open dir for sync: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
