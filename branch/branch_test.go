@@ -1,0 +1,172 @@
+package branch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
+)
+
+func newService(t testing.TB) *branch.Service {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	chunks, err := cas.Open(filepath.Join(dir, "chunks"), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return branch.New(db, chunks, nil)
+}
+
+func put(t testing.TB, s *branch.Service, repo, br, key, etag string) *manifest.Entry {
+	t.Helper()
+	e, err := s.Put(context.Background(), repo, br, key, &manifest.Entry{Size: 1, ETag: etag}, branch.Condition{})
+	if err != nil {
+		t.Fatalf("put %s: %v", key, err)
+	}
+	return e
+}
+
+func keys(t testing.TB, s *branch.Service, repo, br string) []string {
+	t.Helper()
+	res, err := s.List(context.Background(), repo, br, branch.ListOptions{MaxKeys: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, o := range res.Objects {
+		out = append(out, o.Key)
+	}
+	return out
+}
+
+func TestForkIsolationAndCommit(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t)
+	if _, err := s.CreateRepo(ctx, "data", branch.CreateRepoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "data", "main", "a", "1")
+	put(t, s, "data", "main", "b/c", "2")
+	if _, err := s.Commit(ctx, "data", "main", branch.CommitOptions{Message: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "data", "main", "staged", "3")
+	if _, err := s.CreateBranch(ctx, "data", "exp/run-1", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(keys(t, s, "data", "exp/run-1")); got != "[a b/c]" {
+		t.Fatalf("fork sees %s, want committed keys only", got)
+	}
+	put(t, s, "data", "exp/run-1", "new", "4")
+	if _, err := s.Delete(ctx, "data", "exp/run-1", "a", branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(keys(t, s, "data", "exp/run-1")); got != "[b/c new]" {
+		t.Fatalf("fork: %s", got)
+	}
+	if got := fmt.Sprint(keys(t, s, "data", "main")); got != "[a b/c staged]" {
+		t.Fatalf("main changed by fork writes: %s", got)
+	}
+	var changes []string
+	err := s.Changes(ctx, "data", "exp/run-1", func(c branch.Change) error {
+		changes = append(changes, string(c.Kind)+" "+c.Key)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(changes); got != "[D a A new]" {
+		t.Fatalf("changes: %s", got)
+	}
+	if _, err := s.Commit(ctx, "data", "exp/run-1", branch.CommitOptions{Message: "run"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(keys(t, s, "data", "exp/run-1")); got != "[b/c new]" {
+		t.Fatalf("after commit: %s", got)
+	}
+	var diff []string
+	err = s.Diff(ctx, "data", "main", "exp/run-1", func(c branch.Change) error {
+		diff = append(diff, string(c.Kind)+" "+c.Key)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(diff); got != "[D a A new]" {
+		t.Fatalf("diff: %s", got)
+	}
+}
+
+func TestProtectedRefusesWrites(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t)
+	if _, err := s.CreateRepo(ctx, "prot", branch.CreateRepoOptions{Protected: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Put(ctx, "prot", "main", "k", &manifest.Entry{}, branch.Condition{})
+	if !errors.Is(err, branch.ErrProtected) {
+		t.Fatalf("put on protected: %v", err)
+	}
+	if _, err := s.Commit(ctx, "prot", "main", branch.CommitOptions{AllowEmpty: true}); !errors.Is(err, branch.ErrProtected) {
+		t.Fatalf("commit on protected: %v", err)
+	}
+}
+
+func TestVersions(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t)
+	if _, err := s.CreateRepo(ctx, "ver", branch.CreateRepoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	v1 := put(t, s, "ver", "main", "k", "1")
+	c1, err := s.Commit(ctx, "ver", "main", branch.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := put(t, s, "ver", "main", "k", "2")
+	v3 := put(t, s, "ver", "main", "k", "3")
+	for _, want := range []*manifest.Entry{v1, v2, v3} {
+		e, dm, err := s.GetVersion(ctx, "ver", "main", "k", want.VersionID)
+		if err != nil || dm || e.ETag != want.ETag {
+			t.Fatalf("version %s: %v %v %+v", want.VersionID, err, dm, e)
+		}
+	}
+	e, _, err := s.GetVersion(ctx, "ver", "main", "k", c1.String())
+	if err != nil || e.ETag != "1" {
+		t.Fatalf("as of commit: %v %+v", err, e)
+	}
+	res, err := s.ListVersions(ctx, "ver", "main", branch.VersionListOptions{MaxKeys: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Versions) != 3 || !res.Versions[0].IsLatest || res.Versions[0].VersionID != v3.VersionID || res.Versions[1].IsLatest {
+		t.Fatalf("versions: %+v", res.Versions)
+	}
+	// Older, never-committed version: forgotten. Older committed: refused.
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v2.VersionID); err != nil {
+		t.Fatalf("delete staged old version: %v", err)
+	}
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v1.VersionID); !errors.Is(err, branch.ErrImmutable) {
+		t.Fatalf("delete committed old version: %v", err)
+	}
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v3.VersionID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "ver", "main", "k"); !errors.Is(err, branch.ErrNoSuchKey) {
+		t.Fatalf("current version deleted but key still there: %v", err)
+	}
+	if err := s.DeleteRepo(ctx, "ver"); err != nil {
+		t.Fatalf("delete emptied repo: %v", err)
+	}
+}

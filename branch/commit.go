@@ -1,0 +1,397 @@
+package branch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/tree"
+)
+
+// CommitOptions carries a commit's message and provenance.
+type CommitOptions struct {
+	Message    string
+	Principal  string
+	OnBehalfOf string
+	Run        string
+	Lease      string
+	Extra      []manifest.Pair
+	// AllowEmpty commits even when nothing is staged.
+	AllowEmpty bool
+}
+
+func (s *Service) commitLock(repo, branch string) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := repo + "\x00" + branch
+	m, ok := s.commitLocks[k]
+	if !ok {
+		m = &sync.Mutex{}
+		s.commitLocks[k] = m
+	}
+	return m
+}
+
+// foldPage bounds the staged entries applied to the tree per step.
+const foldPage = 4096
+
+// Commit folds a branch's staging into a new commit. Writers keep writing
+// while it runs: the open generation is sealed and a new one opened in one
+// transaction, then the sealed generation is folded into the head tree in
+// O(changes × log n), and the head swapped. A fold interrupted by a crash is
+// finished by the next Commit; until then reads still see the sealed
+// generation.
+func (s *Service) Commit(ctx context.Context, repo, branch string, o CommitOptions) (manifest.CommitID, error) {
+	lock := s.commitLock(repo, branch)
+	lock.Lock()
+	defer lock.Unlock()
+
+	var v *view
+	var sealed uint64
+	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		var err error
+		if v, err = s.writableView(ctx, txn, repo, branch); err != nil {
+			return err
+		}
+		if v.br.SealedGen != 0 {
+			sealed = v.br.SealedGen
+			return nil
+		}
+		empty := true
+		err = txn.Scan(kv.Prefix(stagePrefix(v.rr.ID, v.br.ID, v.br.Gen)), func(_, _ []byte) error {
+			empty = false
+			return kv.ErrStop
+		})
+		if err != nil {
+			return err
+		}
+		if empty {
+			if !o.AllowEmpty {
+				return fmt.Errorf("%s/%s: %w", repo, v.br.Name, ErrNothingToCommit)
+			}
+			return nil
+		}
+		sealed = v.br.Gen
+		v.br.SealedGen = v.br.Gen
+		v.br.Gen++
+		return txn.Set(branchKey(v.rr.ID, v.br.Name), v.br.encode())
+	})
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+
+	t := s.treeFor(v.rr)
+	root := v.root
+	maxSeq := v.br.CommitSeq
+	if sealed != 0 {
+		if root, maxSeq, err = s.fold(ctx, t, v, sealed, root, maxSeq); err != nil {
+			return manifest.CommitID{}, err
+		}
+	}
+	c := &manifest.Commit{
+		Tree: root, Parents: []manifest.CommitID{v.br.Head},
+		Message: o.Message, Principal: o.Principal, OnBehalfOf: o.OnBehalfOf,
+		Run: o.Run, Lease: o.Lease, Time: time.Now().UnixNano(), Extra: o.Extra,
+	}
+	id, err := s.ms.PutCommit(ctx, c)
+	if err != nil {
+		return id, err
+	}
+	err = s.db.Update(ctx, func(txn kv.Txn) error {
+		br, err := s.branch(txn, v.rr, v.br.Name)
+		if err != nil {
+			return err
+		}
+		if br.ID != v.br.ID || br.Head != v.br.Head || br.SealedGen != sealed {
+			return fmt.Errorf("%s/%s moved during commit: %w", repo, br.Name, ErrConflict)
+		}
+		br.Head = id
+		br.SealedGen = 0
+		br.CommitSeq = maxSeq
+		ci, _ := json.Marshal(commitInfo{Branch: br.ID, Seq: maxSeq, Lineage: br.Lineage})
+		if err := txn.Set(commitInfoKey(v.rr.ID, id), ci); err != nil {
+			return err
+		}
+		return txn.Set(branchKey(v.rr.ID, br.Name), br.encode())
+	})
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	if sealed != 0 {
+		if err := s.deleteRange(ctx, kv.Prefix(stagePrefix(v.rr.ID, v.br.ID, sealed))); err != nil {
+			s.log.Warn("clearing folded staging", "repo", repo, "branch", branch, "err", err)
+		}
+	}
+	return id, nil
+}
+
+// fold applies staging generation gen to root, a page at a time, and
+// returns the new root and the highest sequence it saw.
+func (s *Service) fold(ctx context.Context, t *tree.Tree, v *view, gen uint64, root cas.Hash, maxSeq uint64) (cas.Hash, uint64, error) {
+	prefix := stagePrefix(v.rr.ID, v.br.ID, gen)
+	from := prefix
+	end := kv.PrefixEnd(prefix)
+	for {
+		var edits []tree.Edit
+		var last []byte
+		err := s.db.View(ctx, func(r kv.Reader) error {
+			return r.Scan(kv.Range{Start: from, End: end}, func(k, val []byte) error {
+				st, err := decodeStaged(val)
+				if err != nil {
+					return err
+				}
+				maxSeq = max(maxSeq, st.seq)
+				key := append([]byte(nil), k[len(prefix):]...)
+				edits = append(edits, tree.Edit{Key: key, Value: st.entry, Delete: st.del})
+				last = k
+				if len(edits) >= foldPage {
+					return kv.ErrStop
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			return root, maxSeq, err
+		}
+		if len(edits) > 0 {
+			if root, err = t.Apply(ctx, root, tree.SliceEdits(edits)); err != nil {
+				return root, maxSeq, fmt.Errorf("fold staging: %w", err)
+			}
+		}
+		if len(edits) < foldPage {
+			return root, maxSeq, nil
+		}
+		from = append(append([]byte(nil), last...), 0)
+	}
+}
+
+// LogEntry is one commit of a log.
+type LogEntry struct {
+	ID     manifest.CommitID
+	Commit *manifest.Commit
+}
+
+// Log calls fn for the commits reachable from ref (a branch or commit ID)
+// along first parents, newest first, until fn returns an error or history
+// ends. Returning kv.ErrStop ends the walk without error.
+func (s *Service) Log(ctx context.Context, repo, ref string, fn func(LogEntry) error) error {
+	id, err := s.ResolveRef(ctx, repo, ref)
+	if err != nil {
+		return err
+	}
+	for !id.IsZero() {
+		c, err := s.ms.GetCommit(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := fn(LogEntry{ID: id, Commit: c}); err != nil {
+			if errors.Is(err, kv.ErrStop) {
+				return nil
+			}
+			return err
+		}
+		if len(c.Parents) == 0 {
+			return nil
+		}
+		id = c.Parents[0]
+	}
+	return nil
+}
+
+// ChangeKind classifies a change.
+type ChangeKind byte
+
+// Change kinds as nas diff prints them.
+const (
+	Added    ChangeKind = 'A'
+	Modified ChangeKind = 'M'
+	Deleted  ChangeKind = 'D'
+)
+
+// Change is one key that differs between two states.
+type Change struct {
+	Kind     ChangeKind
+	Key      string
+	Old, New *manifest.Entry // nil when absent
+}
+
+func toChange(key []byte, old, new []byte) (Change, error) {
+	c := Change{Key: string(key)}
+	var err error
+	if old != nil {
+		if c.Old, err = manifest.DecodeEntry(old); err != nil {
+			return c, err
+		}
+	}
+	if new != nil {
+		if c.New, err = manifest.DecodeEntry(new); err != nil {
+			return c, err
+		}
+	}
+	switch {
+	case old == nil:
+		c.Kind = Added
+	case new == nil:
+		c.Kind = Deleted
+	default:
+		c.Kind = Modified
+	}
+	return c, nil
+}
+
+// Diff streams the differences between the committed states of two refs
+// (branch names or commit IDs) in key order, in O(changes × log n).
+func (s *Service) Diff(ctx context.Context, repo, from, to string, fn func(Change) error) error {
+	var rr *repoRecord
+	var a, b manifest.CommitID
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		var err error
+		if rr, err = s.repo(r, repo); err != nil {
+			return err
+		}
+		if a, err = s.resolve(ctx, r, rr, from); err != nil {
+			return err
+		}
+		b, err = s.resolve(ctx, r, rr, to)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	ra, err := s.root(ctx, a)
+	if err != nil {
+		return err
+	}
+	rb, err := s.root(ctx, b)
+	if err != nil {
+		return err
+	}
+	return s.treeFor(rr).Diff(ctx, ra, rb, func(c tree.Change) error {
+		ch, err := toChange(c.Key, c.Old, c.New)
+		if err != nil {
+			return err
+		}
+		return fn(ch)
+	})
+}
+
+// errStopIter ends a push iterator early.
+var errStopIter = errors.New("stop iteration")
+
+// Changes streams what a branch changed since its fork point, staged
+// changes included, in key order. The default branch, which has no fork
+// point, is compared with the empty tree.
+func (s *Service) Changes(ctx context.Context, repo, branch string, fn func(Change) error) error {
+	var v *view
+	err := s.db.View(ctx, func(r kv.Reader) (err error) {
+		v, err = s.openView(ctx, r, repo, branch)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	t := s.treeFor(v.rr)
+	var base cas.Hash
+	if v.br.Base != "" {
+		id, err := manifest.ParseCommitID(v.br.Base)
+		if err != nil {
+			return err
+		}
+		if base, err = s.root(ctx, id); err != nil {
+			return err
+		}
+	}
+	committed := func(yield func(tree.Change, error) bool) {
+		err := t.Diff(ctx, base, v.root, func(c tree.Change) error {
+			if !yield(c, nil) {
+				return errStopIter
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopIter) {
+			yield(tree.Change{}, err)
+		}
+	}
+	next, stop := iter.Pull2(iter.Seq2[tree.Change, error](committed))
+	defer stop()
+
+	// Staged keys, open generation over sealed, as one ordered stream.
+	staging := &merged{}
+	for _, gen := range []uint64{v.br.Gen, v.br.SealedGen} {
+		if gen != 0 {
+			staging.srcs = append(staging.srcs, &stagingSource{ctx: ctx, db: s.db, prefix: stagePrefix(v.rr.ID, v.br.ID, gen)})
+		}
+	}
+	staging.seek("")
+
+	dc, derr, dok := next()
+	for {
+		if derr != nil {
+			return derr
+		}
+		sk, sval, sdel, sok := staging.peekAll()
+		if !dok && !sok {
+			return staging.err()
+		}
+		if sok && (!dok || sk <= string(dc.Key)) {
+			old, found, err := t.Get(ctx, base, []byte(sk))
+			if err != nil {
+				return err
+			}
+			if !found {
+				old = nil
+			}
+			var nv []byte
+			if !sdel {
+				nv = sval
+			}
+			if old != nil || nv != nil {
+				if old == nil || nv == nil || !equalEntries(old, nv) {
+					ch, err := toChange([]byte(sk), old, nv)
+					if err != nil {
+						return err
+					}
+					if err := fn(ch); err != nil {
+						return err
+					}
+				}
+			}
+			if dok && sk == string(dc.Key) {
+				dc, derr, dok = next()
+			}
+			staging.skip(sk)
+			continue
+		}
+		ch, err := toChange(dc.Key, dc.Old, dc.New)
+		if err != nil {
+			return err
+		}
+		if err := fn(ch); err != nil {
+			return err
+		}
+		dc, derr, dok = next()
+	}
+}
+
+func equalEntries(a, b []byte) bool { return string(a) == string(b) }
+
+// peekAll is peek that also returns tombstones.
+func (m *merged) peekAll() (string, []byte, bool, bool) {
+	var best string
+	var bestVal []byte
+	var bestDel, found bool
+	for _, s := range m.srcs {
+		k, v, del, ok := s.peek()
+		if ok && (!found || k < best) {
+			best, bestVal, bestDel, found = k, v, del, true
+		}
+	}
+	return best, bestVal, bestDel, found
+}

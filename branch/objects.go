@@ -1,0 +1,398 @@
+package branch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
+)
+
+// view is what a read sees: a branch record and its head's tree root.
+type view struct {
+	rr   *repoRecord
+	br   *branchRecord
+	root cas.Hash
+}
+
+func (s *Service) openView(ctx context.Context, r kv.Reader, repo, branch string) (*view, error) {
+	rr, err := s.repo(r, repo)
+	if err != nil {
+		return nil, err
+	}
+	if branch == "" {
+		branch = rr.DefaultBranch
+	}
+	br, err := s.branch(r, rr, branch)
+	if err != nil {
+		return nil, err
+	}
+	root, err := s.root(ctx, br.Head)
+	if err != nil {
+		return nil, err
+	}
+	return &view{rr: rr, br: br, root: root}, nil
+}
+
+// current is the value a key has in a view.
+type current struct {
+	entry []byte // encoded entry; nil when absent or deleted
+	vid   string
+	seq   uint64 // 0 when the value comes from the tree
+}
+
+// lookup finds key in the open generation, then the sealed one, then the
+// head tree.
+func (s *Service) lookup(ctx context.Context, r kv.Reader, v *view, key string) (current, error) {
+	for _, gen := range []uint64{v.br.Gen, v.br.SealedGen} {
+		if gen == 0 {
+			continue
+		}
+		b, err := r.Get(stageKey(v.rr.ID, v.br.ID, gen, key))
+		if errors.Is(err, kv.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return current{}, err
+		}
+		st, err := decodeStaged(b)
+		if err != nil {
+			return current{}, err
+		}
+		if st.del {
+			return current{vid: st.vid, seq: st.seq}, nil
+		}
+		return current{entry: st.entry, vid: st.vid, seq: st.seq}, nil
+	}
+	val, found, err := s.treeFor(v.rr).Get(ctx, v.root, []byte(key))
+	if err != nil || !found {
+		return current{}, err
+	}
+	return current{entry: val}, nil
+}
+
+// Get returns the current entry of key on a branch.
+func (s *Service) Get(ctx context.Context, repo, branch, key string) (*manifest.Entry, error) {
+	var cur current
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		v, err := s.openView(ctx, r, repo, branch)
+		if err != nil {
+			return err
+		}
+		cur, err = s.lookup(ctx, r, v, key)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if cur.entry == nil {
+		return nil, fmt.Errorf("%s: %w", key, ErrNoSuchKey)
+	}
+	return manifest.DecodeEntry(cur.entry)
+}
+
+// Condition is a precondition on the current state of a key, checked
+// atomically with a write.
+type Condition struct {
+	IfMatch     string // the current ETag must equal it ("*" = must exist)
+	IfNoneMatch string // "*": the key must not exist; else the ETag must differ
+}
+
+func (c Condition) check(key string, cur current) error {
+	if c.IfMatch == "" && c.IfNoneMatch == "" {
+		return nil
+	}
+	var etag string
+	if cur.entry != nil {
+		e, err := manifest.DecodeEntry(cur.entry)
+		if err != nil {
+			return err
+		}
+		etag = e.ETag
+	}
+	if c.IfMatch != "" {
+		if cur.entry == nil {
+			return fmt.Errorf("%s: %w", key, ErrNoSuchKey)
+		}
+		if c.IfMatch != "*" && c.IfMatch != etag {
+			return fmt.Errorf("%s: If-Match: %w", key, ErrPrecondition)
+		}
+	}
+	if c.IfNoneMatch != "" && cur.entry != nil && (c.IfNoneMatch == "*" || c.IfNoneMatch == etag) {
+		return fmt.Errorf("%s: If-None-Match: %w", key, ErrPrecondition)
+	}
+	return nil
+}
+
+// Recorder writes durable companions of an entry (chunk index records,
+// content lists) into the transaction that stages it.
+type Recorder interface {
+	Record(txn kv.Txn) error
+}
+
+// ContentRecord is a Recorder for a content list stored by hash.
+type ContentRecord struct {
+	Hash cas.Hash
+	Data []byte
+}
+
+// Record implements Recorder.
+func (c ContentRecord) Record(txn kv.Txn) error {
+	if c.Data == nil {
+		return nil
+	}
+	return txn.Set(manifest.ContentKey(c.Hash), c.Data)
+}
+
+// Put stages e as the new version of key on a branch, atomically with cond
+// and with recs. It assigns the version ID and, when unset, the
+// modification time, and returns the stored entry.
+func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest.Entry, cond Condition, recs ...Recorder) (*manifest.Entry, error) {
+	if err := ValidKey(key); err != nil {
+		return nil, err
+	}
+	out := *e
+	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		v, err := s.writableView(ctx, txn, repo, branch)
+		if err != nil {
+			return err
+		}
+		cur, err := s.lookup(ctx, txn, v, key)
+		if err != nil {
+			return err
+		}
+		if err := cond.check(key, cur); err != nil {
+			return err
+		}
+		seq := s.clk.next()
+		out.VersionID = newVersionID(seq, rand.Uint32())
+		if e.ModTime == 0 {
+			out.ModTime = time.Now().UnixNano()
+		}
+		st := staged{seq: seq, vid: out.VersionID, entry: out.Encode()}
+		if err := s.stage(txn, v, key, st); err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := r.Record(txn); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func (s *Service) writableView(ctx context.Context, r kv.Reader, repo, branch string) (*view, error) {
+	v, err := s.openView(ctx, r, repo, branch)
+	if err != nil {
+		return nil, err
+	}
+	if v.br.Protected {
+		return nil, fmt.Errorf("%s/%s: %w", repo, v.br.Name, ErrProtected)
+	}
+	return v, nil
+}
+
+// stage writes a staged value with its version record and index entry.
+func (s *Service) stage(txn kv.Txn, v *view, key string, st staged) error {
+	if err := txn.Set(stageKey(v.rr.ID, v.br.ID, v.br.Gen, key), st.encode()); err != nil {
+		return err
+	}
+	vr := versionRecord{key: key, branch: v.br.ID, staged: st}
+	if err := txn.Set(versionKey(v.rr.ID, st.vid), vr.encode()); err != nil {
+		return err
+	}
+	return txn.Set(keyVersionKey(v.rr.ID, key, st.seq), []byte(st.vid))
+}
+
+// DeleteResult says what a delete did.
+type DeleteResult struct {
+	VersionID    string // the delete marker's version, or the version removed
+	DeleteMarker bool   // a delete marker was created or addressed
+}
+
+// Delete removes key from a branch by staging a tombstone (a delete
+// marker). Deleting an absent key succeeds and changes nothing.
+func (s *Service) Delete(ctx context.Context, repo, branch, key string, cond Condition) (DeleteResult, error) {
+	var res DeleteResult
+	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		res = DeleteResult{}
+		v, err := s.writableView(ctx, txn, repo, branch)
+		if err != nil {
+			return err
+		}
+		cur, err := s.lookup(ctx, txn, v, key)
+		if err != nil {
+			return err
+		}
+		if err := cond.check(key, cur); err != nil {
+			return err
+		}
+		if cur.entry == nil {
+			return nil
+		}
+		return s.tombstone(txn, v, key, &res)
+	})
+	return res, err
+}
+
+func (s *Service) tombstone(txn kv.Txn, v *view, key string, res *DeleteResult) error {
+	seq := s.clk.next()
+	st := staged{del: true, seq: seq, vid: newVersionID(seq, rand.Uint32())}
+	res.VersionID, res.DeleteMarker = st.vid, true
+	return s.stage(txn, v, key, st)
+}
+
+// DeleteVersion deletes one version of key. Deleting the current version
+// removes the key from the branch (a delete marker is staged, history keeps
+// the version); deleting a delete marker changes nothing; deleting an older
+// version that never reached a commit forgets it; deleting an older
+// committed version is refused with ErrImmutable.
+func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid string) (DeleteResult, error) {
+	res := DeleteResult{VersionID: vid}
+	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		res = DeleteResult{VersionID: vid}
+		v, err := s.writableView(ctx, txn, repo, branch)
+		if err != nil {
+			return err
+		}
+		if _, err := manifest.ParseCommitID(vid); err == nil {
+			return fmt.Errorf("%s@%s: a commit cannot be deleted: %w", key, vid, ErrImmutable)
+		}
+		cur, err := s.lookup(ctx, txn, v, key)
+		if err != nil {
+			return err
+		}
+		if cur.entry != nil && cur.vid == "" {
+			// Committed value: its version ID is inside the entry.
+			e, err := manifest.DecodeEntry(cur.entry)
+			if err != nil {
+				return err
+			}
+			cur.vid = e.VersionID
+		}
+		if cur.entry != nil && cur.vid == vid {
+			var ignored DeleteResult
+			return s.tombstone(txn, v, key, &ignored)
+		}
+		rec, err := s.versionRecord(txn, v, key, vid)
+		if err != nil {
+			return err
+		}
+		if rec.del {
+			res.DeleteMarker = true
+			return nil
+		}
+		if rec.branch == v.br.ID && rec.seq > v.br.commitSeq() {
+			// Overwritten before any commit folded it: not history.
+			if err := txn.Delete(versionKey(v.rr.ID, vid)); err != nil {
+				return err
+			}
+			return txn.Delete(keyVersionKey(v.rr.ID, key, rec.seq))
+		}
+		return fmt.Errorf("%s version %s: %w", key, vid, ErrImmutable)
+	})
+	return res, err
+}
+
+// versionRecord loads version vid of key as seen by view v.
+func (s *Service) versionRecord(r kv.Reader, v *view, key, vid string) (versionRecord, error) {
+	b, err := r.Get(versionKey(v.rr.ID, vid))
+	if errors.Is(err, kv.ErrNotFound) {
+		return versionRecord{}, fmt.Errorf("%s version %s: %w", key, vid, ErrNoSuchVersion)
+	}
+	if err != nil {
+		return versionRecord{}, err
+	}
+	rec, err := decodeVersion(b)
+	if err != nil {
+		return rec, err
+	}
+	if rec.key != key || !sees(v.br.Lineage, rec.branch, rec.seq) {
+		return rec, fmt.Errorf("%s version %s: %w", key, vid, ErrNoSuchVersion)
+	}
+	return rec, nil
+}
+
+// GetVersion returns version vid of key as seen from a branch: a version ID
+// of a version the branch has seen (staged, overwritten or committed), or a
+// commit ID in the branch's history, meaning the object as of that commit.
+// A delete marker returns a nil entry and deleteMarker true.
+func (s *Service) GetVersion(ctx context.Context, repo, branch, key, vid string) (e *manifest.Entry, deleteMarker bool, err error) {
+	var entry []byte
+	err = s.db.View(ctx, func(r kv.Reader) error {
+		v, err := s.openView(ctx, r, repo, branch)
+		if err != nil {
+			return err
+		}
+		if id, perr := manifest.ParseCommitID(vid); perr == nil {
+			ci, err := s.commitInfo(r, v.rr, id)
+			if err != nil || !sees(v.br.Lineage, ci.Branch, ci.Seq) {
+				return fmt.Errorf("%s version %s: %w", key, vid, ErrNoSuchVersion)
+			}
+			root, err := s.root(ctx, id)
+			if err != nil {
+				return err
+			}
+			val, found, err := s.treeFor(v.rr).Get(ctx, root, []byte(key))
+			if err != nil {
+				return err
+			}
+			if !found {
+				return fmt.Errorf("%s as of %s: %w", key, vid, ErrNoSuchKey)
+			}
+			entry = val
+			return nil
+		}
+		if _, ok := versionSeq(vid); !ok {
+			return fmt.Errorf("version id %q: %w", vid, ErrInvalid)
+		}
+		rec, err := s.versionRecord(r, v, key, vid)
+		if errors.Is(err, ErrNoSuchVersion) {
+			// The record may have expired while the version is current.
+			cur, lerr := s.lookup(ctx, r, v, key)
+			if lerr != nil || cur.entry == nil {
+				return err
+			}
+			ce, derr := manifest.DecodeEntry(cur.entry)
+			if derr != nil || ce.VersionID != vid {
+				return err
+			}
+			entry = cur.entry
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rec.del {
+			deleteMarker = true
+			return nil
+		}
+		entry = rec.entry
+		return nil
+	})
+	if err != nil || deleteMarker {
+		return nil, deleteMarker, err
+	}
+	e, err = manifest.DecodeEntry(entry)
+	return e, false, err
+}
+
+// ValidKey checks the S3 limits on a key: 1 to 1024 bytes. Keys are
+// otherwise raw bytes and are never cleaned or normalized.
+func ValidKey(key string) error {
+	if key == "" || len(key) > 1024 {
+		return fmt.Errorf("key of %d bytes: must be 1-1024 bytes: %w", len(key), ErrInvalid)
+	}
+	return nil
+}
+
+func (br *branchRecord) commitSeq() uint64 { return br.CommitSeq }

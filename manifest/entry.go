@@ -1,0 +1,268 @@
+package manifest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentnas/nas/cas"
+)
+
+// Entry is one version of one object.
+type Entry struct {
+	Size      int64
+	ETag      string // without quotes: hex MD5, or hex-N for multipart
+	ModTime   int64  // unix nanoseconds
+	VersionID string
+
+	ContentType string
+	// Headers holds the other stored content headers, canonical names
+	// (Cache-Control, Content-Disposition, Content-Encoding,
+	// Content-Language, Expires), sorted by name.
+	Headers []Pair
+	// Meta holds user metadata (x-amz-meta-*), names lower-cased without the
+	// prefix, sorted by name.
+	Meta []Pair
+
+	ChecksumAlgorithm string // CRC32, CRC32C, CRC64NVME, SHA1, SHA256 or ""
+	ChecksumValue     string // base64, "-N" suffix for composite
+	ChecksumType      string // FULL_OBJECT or COMPOSITE
+
+	// Content is the chunk list when it is short enough to sit in the entry;
+	// otherwise ContentRef names a content list stored by hash.
+	Content    *Content
+	ContentRef cas.Hash
+}
+
+// Pair is a name and a value.
+type Pair struct{ Name, Value string }
+
+// Content is what an object's bytes are made of.
+type Content struct {
+	Chunks []cas.Ref
+	// Parts lists the part sizes and checksums of a multipart object, in
+	// order; empty for a single PUT.
+	Parts []Part
+}
+
+// Part is one part of a multipart object.
+type Part struct {
+	Size     int64
+	Checksum string // base64 of the part's checksum, if the upload had one
+}
+
+// inlineContentMax is the largest encoded Content kept inside its Entry.
+const inlineContentMax = 1 << 10
+
+const (
+	tagSize = iota + 1
+	tagETag
+	tagModTime
+	tagVersionID
+	tagContentType
+	tagHeader
+	tagMeta
+	tagChecksumAlgorithm
+	tagChecksumValue
+	tagChecksumType
+	tagContent
+	tagContentRef
+)
+
+// SetContent stores c in the entry, inline when small; when it is too large
+// it returns the encoded list and its hash, which the caller must store
+// (Store.PutContent or ContentKey in its transaction) before the entry.
+func (e *Entry) SetContent(c *Content) (cas.Hash, []byte) {
+	b := c.Encode()
+	if len(b) <= inlineContentMax {
+		e.Content, e.ContentRef = c, cas.Hash{}
+		return cas.Hash{}, nil
+	}
+	h := cas.Sum(b)
+	e.Content, e.ContentRef = nil, h
+	return h, b
+}
+
+// Encode returns the canonical encoding of e.
+func (e *Entry) Encode() []byte {
+	var w enc
+	w.b = make([]byte, 0, 128)
+	w.uint(tagSize, uint64(e.Size))
+	w.str(tagETag, e.ETag)
+	w.int(tagModTime, e.ModTime)
+	w.str(tagVersionID, e.VersionID)
+	w.str(tagContentType, e.ContentType)
+	for _, p := range sortedPairs(e.Headers) {
+		w.bytes(tagHeader, encodePair(p))
+	}
+	for _, p := range sortedPairs(e.Meta) {
+		w.bytes(tagMeta, encodePair(p))
+	}
+	w.str(tagChecksumAlgorithm, e.ChecksumAlgorithm)
+	w.str(tagChecksumValue, e.ChecksumValue)
+	w.str(tagChecksumType, e.ChecksumType)
+	if e.Content != nil {
+		w.bytes(tagContent, e.Content.Encode())
+	}
+	if !e.ContentRef.IsZero() {
+		w.bytes(tagContentRef, e.ContentRef[:])
+	}
+	return w.b
+}
+
+// DecodeEntry decodes an Entry written by Encode.
+func DecodeEntry(b []byte) (*Entry, error) {
+	e := &Entry{}
+	d := dec{b: b}
+	for {
+		tag, v, ok := d.next()
+		if !ok {
+			break
+		}
+		var err error
+		switch tag {
+		case tagSize:
+			var u uint64
+			u, err = uintOf(v)
+			e.Size = int64(u)
+		case tagETag:
+			e.ETag = string(v)
+		case tagModTime:
+			e.ModTime, err = intOf(v)
+		case tagVersionID:
+			e.VersionID = string(v)
+		case tagContentType:
+			e.ContentType = string(v)
+		case tagHeader, tagMeta:
+			var p Pair
+			p, err = decodePair(v)
+			if tag == tagHeader {
+				e.Headers = append(e.Headers, p)
+			} else {
+				e.Meta = append(e.Meta, p)
+			}
+		case tagChecksumAlgorithm:
+			e.ChecksumAlgorithm = string(v)
+		case tagChecksumValue:
+			e.ChecksumValue = string(v)
+		case tagChecksumType:
+			e.ChecksumType = string(v)
+		case tagContent:
+			e.Content, err = DecodeContent(v)
+		case tagContentRef:
+			if len(v) != cas.HashSize {
+				err = ErrCorrupt
+			}
+			copy(e.ContentRef[:], v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decode entry: %w", ErrCorrupt)
+		}
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("decode entry: %w", d.err)
+	}
+	if e.Size < 0 {
+		return nil, fmt.Errorf("decode entry: negative size: %w", ErrCorrupt)
+	}
+	return e, nil
+}
+
+func encodePair(p Pair) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(p.Name)))
+	b = append(b, p.Name...)
+	return append(b, p.Value...)
+}
+
+func decodePair(v []byte) (Pair, error) {
+	l, n := binary.Uvarint(v)
+	if n <= 0 || l > uint64(len(v)-n) {
+		return Pair{}, ErrCorrupt
+	}
+	return Pair{Name: string(v[n : n+int(l)]), Value: string(v[n+int(l):])}, nil
+}
+
+func sortedPairs(ps []Pair) []Pair {
+	if slices.IsSortedFunc(ps, comparePairs) {
+		return ps
+	}
+	s := slices.Clone(ps)
+	slices.SortStableFunc(s, comparePairs)
+	return s
+}
+
+func comparePairs(a, b Pair) int { return strings.Compare(a.Name, b.Name) }
+
+const (
+	tagChunk = iota + 1
+	tagPart
+)
+
+// Encode returns the canonical encoding of c.
+func (c *Content) Encode() []byte {
+	var w enc
+	w.b = make([]byte, 0, len(c.Chunks)*(cas.HashSize+5)+len(c.Parts)*8)
+	var ref [cas.HashSize + binary.MaxVarintLen32]byte
+	for _, r := range c.Chunks {
+		copy(ref[:], r.Hash[:])
+		n := binary.PutUvarint(ref[cas.HashSize:], uint64(r.Size))
+		// A chunk ref is never empty, so it is always written.
+		w.b = binary.AppendUvarint(w.b, tagChunk)
+		w.b = binary.AppendUvarint(w.b, uint64(cas.HashSize+n))
+		w.b = append(w.b, ref[:cas.HashSize+n]...)
+	}
+	for _, p := range c.Parts {
+		pb := binary.AppendUvarint(nil, uint64(p.Size))
+		pb = append(pb, p.Checksum...)
+		w.b = binary.AppendUvarint(w.b, tagPart)
+		w.b = binary.AppendUvarint(w.b, uint64(len(pb)))
+		w.b = append(w.b, pb...)
+	}
+	return w.b
+}
+
+// DecodeContent decodes a Content written by Encode.
+func DecodeContent(b []byte) (*Content, error) {
+	c := &Content{}
+	d := dec{b: b}
+	for {
+		tag, v, ok := d.next()
+		if !ok {
+			break
+		}
+		switch tag {
+		case tagChunk:
+			if len(v) <= cas.HashSize {
+				return nil, ErrCorrupt
+			}
+			var r cas.Ref
+			copy(r.Hash[:], v)
+			sz, err := uintOf(v[cas.HashSize:])
+			if err != nil || sz > cas.ChunkMax {
+				return nil, ErrCorrupt
+			}
+			r.Size = uint32(sz)
+			c.Chunks = append(c.Chunks, r)
+		case tagPart:
+			sz, n := binary.Uvarint(v)
+			if n <= 0 {
+				return nil, ErrCorrupt
+			}
+			c.Parts = append(c.Parts, Part{Size: int64(sz), Checksum: string(v[n:])})
+		}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return c, nil
+}
+
+// Size returns the sum of the chunk sizes.
+func (c *Content) Size() int64 {
+	var n int64
+	for _, r := range c.Chunks {
+		n += int64(r.Size)
+	}
+	return n
+}
