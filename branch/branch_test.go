@@ -79,7 +79,7 @@ func TestForkIsolationAndCommit(t *testing.T) {
 		t.Fatalf("main changed by fork writes: %s", got)
 	}
 	var changes []string
-	err := s.Changes(ctx, "data", "exp/run-1", func(c branch.Change) error {
+	err := s.Changes(ctx, "data", "exp/run-1", "", func(c branch.Change) error {
 		changes = append(changes, string(c.Kind)+" "+c.Key)
 		return nil
 	})
@@ -96,7 +96,7 @@ func TestForkIsolationAndCommit(t *testing.T) {
 		t.Fatalf("after commit: %s", got)
 	}
 	var diff []string
-	err = s.Diff(ctx, "data", "main", "exp/run-1", func(c branch.Change) error {
+	err = s.Diff(ctx, "data", "main", "exp/run-1", "", func(c branch.Change) error {
 		diff = append(diff, string(c.Kind)+" "+c.Key)
 		return nil
 	})

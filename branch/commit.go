@@ -52,6 +52,8 @@ func (s *Service) Commit(ctx context.Context, repo, branch string, o CommitOptio
 	lock := s.commitLock(repo, branch)
 	lock.Lock()
 	defer lock.Unlock()
+	s.gcMu.RLock()
+	defer s.gcMu.RUnlock()
 
 	var v *view
 	var sealed uint64
@@ -246,9 +248,19 @@ func toChange(key []byte, old, new []byte) (Change, error) {
 	return c, nil
 }
 
+// lowerBound returns the smallest key after after ("" means from the
+// start).
+func lowerBound(after string) []byte {
+	if after == "" {
+		return nil
+	}
+	return []byte(after + "\x00")
+}
+
 // Diff streams the differences between the committed states of two refs
-// (branch names or commit IDs) in key order, in O(changes × log n).
-func (s *Service) Diff(ctx context.Context, repo, from, to string, fn func(Change) error) error {
+// (branch names or commit IDs) in key order, in O(changes × log n),
+// starting after key after.
+func (s *Service) Diff(ctx context.Context, repo, from, to, after string, fn func(Change) error) error {
 	var rr *repoRecord
 	var a, b manifest.CommitID
 	err := s.db.View(ctx, func(r kv.Reader) error {
@@ -273,7 +285,7 @@ func (s *Service) Diff(ctx context.Context, repo, from, to string, fn func(Chang
 	if err != nil {
 		return err
 	}
-	return s.treeFor(rr).Diff(ctx, ra, rb, func(c tree.Change) error {
+	return s.treeFor(rr).DiffRange(ctx, ra, rb, lowerBound(after), nil, func(c tree.Change) error {
 		ch, err := toChange(c.Key, c.Old, c.New)
 		if err != nil {
 			return err
@@ -287,8 +299,8 @@ var errStopIter = errors.New("stop iteration")
 
 // Changes streams what a branch changed since its fork point, staged
 // changes included, in key order. The default branch, which has no fork
-// point, is compared with the empty tree.
-func (s *Service) Changes(ctx context.Context, repo, branch string, fn func(Change) error) error {
+// point, is compared with the empty tree. Keys up to after are skipped.
+func (s *Service) Changes(ctx context.Context, repo, branch, after string, fn func(Change) error) error {
 	var v *view
 	err := s.db.View(ctx, func(r kv.Reader) (err error) {
 		v, err = s.openView(ctx, r, repo, branch)
@@ -309,7 +321,7 @@ func (s *Service) Changes(ctx context.Context, repo, branch string, fn func(Chan
 		}
 	}
 	committed := func(yield func(tree.Change, error) bool) {
-		err := t.Diff(ctx, base, v.root, func(c tree.Change) error {
+		err := t.DiffRange(ctx, base, v.root, lowerBound(after), nil, func(c tree.Change) error {
 			if !yield(c, nil) {
 				return errStopIter
 			}
@@ -329,7 +341,7 @@ func (s *Service) Changes(ctx context.Context, repo, branch string, fn func(Chan
 			staging.srcs = append(staging.srcs, &stagingSource{ctx: ctx, db: s.db, prefix: stagePrefix(v.rr.ID, v.br.ID, gen)})
 		}
 	}
-	staging.seek("")
+	staging.seek(string(lowerBound(after)))
 
 	dc, derr, dok := next()
 	for {

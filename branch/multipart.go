@@ -101,6 +101,7 @@ func (s *Service) PutPart(ctx context.Context, repo, key, id string, n int, part
 	if n < 1 || n > 10000 {
 		return fmt.Errorf("part number %d: must be 1-10000: %w", n, ErrInvalidPart)
 	}
+	defer s.touchLists(recs)()
 	return s.db.Update(ctx, func(txn kv.Txn) error {
 		rr, err := s.repo(txn, repo)
 		if err != nil {
@@ -186,6 +187,7 @@ func (s *Service) Parts(ctx context.Context, repo, key, id string, numbers []int
 func (s *Service) CompleteUpload(ctx context.Context, repo, key, id string, e *manifest.Entry, cond Condition, recs ...Recorder) (*manifest.Entry, error) {
 	out := *e
 	var rrID uint64
+	defer s.touchLists(recs)()
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
 		rr, err := s.repo(txn, repo)
 		if err != nil {
@@ -259,6 +261,8 @@ type UploadListOptions struct {
 	KeyMarker      string
 	UploadIDMarker string
 	MaxUploads     int
+	// Branch, when set, lists only uploads bound to that branch.
+	Branch string
 }
 
 // UploadListResult is one page of ListUploads.
@@ -298,6 +302,13 @@ func (s *Service) ListUploads(ctx context.Context, repo string, o UploadListOpti
 			if !ok {
 				return nil
 			}
+			up, err := decodeUpload(v)
+			if err != nil {
+				return err
+			}
+			if o.Branch != "" && up.Branch != o.Branch {
+				return nil
+			}
 			if o.Delimiter != "" {
 				if i := strings.Index(key[len(o.Prefix):], o.Delimiter); i >= 0 {
 					cp := key[:len(o.Prefix)+i+len(o.Delimiter)]
@@ -317,10 +328,6 @@ func (s *Service) ListUploads(ctx context.Context, repo string, o UploadListOpti
 			if len(res.Uploads)+len(res.CommonPrefixes) >= o.MaxUploads {
 				res.Truncated = true
 				return kv.ErrStop
-			}
-			up, err := decodeUpload(v)
-			if err != nil {
-				return err
 			}
 			res.Uploads = append(res.Uploads, *up)
 			res.NextKeyMarker, res.NextUploadIDMarker = up.Key, up.ID

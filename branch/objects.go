@@ -156,6 +156,7 @@ func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest
 		return nil, err
 	}
 	out := *e
+	defer s.touchLists(recs)()
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
 		v, err := s.writableView(ctx, txn, repo, branch)
 		if err != nil {

@@ -34,6 +34,15 @@ type Service struct {
 	commitLocks map[string]*sync.Mutex // per repo/branch: one fold at a time
 	roots       map[manifest.CommitID]cas.Hash
 	trees       sync.Map // repo ID -> *tree.Tree
+	// touchedLists holds content lists written during a collection; nil
+	// outside one. Guarded by mu.
+	touchedLists map[cas.Hash]struct{}
+	listPins     map[cas.Hash]int // content lists of writes in flight; guarded by mu
+
+	// gcMu is held for writing by Collect and for reading by everything
+	// that creates tree nodes or commits, so a sweep never deletes a node a
+	// commit is about to reference.
+	gcMu sync.RWMutex
 }
 
 // New returns a Service over db and chunks.
@@ -50,6 +59,7 @@ func New(db kv.DB, chunks *cas.Store, log *slog.Logger) *Service {
 		log:         log,
 		commitLocks: map[string]*sync.Mutex{},
 		roots:       map[manifest.CommitID]cas.Hash{},
+		listPins:    map[cas.Hash]int{},
 	}
 }
 
@@ -105,6 +115,8 @@ func (s *Service) CreateRepo(ctx context.Context, name string, o CreateRepoOptio
 	if err := ValidRepoName(name); err != nil {
 		return nil, err
 	}
+	s.gcMu.RLock()
+	defer s.gcMu.RUnlock()
 	now := time.Now()
 	rr := repoRecord{Name: name, ID: randomID(), DefaultBranch: DefaultBranch, Created: now.UnixNano(), Salt: make([]byte, 16)}
 	if _, err := rand.Read(rr.Salt); err != nil {

@@ -1,0 +1,246 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/sigv4"
+)
+
+// Authenticator verifies a request's signature and returns the principal.
+type Authenticator interface {
+	Authenticate(r *http.Request) (*sigv4.Result, error)
+}
+
+// Handler serves the control API.
+type Handler struct {
+	b     *branch.Service
+	auth  Authenticator
+	db    kv.DB
+	log   *slog.Logger
+	verbs map[string]verb
+}
+
+// verb handles one NOUN/VERB. It decodes its own arguments from body.
+type verb struct {
+	write bool
+	fn    func(ctx context.Context, c *call) (any, error)
+}
+
+// call is one control-API request.
+type call struct {
+	principal string
+	body      json.RawMessage
+}
+
+func (c *call) decode(v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(c.body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "bad request body: " + err.Error()}
+	}
+	return nil
+}
+
+// New returns the control API handler.
+func New(b *branch.Service, auth Authenticator, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{b: b, auth: auth, db: b.Manifest().DB(), log: log}
+	h.verbs = h.routes()
+	return h
+}
+
+// Error is a control-API error.
+type Error struct {
+	Status    int            `json:"-"`
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
+	Retryable bool           `json:"retryable"`
+	RequestID string         `json:"request_id"`
+	Details   map[string]any `json:"details,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// toError is the control API's translation table.
+func toError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	mk := func(status int, code string, retry bool) *Error {
+		return &Error{Status: status, Code: code, Message: err.Error(), Retryable: retry}
+	}
+	switch {
+	case errors.Is(err, sigv4.ErrMissingAuth), errors.Is(err, sigv4.ErrSignatureMismatch),
+		errors.Is(err, sigv4.ErrUnknownKey), errors.Is(err, sigv4.ErrInvalidToken),
+		errors.Is(err, sigv4.ErrExpired), errors.Is(err, sigv4.ErrRequestTimeTooSkewed),
+		errors.Is(err, sigv4.ErrMalformedAuth), errors.Is(err, sigv4.ErrUnsupportedAuth):
+		return mk(http.StatusForbidden, "Unauthenticated", false)
+	case errors.Is(err, branch.ErrProtected), errors.Is(err, branch.ErrImmutable):
+		return mk(http.StatusForbidden, "AccessDenied", false)
+	case errors.Is(err, branch.ErrNotFound), errors.Is(err, manifest.ErrNoSuchCommit):
+		return mk(http.StatusNotFound, "NotFound", false)
+	case errors.Is(err, branch.ErrExists):
+		return mk(http.StatusConflict, "AlreadyExists", false)
+	case errors.Is(err, branch.ErrNothingToCommit):
+		return mk(http.StatusConflict, "NothingToCommit", false)
+	case errors.Is(err, branch.ErrConflict), errors.Is(err, kv.ErrConflict):
+		return mk(http.StatusConflict, "Conflict", true)
+	case errors.Is(err, branch.ErrInvalid):
+		return mk(http.StatusBadRequest, "InvalidArgument", false)
+	case errors.Is(err, context.Canceled):
+		return mk(499, "Canceled", true)
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: "InternalError", Message: "internal error", Retryable: true}
+}
+
+func requestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := requestID()
+	w.Header().Set("x-amz-request-id", id)
+	res, err := h.serve(r)
+	if err != nil {
+		e := toError(err)
+		if e.Status >= 500 {
+			h.log.Error("control api", "request_id", id, "path", r.URL.Path, "err", err)
+		}
+		e.RequestID = id
+		writeJSON(w, e.Status, map[string]any{"error": e})
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"InternalError","message":"encoding the response failed","retryable":true}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+const maxBody = 4 << 20
+
+func (h *Handler) serve(r *http.Request) (any, error) {
+	name, ok := strings.CutPrefix(r.URL.Path, "/_nas/v1/")
+	if !ok {
+		return nil, &Error{Status: http.StatusNotFound, Code: "NotFound", Message: "unknown API version; use /_nas/v1/NOUN/VERB"}
+	}
+	v, ok := h.verbs[name]
+	if !ok {
+		return nil, &Error{Status: http.StatusNotFound, Code: "UnknownOperation", Message: fmt.Sprintf("no operation %q", name)}
+	}
+	if r.Method != http.MethodPost {
+		return nil, &Error{Status: http.StatusMethodNotAllowed, Code: "MethodNotAllowed", Message: "use POST"}
+	}
+	res, err := h.auth.Authenticate(r)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > maxBody {
+		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: "TooLarge", Message: "request body over 4 MiB"}
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		body = []byte("{}")
+	}
+	// The idempotency key is common to every write; peel it off first.
+	var common struct {
+		IdempotencyKey string `json:"idempotency_key"`
+	}
+	_ = json.Unmarshal(body, &common)
+	c := &call{principal: res.AccessKey, body: stripKey(body)}
+	if v.write && common.IdempotencyKey != "" {
+		return h.idempotent(r.Context(), res.AccessKey+"\x00"+name+"\x00"+common.IdempotencyKey, func() (any, error) {
+			return v.fn(r.Context(), c)
+		})
+	}
+	return v.fn(r.Context(), c)
+}
+
+// stripKey removes idempotency_key from a JSON object so verbs can reject
+// unknown fields.
+func stripKey(body []byte) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	if _, ok := m["idempotency_key"]; !ok {
+		return body
+	}
+	delete(m, "idempotency_key")
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// idempotencyTTL is how long a write's answer is kept for replay.
+const idempotencyTTL = 24 * time.Hour
+
+type replay struct {
+	Expires int64           `json:"expires"`
+	Result  json.RawMessage `json:"result"`
+}
+
+func (h *Handler) idempotent(ctx context.Context, key string, fn func() (any, error)) (any, error) {
+	k := append([]byte("I/"), key...)
+	var prev []byte
+	err := h.db.View(ctx, func(r kv.Reader) error {
+		v, err := r.Get(k)
+		if err == nil {
+			prev = v
+		}
+		if errors.Is(err, kv.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		var rp replay
+		if json.Unmarshal(prev, &rp) == nil && time.Now().UnixNano() < rp.Expires {
+			return rp.Result, nil
+		}
+	}
+	res, err := fn()
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	rp, _ := json.Marshal(replay{Expires: time.Now().Add(idempotencyTTL).UnixNano(), Result: b})
+	if err := h.db.Update(ctx, func(txn kv.Txn) error { return txn.Set(k, rp) }); err != nil {
+		h.log.Warn("storing idempotent answer", "err", err)
+	}
+	return json.RawMessage(b), nil
+}

@@ -1,0 +1,467 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
+)
+
+// RepoJSON describes a repository.
+type RepoJSON struct {
+	Name          string    `json:"name"`
+	DefaultBranch string    `json:"default_branch"`
+	Created       time.Time `json:"created"`
+}
+
+// BranchJSON describes a branch.
+type BranchJSON struct {
+	Repo      string    `json:"repo"`
+	Name      string    `json:"name"`
+	Head      string    `json:"head"`
+	Base      string    `json:"base,omitempty"`
+	Protected bool      `json:"protected"`
+	Created   time.Time `json:"created"`
+}
+
+// CommitJSON describes a commit.
+type CommitJSON struct {
+	ID         string    `json:"id"`
+	Parents    []string  `json:"parents"`
+	Tree       string    `json:"tree"`
+	Message    string    `json:"message"`
+	Principal  string    `json:"principal,omitempty"`
+	OnBehalfOf string    `json:"on_behalf_of,omitempty"`
+	Run        string    `json:"run,omitempty"`
+	Lease      string    `json:"lease,omitempty"`
+	Time       time.Time `json:"time"`
+}
+
+// ChangeJSON is one A/M/D line of a diff.
+type ChangeJSON struct {
+	Kind    string `json:"kind"`
+	Key     string `json:"key"`
+	OldETag string `json:"old_etag,omitempty"`
+	NewETag string `json:"new_etag,omitempty"`
+	OldSize *int64 `json:"old_size,omitempty"`
+	NewSize *int64 `json:"new_size,omitempty"`
+}
+
+func repoJSON(r *branch.Repo) RepoJSON {
+	return RepoJSON{Name: r.Name, DefaultBranch: r.DefaultBranch, Created: r.Created.UTC()}
+}
+
+func branchJSON(b *branch.Branch) BranchJSON {
+	j := BranchJSON{Repo: b.Repo, Name: b.Name, Head: b.Head.String(), Protected: b.Protected, Created: b.Created.UTC()}
+	if !b.Base.IsZero() {
+		j.Base = b.Base.String()
+	}
+	return j
+}
+
+func commitJSON(id manifest.CommitID, c *manifest.Commit) CommitJSON {
+	j := CommitJSON{ID: id.String(), Parents: []string{}, Tree: c.Tree.String(), Message: c.Message, Principal: c.Principal,
+		OnBehalfOf: c.OnBehalfOf, Run: c.Run, Lease: c.Lease, Time: time.Unix(0, c.Time).UTC()}
+	for _, p := range c.Parents {
+		j.Parents = append(j.Parents, p.String())
+	}
+	return j
+}
+
+func changeJSON(c branch.Change) ChangeJSON {
+	j := ChangeJSON{Kind: string(c.Kind), Key: c.Key}
+	if c.Old != nil {
+		j.OldETag, j.OldSize = c.Old.ETag, &c.Old.Size
+	}
+	if c.New != nil {
+		j.NewETag, j.NewSize = c.New.ETag, &c.New.Size
+	}
+	return j
+}
+
+// list limits.
+const (
+	defaultLimit = 1000
+	maxLimit     = 10000
+)
+
+func limitOf(n int) (int, error) {
+	switch {
+	case n == 0:
+		return defaultLimit, nil
+	case n < 0:
+		return 0, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "limit must be positive"}
+	}
+	return min(n, maxLimit), nil
+}
+
+func required(fields ...string) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i+1] == "" {
+			return &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: fields[i] + " is required"}
+		}
+	}
+	return nil
+}
+
+func (h *Handler) routes() map[string]verb {
+	return map[string]verb{
+		"repo/create":      {write: true, fn: h.repoCreate},
+		"repo/get":         {fn: h.repoGet},
+		"repo/list":        {fn: h.repoList},
+		"repo/delete":      {write: true, fn: h.repoDelete},
+		"branch/create":    {write: true, fn: h.branchCreate},
+		"branch/get":       {fn: h.branchGet},
+		"branch/list":      {fn: h.branchList},
+		"branch/delete":    {write: true, fn: h.branchDelete},
+		"branch/protect":   {write: true, fn: h.branchProtect(true)},
+		"branch/unprotect": {write: true, fn: h.branchProtect(false)},
+		"commit/create":    {write: true, fn: h.commitCreate},
+		"commit/log":       {fn: h.commitLog},
+		"diff/list":        {fn: h.diffList},
+		"changes/list":     {fn: h.changesList},
+		"admin/fsck":       {fn: h.fsck},
+		"admin/gc":         {write: true, fn: h.gc},
+	}
+}
+
+func (h *Handler) repoCreate(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		Repo      string `json:"repo"`
+		Protected *bool  `json:"protected"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := required("repo", a.Repo); err != nil {
+		return nil, err
+	}
+	protected := a.Protected == nil || *a.Protected
+	r, err := h.b.CreateRepo(ctx, a.Repo, branch.CreateRepoOptions{Protected: protected, Principal: c.principal})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"repo": repoJSON(r)}, nil
+}
+
+type repoArg struct {
+	Repo string `json:"repo"`
+}
+
+func (h *Handler) repoGet(ctx context.Context, c *call) (any, error) {
+	var a repoArg
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	r, err := h.b.GetRepo(ctx, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"repo": repoJSON(r)}, nil
+}
+
+func (h *Handler) repoList(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		Cursor string `json:"cursor"`
+		Limit  int    `json:"limit"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	limit, err := limitOf(a.Limit)
+	if err != nil {
+		return nil, err
+	}
+	repos, err := h.b.ListRepos(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []RepoJSON{}
+	next := ""
+	for _, r := range repos {
+		if r.Name <= a.Cursor {
+			continue
+		}
+		if len(out) == limit {
+			next = out[len(out)-1].Name
+			break
+		}
+		out = append(out, repoJSON(&r))
+	}
+	return map[string]any{"repos": out, "next_cursor": next}, nil
+}
+
+func (h *Handler) repoDelete(ctx context.Context, c *call) (any, error) {
+	var a repoArg
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := h.b.DeleteRepo(ctx, a.Repo); err != nil {
+		return nil, err
+	}
+	return map[string]any{"deleted": a.Repo}, nil
+}
+
+type branchArg struct {
+	Repo string `json:"repo"`
+	Name string `json:"name"`
+}
+
+func (h *Handler) branchCreate(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		Repo string `json:"repo"`
+		Name string `json:"name"`
+		From string `json:"from"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := required("repo", a.Repo, "name", a.Name); err != nil {
+		return nil, err
+	}
+	b, err := h.b.CreateBranch(ctx, a.Repo, a.Name, a.From)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"branch": branchJSON(b)}, nil
+}
+
+func (h *Handler) branchGet(ctx context.Context, c *call) (any, error) {
+	var a branchArg
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	b, err := h.b.GetBranch(ctx, a.Repo, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"branch": branchJSON(b)}, nil
+}
+
+func (h *Handler) branchList(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		Repo   string `json:"repo"`
+		Cursor string `json:"cursor"`
+		Limit  int    `json:"limit"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	limit, err := limitOf(a.Limit)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := h.b.ListBranches(ctx, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	out := []BranchJSON{}
+	next := ""
+	for i := range bs {
+		if bs[i].Name <= a.Cursor {
+			continue
+		}
+		if len(out) == limit {
+			next = out[len(out)-1].Name
+			break
+		}
+		out = append(out, branchJSON(&bs[i]))
+	}
+	return map[string]any{"branches": out, "next_cursor": next}, nil
+}
+
+func (h *Handler) branchDelete(ctx context.Context, c *call) (any, error) {
+	var a branchArg
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := h.b.DeleteBranch(ctx, a.Repo, a.Name); err != nil {
+		return nil, err
+	}
+	return map[string]any{"deleted": a.Name}, nil
+}
+
+func (h *Handler) branchProtect(on bool) func(context.Context, *call) (any, error) {
+	return func(ctx context.Context, c *call) (any, error) {
+		var a branchArg
+		if err := c.decode(&a); err != nil {
+			return nil, err
+		}
+		if err := h.b.SetProtected(ctx, a.Repo, a.Name, on); err != nil {
+			return nil, err
+		}
+		b, err := h.b.GetBranch(ctx, a.Repo, a.Name)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"branch": branchJSON(b)}, nil
+	}
+}
+
+func (h *Handler) commitCreate(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		Repo       string `json:"repo"`
+		Branch     string `json:"branch"`
+		Message    string `json:"message"`
+		AllowEmpty bool   `json:"allow_empty"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := required("repo", a.Repo, "branch", a.Branch); err != nil {
+		return nil, err
+	}
+	id, err := h.b.Commit(ctx, a.Repo, a.Branch, branch.CommitOptions{Message: a.Message, Principal: c.principal, AllowEmpty: a.AllowEmpty})
+	if err != nil {
+		return nil, err
+	}
+	cm, err := h.b.Manifest().GetCommit(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"commit": commitJSON(id, cm)}, nil
+}
+
+func (h *Handler) commitLog(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		Repo   string `json:"repo"`
+		Ref    string `json:"ref"`
+		Cursor string `json:"cursor"`
+		Limit  int    `json:"limit"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := required("repo", a.Repo, "ref", a.Ref); err != nil {
+		return nil, err
+	}
+	limit, err := limitOf(a.Limit)
+	if err != nil {
+		return nil, err
+	}
+	ref := a.Ref
+	if a.Cursor != "" {
+		ref = a.Cursor
+	}
+	out := []CommitJSON{}
+	next := ""
+	err = h.b.Log(ctx, a.Repo, ref, func(e branch.LogEntry) error {
+		if len(out) == limit {
+			next = e.ID.String()
+			return kv.ErrStop
+		}
+		out = append(out, commitJSON(e.ID, e.Commit))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"commits": out, "next_cursor": next}, nil
+}
+
+// errPageFull ends a streamed page.
+var errPageFull = errors.New("page full")
+
+// page collects changes until limit, returning the cursor to continue.
+func page(limit int, run func(fn func(branch.Change) error) error) ([]ChangeJSON, string, error) {
+	out := []ChangeJSON{}
+	next := ""
+	err := run(func(c branch.Change) error {
+		if len(out) == limit {
+			next = out[len(out)-1].Key
+			return errPageFull
+		}
+		out = append(out, changeJSON(c))
+		return nil
+	})
+	if errors.Is(err, errPageFull) {
+		err = nil
+	}
+	return out, next, err
+}
+
+func (h *Handler) diffList(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		Repo   string `json:"repo"`
+		From   string `json:"from"`
+		To     string `json:"to"`
+		Cursor string `json:"cursor"`
+		Limit  int    `json:"limit"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := required("repo", a.Repo, "from", a.From, "to", a.To); err != nil {
+		return nil, err
+	}
+	limit, err := limitOf(a.Limit)
+	if err != nil {
+		return nil, err
+	}
+	changes, next, err := page(limit, func(fn func(branch.Change) error) error {
+		return h.b.Diff(ctx, a.Repo, a.From, a.To, a.Cursor, fn)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"changes": changes, "next_cursor": next}, nil
+}
+
+func (h *Handler) changesList(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		Repo   string `json:"repo"`
+		Branch string `json:"branch"`
+		Cursor string `json:"cursor"`
+		Limit  int    `json:"limit"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := required("repo", a.Repo, "branch", a.Branch); err != nil {
+		return nil, err
+	}
+	limit, err := limitOf(a.Limit)
+	if err != nil {
+		return nil, err
+	}
+	changes, next, err := page(limit, func(fn func(branch.Change) error) error {
+		return h.b.Changes(ctx, a.Repo, a.Branch, a.Cursor, fn)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"changes": changes, "next_cursor": next}, nil
+}
+
+func (h *Handler) fsck(ctx context.Context, c *call) (any, error) {
+	if err := c.decode(&struct{}{}); err != nil {
+		return nil, err
+	}
+	rep, err := h.b.Check(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"report": rep, "ok": rep.OK()}, nil
+}
+
+func (h *Handler) gc(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		RetentionSeconds    int64 `json:"retention_seconds"`
+		UploadExpirySeconds int64 `json:"upload_expiry_seconds"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	st, err := h.b.Collect(ctx, branch.GCOptions{
+		Retention:    time.Duration(a.RetentionSeconds) * time.Second,
+		UploadExpiry: time.Duration(a.UploadExpirySeconds) * time.Second,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"stats": st}, nil
+}

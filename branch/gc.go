@@ -1,0 +1,409 @@
+package branch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/tree"
+)
+
+// GCOptions tunes Collect.
+type GCOptions struct {
+	// Retention keeps commits and versions younger than it; older ones
+	// that no branch head or fork point needs become collectable.
+	Retention time.Duration
+	// UploadExpiry aborts multipart uploads older than it.
+	UploadExpiry time.Duration
+	// Now is the clock (nil means time.Now).
+	Now func() time.Time
+}
+
+// DefaultRetention and DefaultUploadExpiry are the defaults of GCOptions.
+const (
+	DefaultRetention    = 30 * 24 * time.Hour
+	DefaultUploadExpiry = 7 * 24 * time.Hour
+)
+
+// GCStats reports what a collection did.
+type GCStats struct {
+	Commits        int // commits retained
+	ExpiredCommits int
+	Versions       int // version records expired
+	Uploads        int // multipart uploads expired
+	Nodes          int // tree nodes deleted
+	Contents       int // content lists deleted
+	Chunks         cas.SweepStats
+}
+
+// marker accumulates what is live.
+type marker struct {
+	s        *Service
+	nodes    map[cas.Hash]struct{}
+	contents map[cas.Hash]struct{}
+	chunks   map[cas.Hash]struct{}
+	commits  map[manifest.CommitID]struct{}
+}
+
+func (m *marker) entry(ctx context.Context, b []byte) error {
+	if b == nil {
+		return nil
+	}
+	e, err := manifest.DecodeEntry(b)
+	if err != nil {
+		return err
+	}
+	if e.Content != nil {
+		for _, r := range e.Content.Chunks {
+			m.chunks[r.Hash] = struct{}{}
+		}
+		return nil
+	}
+	if e.ContentRef.IsZero() {
+		return nil
+	}
+	if _, ok := m.contents[e.ContentRef]; ok {
+		return nil
+	}
+	m.contents[e.ContentRef] = struct{}{}
+	c, err := m.s.ms.GetContent(ctx, e.ContentRef)
+	if err != nil {
+		return err
+	}
+	for _, r := range c.Chunks {
+		m.chunks[r.Hash] = struct{}{}
+	}
+	return nil
+}
+
+func (m *marker) tree(ctx context.Context, t *tree.Tree, root cas.Hash) error {
+	return t.Walk(ctx, root, func(v *tree.NodeView) error {
+		if _, ok := m.nodes[v.Hash()]; ok {
+			return tree.SkipSubtree
+		}
+		m.nodes[v.Hash()] = struct{}{}
+		if v.Level() == 0 {
+			for i := 0; i < v.Len(); i++ {
+				if err := m.entry(ctx, v.Value(i)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// Collect is mark-and-sweep garbage collection. Roots: branch heads and
+// fork points, commits younger than the retention window reachable from
+// them, staging, version records younger than the window, open multipart
+// uploads. Commits are blocked while it runs; PUTs are not (the chunk
+// store's cycle and the content-list registry protect what they reference).
+func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
+	var st GCStats
+	if o.Retention == 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.UploadExpiry == 0 {
+		o.UploadExpiry = DefaultUploadExpiry
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	now := o.Now()
+	cutoff := now.Add(-o.Retention).UnixNano()
+
+	if err := s.expireUploads(ctx, now.Add(-o.UploadExpiry).UnixNano(), &st); err != nil {
+		return st, err
+	}
+
+	s.gcMu.Lock()
+	defer s.gcMu.Unlock()
+	cycle := s.chunks.BeginCycle()
+	defer cycle.End()
+	s.beginListCycle()
+	defer s.endListCycle()
+
+	m := &marker{s: s, nodes: map[cas.Hash]struct{}{}, contents: map[cas.Hash]struct{}{},
+		chunks: map[cas.Hash]struct{}{}, commits: map[manifest.CommitID]struct{}{}}
+	repos, err := s.allRepos(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, rr := range repos {
+		if err := s.markRepo(ctx, m, rr, cutoff, &st); err != nil {
+			return st, fmt.Errorf("mark %s: %w", rr.Name, err)
+		}
+	}
+	// Orphaned keys of deleted repositories and branches are garbage too.
+	if err := s.sweepMeta(ctx, m, repos, &st); err != nil {
+		return st, err
+	}
+	cs, err := cycle.Sweep(ctx, func(h cas.Hash) bool { _, ok := m.chunks[h]; return ok })
+	st.Chunks = cs
+	return st, err
+}
+
+func (s *Service) allRepos(ctx context.Context) ([]*repoRecord, error) {
+	var out []*repoRecord
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix([]byte("R/")), func(_, v []byte) error {
+			var rr repoRecord
+			if err := json.Unmarshal(v, &rr); err != nil {
+				return err
+			}
+			out = append(out, &rr)
+			return nil
+		})
+	})
+	return out, err
+}
+
+func (s *Service) markRepo(ctx context.Context, m *marker, rr *repoRecord, cutoff int64, st *GCStats) error {
+	t := s.treeFor(rr)
+	var branches []*branchRecord
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix(branchPrefix(rr.ID)), func(_, v []byte) error {
+			br, err := decodeBranch(v)
+			if err == nil {
+				branches = append(branches, br)
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	// Commits: heads and fork points always; ancestors while young.
+	var queue []manifest.CommitID
+	for _, br := range branches {
+		queue = append(queue, br.Head)
+		if br.Base != "" {
+			if id, err := manifest.ParseCommitID(br.Base); err == nil {
+				queue = append(queue, id)
+			}
+		}
+	}
+	pinned := len(queue)
+	for i := 0; i < len(queue); i++ {
+		id := queue[i]
+		if _, ok := m.commits[id]; ok {
+			continue
+		}
+		c, err := s.ms.GetCommit(ctx, id)
+		if errors.Is(err, manifest.ErrNotFound) && i >= pinned {
+			continue // expired by an earlier collection
+		}
+		if err != nil {
+			return err
+		}
+		if i >= pinned && c.Time < cutoff {
+			continue
+		}
+		m.commits[id] = struct{}{}
+		st.Commits++
+		if err := m.tree(ctx, t, c.Tree); err != nil {
+			return err
+		}
+		queue = append(queue, c.Parents...)
+	}
+	// Staging of every branch, every generation.
+	err = s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix(u64([]byte("S/"), rr.ID)), func(_, v []byte) error {
+			sv, err := decodeStaged(v)
+			if err != nil {
+				return err
+			}
+			return m.entry(ctx, sv.entry)
+		})
+	})
+	if err != nil {
+		return err
+	}
+	// Version records: young ones are roots, old ones expire.
+	var expired [][]byte
+	err = s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix(u64([]byte("V/"), rr.ID)), func(k, v []byte) error {
+			rec, err := decodeVersion(v)
+			if err != nil {
+				return err
+			}
+			if int64(rec.seq) < cutoff {
+				expired = append(expired, append([]byte(nil), k...), keyVersionKey(rr.ID, rec.key, rec.seq))
+				return nil
+			}
+			return m.entry(ctx, rec.entry)
+		})
+	})
+	if err != nil {
+		return err
+	}
+	st.Versions += len(expired) / 2
+	if err := s.deleteKeys(ctx, expired); err != nil {
+		return err
+	}
+	// Parts of open uploads.
+	return s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix(u64([]byte("P/"), rr.ID)), func(_, v []byte) error {
+			return m.entry(ctx, v)
+		})
+	})
+}
+
+// sweepMeta deletes unmarked tree nodes, content lists and commits, and
+// the commit info of expired commits.
+func (s *Service) sweepMeta(ctx context.Context, m *marker, repos []*repoRecord, st *GCStats) error {
+	var del [][]byte
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		for _, p := range []struct {
+			prefix string
+			live   func(cas.Hash) bool
+			count  *int
+		}{
+			{"n/", func(h cas.Hash) bool { _, ok := m.nodes[h]; return ok }, &st.Nodes},
+			{"l/", func(h cas.Hash) bool { _, ok := m.contents[h]; return ok || s.listTouched(h) }, &st.Contents},
+			{"m/", func(h cas.Hash) bool { _, ok := m.commits[manifest.CommitID(h)]; return ok }, &st.ExpiredCommits},
+		} {
+			err := r.Scan(kv.Prefix([]byte(p.prefix)), func(k, _ []byte) error {
+				var h cas.Hash
+				if len(k) != len(p.prefix)+cas.HashSize {
+					return nil
+				}
+				copy(h[:], k[len(p.prefix):])
+				if !p.live(h) {
+					del = append(del, append([]byte(nil), k...))
+					*p.count++
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		// Commit info of expired commits.
+		return r.Scan(kv.Prefix([]byte("C/")), func(k, _ []byte) error {
+			if len(k) != 2+8+cas.HashSize {
+				return nil
+			}
+			var id manifest.CommitID
+			copy(id[:], k[10:])
+			if _, ok := m.commits[id]; !ok {
+				del = append(del, append([]byte(nil), k...))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	return s.deleteKeys(ctx, del)
+}
+
+func (s *Service) deleteKeys(ctx context.Context, keys [][]byte) error {
+	for len(keys) > 0 {
+		n := min(len(keys), 1000)
+		b := s.db.Batch(ctx)
+		for _, k := range keys[:n] {
+			if err := b.Delete(k); err != nil {
+				b.Cancel()
+				return err
+			}
+		}
+		if err := b.Flush(); err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+func (s *Service) expireUploads(ctx context.Context, before int64, st *GCStats) error {
+	type old struct {
+		repo, key, id string
+	}
+	var olds []old
+	repos, err := s.allRepos(ctx)
+	if err != nil {
+		return err
+	}
+	for _, rr := range repos {
+		err := s.db.View(ctx, func(r kv.Reader) error {
+			return r.Scan(kv.Prefix(uploadsPrefix(rr.ID)), func(_, v []byte) error {
+				up, err := decodeUpload(v)
+				if err != nil {
+					return err
+				}
+				if up.Created < before {
+					olds = append(olds, old{rr.Name, up.Key, up.ID})
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, o := range olds {
+		if err := s.AbortUpload(ctx, o.repo, o.key, o.id); err != nil && !errors.Is(err, ErrNoSuchUpload) {
+			return err
+		}
+		st.Uploads++
+	}
+	return nil
+}
+
+// Content lists referenced by writes in flight, and those released while a
+// collection runs, are live for the sweep (like the chunk store's pins).
+func (s *Service) beginListCycle() {
+	s.mu.Lock()
+	s.touchedLists = map[cas.Hash]struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Service) endListCycle() {
+	s.mu.Lock()
+	s.touchedLists = nil
+	s.mu.Unlock()
+}
+
+func (s *Service) listTouched(h cas.Hash) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.touchedLists[h]
+	return ok || s.listPins[h] > 0
+}
+
+// touchLists pins the content lists a write is about to reference until
+// the returned release runs.
+func (s *Service) touchLists(recs []Recorder) (release func()) {
+	var hs []cas.Hash
+	for _, r := range recs {
+		if c, ok := r.(ContentRecord); ok && !c.Hash.IsZero() {
+			hs = append(hs, c.Hash)
+		}
+	}
+	if len(hs) == 0 {
+		return func() {}
+	}
+	s.mu.Lock()
+	for _, h := range hs {
+		s.listPins[h]++
+	}
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, h := range hs {
+			if s.listPins[h]--; s.listPins[h] <= 0 {
+				delete(s.listPins, h)
+			}
+			if s.touchedLists != nil {
+				s.touchedLists[h] = struct{}{}
+			}
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentnas/nas/api"
+	"github.com/agentnas/nas/gateway"
+)
+
+type serveOptions struct {
+	addr, data      string
+	tlsCert, tlsKey string
+	insecure        bool
+	region          string
+	domains         []string
+	logLevel        string
+}
+
+func newServeCmd() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the gateway (S3 and control API on one port)",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", "127.0.0.1:9000", "listen address")
+	f.StringVar(&o.data, "data", "./nas-data", "data directory")
+	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM)")
+	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key (PEM)")
+	f.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP on a non-loopback address")
+	f.StringVar(&o.region, "region", "us-east-1", "region reported to S3 clients (any region is accepted in signatures)")
+	f.StringSliceVar(&o.domains, "domain", []string{"localhost"}, "domain for virtual-host style requests (BUCKET.DOMAIN)")
+	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+func runServe(ctx context.Context, o serveOptions) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usagef("--log-level: %v", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if !o.insecure && o.tlsCert == "" && !gateway.IsLoopback(o.addr) {
+		return gateway.ErrInsecure
+	}
+	owner, generated, err := gateway.OwnerCredentials(o.data, os.Getenv)
+	if err != nil {
+		return err
+	}
+	g, err := gateway.Open(gateway.Config{DataDir: o.data, Owner: owner, Region: o.region, Domains: o.domains, Log: log})
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	go g.DB.Run(ctx)
+	handler := g.Handler(api.New(g.Branches, g.S3, log))
+	scheme := "http"
+	if o.tlsCert != "" {
+		scheme = "https"
+	}
+	return gateway.Serve(ctx, handler, gateway.ServeOptions{
+		Addr: o.addr, TLSCert: o.tlsCert, TLSKey: o.tlsKey, Insecure: o.insecure,
+		Ready: func(addr net.Addr) {
+			endpoint := fmt.Sprintf("%s://%s", scheme, addr)
+			fmt.Fprintf(os.Stderr, "nas: serving S3 and the control API on %s (data in %s)\n", endpoint, o.data)
+			if generated {
+				fmt.Fprintf(os.Stderr, "nas: generated owner credentials (stored in %s/credentials, shown once):\n", strings.TrimSuffix(o.data, "/"))
+				fmt.Fprintf(os.Stderr, "  export AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s AWS_ENDPOINT_URL=%s\n", owner.AccessKey, owner.SecretKey, endpoint)
+			}
+		},
+	}, log)
+}

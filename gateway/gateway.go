@@ -1,0 +1,149 @@
+package gateway
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/s3api"
+)
+
+// Config configures a Gateway.
+type Config struct {
+	DataDir string
+	Owner   s3api.Credentials
+	Region  string
+	Domains []string
+	Log     *slog.Logger
+}
+
+// Gateway is an opened data directory with its handlers.
+type Gateway struct {
+	DB       *kv.Badger
+	Chunks   *cas.Store
+	Branches *branch.Service
+	S3       *s3api.Server
+	log      *slog.Logger
+}
+
+// Open opens (creating if needed) the data directory.
+func Open(c Config) (*Gateway, error) {
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	db, err := kv.OpenBadger(filepath.Join(c.DataDir, "kv"), kv.BadgerOptions{Logger: c.Log})
+	if err != nil {
+		return nil, err
+	}
+	chunks, err := cas.Open(filepath.Join(c.DataDir, "chunks"), db, c.Log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	b := branch.New(db, chunks, c.Log)
+	g := &Gateway{DB: db, Chunks: chunks, Branches: b, log: c.Log}
+	g.S3 = s3api.New(s3api.Config{Branches: b, Owner: c.Owner, Region: c.Region, Domains: c.Domains, Log: c.Log})
+	return g, nil
+}
+
+// Close releases the data directory.
+func (g *Gateway) Close() error {
+	g.Chunks.Close()
+	return g.DB.Close()
+}
+
+// Handler returns the HTTP handler: the control API under /_nas/ and S3
+// for everything else. It deliberately is not an http.ServeMux, which would
+// clean paths and so rewrite object keys.
+func (g *Gateway) Handler(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if api != nil && strings.HasPrefix(r.URL.Path, "/_nas/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		g.S3.ServeHTTP(w, r)
+	})
+}
+
+// ServeOptions configures Serve.
+type ServeOptions struct {
+	Addr     string
+	TLSCert  string
+	TLSKey   string
+	Insecure bool // allow plain HTTP on a non-loopback address
+	// Ready, if set, is called with the bound address once listening.
+	Ready func(addr net.Addr)
+}
+
+// ErrInsecure is returned when asked to serve plain HTTP beyond loopback.
+var ErrInsecure = errors.New("refusing to serve plain HTTP on a non-loopback address: give --tls-cert/--tls-key, or --insecure")
+
+// IsLoopback reports whether addr's host is a loopback address.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve serves h until ctx ends, then shuts down gracefully: in-flight
+// requests get up to 30 seconds to finish.
+func Serve(ctx context.Context, h http.Handler, o ServeOptions, log *slog.Logger) error {
+	useTLS := o.TLSCert != "" || o.TLSKey != ""
+	if useTLS && (o.TLSCert == "" || o.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	if !useTLS && !o.Insecure && !IsLoopback(o.Addr) {
+		return ErrInsecure
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	if useTLS {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("load TLS key pair: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	if o.Ready != nil {
+		o.Ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

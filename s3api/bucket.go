@@ -1,0 +1,225 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"io"
+	"net/http"
+
+	"github.com/agentnas/nas/checksum"
+
+	"github.com/agentnas/nas/branch"
+)
+
+type bucketDoc struct {
+	Name         string `xml:"Name"`
+	CreationDate string `xml:"CreationDate"`
+	BucketRegion string `xml:"BucketRegion,omitempty"`
+}
+
+type listAllMyBucketsResult struct {
+	XMLName xml.Name    `xml:"ListAllMyBucketsResult"`
+	Xmlns   string      `xml:"xmlns,attr"`
+	Owner   *owner      `xml:"Owner"`
+	Buckets []bucketDoc `xml:"Buckets>Bucket"`
+}
+
+func (s *Server) listBuckets(req *request) error {
+	repos, err := s.b.ListRepos(req.ctx())
+	if err != nil {
+		return err
+	}
+	doc := listAllMyBucketsResult{Xmlns: s3ns, Owner: s.ownerDoc(), Buckets: []bucketDoc{}}
+	for _, r := range repos {
+		doc.Buckets = append(doc.Buckets, bucketDoc{Name: r.Name, CreationDate: isoTime(r.Created.UnixNano()), BucketRegion: s.region})
+	}
+	return s.writeXML(req, http.StatusOK, doc)
+}
+
+// requireBranch checks that the addressed repository and branch exist.
+func (s *Server) requireBranch(req *request) error {
+	if req.branch == "" {
+		_, err := s.b.GetRepo(req.ctx(), req.repo)
+		return err
+	}
+	_, err := s.b.GetBranch(req.ctx(), req.repo, req.branch)
+	return err
+}
+
+func (s *Server) headBucket(req *request) error {
+	if err := s.requireBranch(req); err != nil {
+		return err
+	}
+	req.w.Header().Set("x-amz-bucket-region", s.region)
+	req.started = true
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) createBucket(req *request) error {
+	if req.branch != "" {
+		return errInvalidBucketName("a branch alias cannot be created with CreateBucket; fork with `nas branch create` (" + aliasExample + ")")
+	}
+	if err := readBody(req, 64<<10, nil); err != nil {
+		return err
+	}
+	if _, err := s.b.CreateRepo(req.ctx(), req.repo, branch.CreateRepoOptions{Principal: req.auth.AccessKey}); err != nil {
+		return err
+	}
+	req.w.Header().Set("Location", "/"+req.repo)
+	req.started = true
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) deleteBucket(req *request) error {
+	if req.branch != "" {
+		return errMethodNotAllowed("a branch alias cannot be deleted with DeleteBucket; use `nas branch delete`")
+	}
+	if err := s.b.DeleteRepo(req.ctx(), req.repo); err != nil {
+		return err
+	}
+	req.started = true
+	req.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type versioningConfiguration struct {
+	XMLName xml.Name `xml:"VersioningConfiguration"`
+	Xmlns   string   `xml:"xmlns,attr,omitempty"`
+	Status  string   `xml:"Status,omitempty"`
+}
+
+func (s *Server) getVersioning(req *request) error {
+	if err := s.requireBranch(req); err != nil {
+		return err
+	}
+	return s.writeXML(req, http.StatusOK, versioningConfiguration{Xmlns: s3ns, Status: "Enabled"})
+}
+
+func (s *Server) putVersioning(req *request) error {
+	if err := s.requireBranch(req); err != nil {
+		return err
+	}
+	var v versioningConfiguration
+	if err := readBody(req, 64<<10, &v); err != nil {
+		return err
+	}
+	if v.Status != "Enabled" {
+		return errNotImplemented("versioning is always enabled: every write is a version and history is kept as commits")
+	}
+	req.started = true
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+type locationConstraint struct {
+	XMLName xml.Name `xml:"LocationConstraint"`
+	Xmlns   string   `xml:"xmlns,attr"`
+	Region  string   `xml:",chardata"`
+}
+
+func (s *Server) getLocation(req *request) error {
+	if err := s.requireBranch(req); err != nil {
+		return err
+	}
+	region := s.region
+	if region == "us-east-1" {
+		region = ""
+	}
+	return s.writeXML(req, http.StatusOK, locationConstraint{Xmlns: s3ns, Region: region})
+}
+
+type grantee struct {
+	XMLNSxsi    string `xml:"xmlns:xsi,attr"`
+	Type        string `xml:"xsi:type,attr"`
+	ID          string `xml:"ID"`
+	DisplayName string `xml:"DisplayName"`
+}
+
+type grant struct {
+	Grantee    grantee `xml:"Grantee"`
+	Permission string  `xml:"Permission"`
+}
+
+type accessControlPolicy struct {
+	XMLName xml.Name `xml:"AccessControlPolicy"`
+	Xmlns   string   `xml:"xmlns,attr"`
+	Owner   *owner   `xml:"Owner"`
+	Grants  []grant  `xml:"AccessControlList>Grant"`
+}
+
+// getACL answers with the owner's full control: the gateway has no ACLs,
+// only the owner and leases.
+func (s *Server) getACL(req *request, key string) error {
+	if key != "" {
+		if _, err := s.b.Get(req.ctx(), req.repo, req.branch, key); err != nil {
+			return err
+		}
+	} else if err := s.requireBranch(req); err != nil {
+		return err
+	}
+	o := s.ownerDoc()
+	return s.writeXML(req, http.StatusOK, accessControlPolicy{Xmlns: s3ns, Owner: o, Grants: []grant{{
+		Grantee:    grantee{XMLNSxsi: "http://www.w3.org/2001/XMLSchema-instance", Type: "CanonicalUser", ID: o.ID, DisplayName: o.DisplayName},
+		Permission: "FULL_CONTROL",
+	}}})
+}
+
+// putACL accepts and ignores ACLs (canned or in the body).
+func (s *Server) putACL(req *request) error {
+	if req.hasKey {
+		if _, err := s.b.Get(req.ctx(), req.repo, req.branch, req.key); err != nil {
+			return err
+		}
+	} else if err := s.requireBranch(req); err != nil {
+		return err
+	}
+	if err := readBody(req, 1<<20, nil); err != nil {
+		return err
+	}
+	req.started = true
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// readBody reads a small request body (verifying its signature) and, when
+// v is not nil and the body is not empty, decodes it as XML.
+func readBody(req *request, limit int64, v any) error {
+	b, err := io.ReadAll(io.LimitReader(req.auth.Body, limit+1))
+	if err != nil {
+		return err
+	}
+	if int64(len(b)) > limit {
+		return errMalformedXML("the request body is too large")
+	}
+	if v == nil || len(b) == 0 {
+		return nil
+	}
+	if err := xml.Unmarshal(b, v); err != nil {
+		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
+	}
+	return nil
+}
+
+// readBodyChecked is readBody for bodies S3 requires an integrity check on
+// (Content-MD5 or an x-amz-checksum header), verified when present.
+func readBodyChecked(req *request, limit int64, v any) error {
+	set, err := checksum.FromRequest(req.r.Header)
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(io.TeeReader(io.LimitReader(req.auth.Body, limit+1), set.Writer()))
+	if err != nil {
+		return err
+	}
+	if int64(len(b)) > limit {
+		return errMalformedXML("the request body is too large")
+	}
+	if err := set.Verify(req.auth.Trailer()); err != nil {
+		return err
+	}
+	if err := xml.Unmarshal(b, v); err != nil {
+		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
+	}
+	return nil
+}

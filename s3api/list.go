@@ -1,0 +1,295 @@
+package s3api
+
+import (
+	"encoding/base64"
+	"encoding/xml"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/manifest"
+)
+
+type objectDoc struct {
+	Key               string `xml:"Key"`
+	LastModified      string `xml:"LastModified"`
+	ETag              string `xml:"ETag"`
+	ChecksumAlgorithm string `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string `xml:"ChecksumType,omitempty"`
+	Size              int64  `xml:"Size"`
+	StorageClass      string `xml:"StorageClass"`
+	Owner             *owner `xml:"Owner,omitempty"`
+}
+
+type prefixDoc struct {
+	Prefix string `xml:"Prefix"`
+}
+
+type listBucketResult struct {
+	XMLName               xml.Name    `xml:"ListBucketResult"`
+	Xmlns                 string      `xml:"xmlns,attr"`
+	Name                  string      `xml:"Name"`
+	Prefix                string      `xml:"Prefix"`
+	Marker                *string     `xml:"Marker,omitempty"`
+	NextMarker            string      `xml:"NextMarker,omitempty"`
+	ContinuationToken     string      `xml:"ContinuationToken,omitempty"`
+	NextContinuationToken string      `xml:"NextContinuationToken,omitempty"`
+	StartAfter            string      `xml:"StartAfter,omitempty"`
+	KeyCount              *int        `xml:"KeyCount,omitempty"`
+	MaxKeys               int         `xml:"MaxKeys"`
+	Delimiter             string      `xml:"Delimiter,omitempty"`
+	EncodingType          string      `xml:"EncodingType,omitempty"`
+	IsTruncated           bool        `xml:"IsTruncated"`
+	Contents              []objectDoc `xml:"Contents"`
+	CommonPrefixes        []prefixDoc `xml:"CommonPrefixes"`
+}
+
+// maxKeys parses a max-keys style parameter: default def, capped at 1000.
+func maxKeys(v string, def int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, errInvalidMaxKeys()
+	}
+	return min(n, 1000), nil
+}
+
+func encodingType(q string) (encoder, error) {
+	switch q {
+	case "":
+		return false, nil
+	case "url":
+		return true, nil
+	}
+	return false, errInvalidEncodingType()
+}
+
+func (s *Server) listObjects(req *request, v2 bool) error {
+	q := req.query
+	enc, err := encodingType(q.Get("encoding-type"))
+	if err != nil {
+		return err
+	}
+	max, err := maxKeys(q.Get("max-keys"), 1000)
+	if err != nil {
+		return err
+	}
+	o := branch.ListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), MaxKeys: max}
+	doc := listBucketResult{Xmlns: s3ns, Name: req.bucket, Prefix: enc.enc(o.Prefix), MaxKeys: max,
+		Delimiter: enc.enc(o.Delimiter), Contents: []objectDoc{}}
+	if enc {
+		doc.EncodingType = "url"
+	}
+	if v2 {
+		o.After = q.Get("start-after")
+		doc.StartAfter = enc.enc(o.After)
+		if tok := q.Get("continuation-token"); tok != "" {
+			after, err := base64.RawURLEncoding.DecodeString(tok)
+			if err != nil {
+				return errInvalidArgument("The continuation token provided is incorrect")
+			}
+			o.After = string(after)
+			doc.ContinuationToken = tok
+		}
+	} else {
+		o.After = q.Get("marker")
+		m := enc.enc(o.After)
+		doc.Marker = &m
+	}
+	var res *branch.ListResult
+	if max > 0 {
+		if res, err = s.b.List(req.ctx(), req.repo, req.branch, o); err != nil {
+			return err
+		}
+	} else {
+		if err := s.requireBranch(req); err != nil {
+			return err
+		}
+		res = &branch.ListResult{}
+	}
+	fetchOwner := !v2 || q.Get("fetch-owner") == "true"
+	for _, obj := range res.Objects {
+		d := objectDocOf(enc.enc(obj.Key), obj.Entry)
+		if fetchOwner {
+			d.Owner = s.ownerDoc()
+		}
+		doc.Contents = append(doc.Contents, d)
+	}
+	for _, p := range res.CommonPrefixes {
+		doc.CommonPrefixes = append(doc.CommonPrefixes, prefixDoc{Prefix: enc.enc(p)})
+	}
+	doc.IsTruncated = res.Truncated
+	if v2 {
+		n := len(res.Objects) + len(res.CommonPrefixes)
+		doc.KeyCount = &n
+		if res.Truncated {
+			doc.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(res.Next))
+		}
+	} else if res.Truncated && o.Delimiter != "" {
+		doc.NextMarker = enc.enc(res.Next)
+	}
+	return s.writeXML(req, http.StatusOK, doc)
+}
+
+func objectDocOf(key string, e *manifest.Entry) objectDoc {
+	d := objectDoc{Key: key, LastModified: isoTime(e.ModTime), ETag: quote(e.ETag), Size: e.Size, StorageClass: "STANDARD"}
+	if e.ChecksumAlgorithm != "" {
+		d.ChecksumAlgorithm, d.ChecksumType = e.ChecksumAlgorithm, e.ChecksumType
+	}
+	return d
+}
+
+// versionEntry is a <Version> or <DeleteMarker> element.
+type versionEntry struct {
+	XMLName      xml.Name
+	Key          string `xml:"Key"`
+	VersionID    string `xml:"VersionId"`
+	IsLatest     bool   `xml:"IsLatest"`
+	LastModified string `xml:"LastModified"`
+	ETag         string `xml:"ETag,omitempty"`
+	Size         *int64 `xml:"Size,omitempty"`
+	StorageClass string `xml:"StorageClass,omitempty"`
+	Owner        *owner `xml:"Owner"`
+}
+
+type listVersionsResult struct {
+	XMLName             xml.Name       `xml:"ListVersionsResult"`
+	Xmlns               string         `xml:"xmlns,attr"`
+	Name                string         `xml:"Name"`
+	Prefix              string         `xml:"Prefix"`
+	KeyMarker           string         `xml:"KeyMarker"`
+	VersionIDMarker     string         `xml:"VersionIdMarker"`
+	NextKeyMarker       string         `xml:"NextKeyMarker,omitempty"`
+	NextVersionIDMarker string         `xml:"NextVersionIdMarker,omitempty"`
+	MaxKeys             int            `xml:"MaxKeys"`
+	Delimiter           string         `xml:"Delimiter,omitempty"`
+	EncodingType        string         `xml:"EncodingType,omitempty"`
+	IsTruncated         bool           `xml:"IsTruncated"`
+	Entries             []versionEntry `xml:",any"`
+	CommonPrefixes      []prefixDoc    `xml:"CommonPrefixes"`
+}
+
+func (s *Server) listVersions(req *request) error {
+	q := req.query
+	enc, err := encodingType(q.Get("encoding-type"))
+	if err != nil {
+		return err
+	}
+	max, err := maxKeys(q.Get("max-keys"), 1000)
+	if err != nil {
+		return err
+	}
+	o := branch.VersionListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"),
+		KeyMarker: q.Get("key-marker"), VersionIDMarker: q.Get("version-id-marker"), MaxKeys: max}
+	res, err := s.b.ListVersions(req.ctx(), req.repo, req.branch, o)
+	if err != nil {
+		return err
+	}
+	doc := listVersionsResult{Xmlns: s3ns, Name: req.bucket, Prefix: enc.enc(o.Prefix), KeyMarker: enc.enc(o.KeyMarker),
+		VersionIDMarker: o.VersionIDMarker, MaxKeys: max, Delimiter: enc.enc(o.Delimiter), IsTruncated: res.Truncated,
+		NextKeyMarker: enc.enc(res.NextKeyMarker), NextVersionIDMarker: res.NextVersionIDMarker}
+	if enc {
+		doc.EncodingType = "url"
+	}
+	for _, v := range res.Versions {
+		e := versionEntry{Key: enc.enc(v.Key), VersionID: v.VersionID, IsLatest: v.IsLatest,
+			LastModified: isoTime(v.ModTime), Owner: s.ownerDoc()}
+		if v.DeleteMarker {
+			e.XMLName.Local = "DeleteMarker"
+		} else {
+			e.XMLName.Local = "Version"
+			e.ETag, e.StorageClass = quote(v.Entry.ETag), "STANDARD"
+			size := v.Entry.Size
+			e.Size = &size
+		}
+		doc.Entries = append(doc.Entries, e)
+	}
+	for _, p := range res.CommonPrefixes {
+		doc.CommonPrefixes = append(doc.CommonPrefixes, prefixDoc{Prefix: enc.enc(p)})
+	}
+	return s.writeXML(req, http.StatusOK, doc)
+}
+
+type deleteRequest struct {
+	XMLName xml.Name `xml:"Delete"`
+	Quiet   bool     `xml:"Quiet"`
+	Objects []struct {
+		Key       string `xml:"Key"`
+		VersionID string `xml:"VersionId"`
+	} `xml:"Object"`
+}
+
+type deletedDoc struct {
+	Key                   string `xml:"Key"`
+	VersionID             string `xml:"VersionId,omitempty"`
+	DeleteMarker          bool   `xml:"DeleteMarker,omitempty"`
+	DeleteMarkerVersionID string `xml:"DeleteMarkerVersionId,omitempty"`
+}
+
+type deleteErrorDoc struct {
+	Key       string `xml:"Key"`
+	VersionID string `xml:"VersionId,omitempty"`
+	Code      string `xml:"Code"`
+	Message   string `xml:"Message"`
+}
+
+type deleteResult struct {
+	XMLName xml.Name         `xml:"DeleteResult"`
+	Xmlns   string           `xml:"xmlns,attr"`
+	Deleted []deletedDoc     `xml:"Deleted"`
+	Errors  []deleteErrorDoc `xml:"Error"`
+}
+
+// deleteObjects is DeleteObjects: up to 1000 keys, each answered on its
+// own.
+func (s *Server) deleteObjects(req *request) error {
+	var d deleteRequest
+	if err := readBodyChecked(req, 2<<20, &d); err != nil {
+		return err
+	}
+	if len(d.Objects) == 0 || len(d.Objects) > 1000 {
+		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
+	}
+	doc := deleteResult{Xmlns: s3ns}
+	for _, o := range d.Objects {
+		var res branch.DeleteResult
+		var err error
+		if len(o.Key) == 0 || len(o.Key) > 1024 {
+			err = errKeyTooLong()
+		} else if o.VersionID != "" {
+			res, err = s.b.DeleteVersion(req.ctx(), req.repo, req.branch, o.Key, o.VersionID)
+			if isNotFound(err) && !isBucketMissing(err) {
+				err, res = nil, branch.DeleteResult{VersionID: o.VersionID}
+			}
+		} else {
+			res, err = s.b.Delete(req.ctx(), req.repo, req.branch, o.Key, branch.Condition{})
+		}
+		if err != nil {
+			if isBucketMissing(err) {
+				return err
+			}
+			e := toS3(err)
+			doc.Errors = append(doc.Errors, deleteErrorDoc{Key: o.Key, VersionID: o.VersionID, Code: e.Code, Message: e.Message})
+			continue
+		}
+		if d.Quiet {
+			continue
+		}
+		dd := deletedDoc{Key: o.Key}
+		if o.VersionID != "" {
+			dd.VersionID = o.VersionID
+			dd.DeleteMarker = res.DeleteMarker
+		} else if res.DeleteMarker {
+			dd.DeleteMarker, dd.DeleteMarkerVersionID = true, res.VersionID
+		}
+		doc.Deleted = append(doc.Deleted, dd)
+	}
+	return s.writeXML(req, http.StatusOK, doc)
+}
+
+func isBucketMissing(err error) bool {
+	return errors.Is(err, branch.ErrNoSuchRepo) || errors.Is(err, branch.ErrNoSuchBranch)
+}

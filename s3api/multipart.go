@@ -1,0 +1,537 @@
+package s3api
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/xml"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/manifest"
+)
+
+type initiateResult struct {
+	XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
+	Xmlns    string   `xml:"xmlns,attr"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	UploadID string   `xml:"UploadId"`
+}
+
+// branchName resolves the branch a request addresses.
+func (s *Server) branchName(req *request) (string, error) {
+	if req.branch != "" {
+		return req.branch, nil
+	}
+	r, err := s.b.GetRepo(req.ctx(), req.repo)
+	if err != nil {
+		return "", err
+	}
+	return r.DefaultBranch, nil
+}
+
+func (s *Server) createUpload(req *request) error {
+	h := req.r.Header
+	if err := rejectUnsupported(h); err != nil {
+		return err
+	}
+	e, err := metaFromHeaders(h)
+	if err != nil {
+		return err
+	}
+	if v := h.Get("x-amz-checksum-algorithm"); v != "" {
+		alg, err := checksum.Parse(v)
+		if err != nil {
+			return err
+		}
+		typ := strings.ToUpper(h.Get("x-amz-checksum-type"))
+		switch {
+		case typ == "" && alg == checksum.CRC64NVME:
+			typ = "FULL_OBJECT"
+		case typ == "":
+			typ = "COMPOSITE"
+		case typ != "FULL_OBJECT" && typ != "COMPOSITE":
+			return errInvalidRequest("x-amz-checksum-type must be FULL_OBJECT or COMPOSITE")
+		case typ == "FULL_OBJECT" && !alg.IsCRC():
+			return errInvalidRequest("The FULL_OBJECT checksum type needs a CRC algorithm")
+		case typ == "COMPOSITE" && alg == checksum.CRC64NVME:
+			return errInvalidRequest("The COMPOSITE checksum type is not supported for CRC64NVME")
+		}
+		e.ChecksumAlgorithm, e.ChecksumType = string(alg), typ
+	}
+	if err := readBody(req, 64<<10, nil); err != nil {
+		return err
+	}
+	up, err := s.b.CreateUpload(req.ctx(), req.repo, req.branch, req.key, e)
+	if err != nil {
+		return err
+	}
+	if e.ChecksumAlgorithm != "" {
+		req.w.Header().Set("x-amz-checksum-algorithm", e.ChecksumAlgorithm)
+		req.w.Header().Set("x-amz-checksum-type", e.ChecksumType)
+	}
+	return s.writeXML(req, http.StatusOK, initiateResult{Xmlns: s3ns, Bucket: req.bucket, Key: req.key, UploadID: up.ID})
+}
+
+// openUpload loads the upload a part request names and checks that it
+// belongs to the addressed branch.
+func (s *Server) openUpload(req *request) (*branch.Upload, error) {
+	id := req.query.Get("uploadId")
+	if id == "" {
+		return nil, errInvalidArgument("uploadId is required")
+	}
+	up, err := s.b.GetUpload(req.ctx(), req.repo, req.key, id)
+	if err != nil {
+		return nil, err
+	}
+	name, err := s.branchName(req)
+	if err != nil {
+		return nil, err
+	}
+	if up.Branch != name {
+		return nil, fmt.Errorf("upload %s belongs to another branch: %w", id, branch.ErrNoSuchUpload)
+	}
+	return up, nil
+}
+
+func partNumber(req *request) (int, error) {
+	n, err := strconv.Atoi(req.query.Get("partNumber"))
+	if err != nil || n < 1 || n > 10000 {
+		return 0, errInvalidPartNumber()
+	}
+	return n, nil
+}
+
+func (s *Server) uploadPart(req *request) error {
+	n, err := partNumber(req)
+	if err != nil {
+		return err
+	}
+	up, err := s.openUpload(req)
+	if err != nil {
+		return err
+	}
+	if alg := up.Entry.ChecksumAlgorithm; alg != "" && req.r.Header.Get("x-amz-sdk-checksum-algorithm") == "" && !hasChecksumHeader(req.r.Header) {
+		// Compute the upload's algorithm even when the part names none.
+		req.r.Header.Set("x-amz-sdk-checksum-algorithm", alg)
+	}
+	in, err := s.ingest(req, maxPutSize)
+	if err != nil {
+		return err
+	}
+	defer in.up.Close()
+	part := &manifest.Entry{Size: in.size, ETag: in.md5, ModTime: time.Now().UnixNano()}
+	if alg, ok := in.set.Algorithm(); ok {
+		if up.Entry.ChecksumAlgorithm != "" && string(alg) != up.Entry.ChecksumAlgorithm {
+			return errInvalidRequest(fmt.Sprintf("Checksum Type mismatch occurred, expected checksum Type: %s, actual checksum Type: %s",
+				strings.ToLower(up.Entry.ChecksumAlgorithm), strings.ToLower(string(alg))))
+		}
+		part.ChecksumAlgorithm, part.ChecksumValue = string(alg), in.set.Value()
+	}
+	ch, data := part.SetContent(in.content)
+	if err := s.b.PutPart(req.ctx(), req.repo, req.key, up.ID, n, part, in.up, branch.ContentRecord{Hash: ch, Data: data}); err != nil {
+		return err
+	}
+	h := req.w.Header()
+	h.Set("ETag", quote(part.ETag))
+	if part.ChecksumAlgorithm != "" {
+		alg, _ := checksum.Parse(part.ChecksumAlgorithm)
+		h.Set(alg.Header(), part.ChecksumValue)
+	}
+	req.started = true
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func hasChecksumHeader(h http.Header) bool {
+	for name := range h {
+		if strings.HasPrefix(strings.ToLower(name), "x-amz-checksum-") && !strings.EqualFold(name, "x-amz-checksum-type") {
+			return true
+		}
+	}
+	return strings.Contains(strings.ToLower(h.Get("x-amz-trailer")), "x-amz-checksum-")
+}
+
+type copyPartResult struct {
+	XMLName           xml.Name `xml:"CopyPartResult"`
+	Xmlns             string   `xml:"xmlns,attr"`
+	LastModified      string   `xml:"LastModified"`
+	ETag              string   `xml:"ETag"`
+	ChecksumCRC32     string   `xml:"ChecksumCRC32,omitempty"`
+	ChecksumCRC32C    string   `xml:"ChecksumCRC32C,omitempty"`
+	ChecksumCRC64NVME string   `xml:"ChecksumCRC64NVME,omitempty"`
+	ChecksumSHA1      string   `xml:"ChecksumSHA1,omitempty"`
+	ChecksumSHA256    string   `xml:"ChecksumSHA256,omitempty"`
+	ChecksumType      string   `xml:"-"`
+}
+
+// uploadPartCopy makes a part from a range of an existing object. Whole
+// chunks inside the range are shared; only the partial chunks at its edges
+// are written anew. The range is read once to compute the part's MD5.
+func (s *Server) uploadPartCopy(req *request) error {
+	n, err := partNumber(req)
+	if err != nil {
+		return err
+	}
+	up, err := s.openUpload(req)
+	if err != nil {
+		return err
+	}
+	srcRepo, srcBranch, srcKey, srcVid, err := s.copySource(req)
+	if err != nil {
+		return err
+	}
+	src, err := s.resolve(req, srcRepo, srcBranch, srcKey, srcVid)
+	if err != nil {
+		return err
+	}
+	if ce := copyConditions(req.r.Header, src); ce != nil {
+		return ce
+	}
+	rng := byteRange{length: src.Size}
+	if v := req.r.Header.Get("x-amz-copy-source-range"); v != "" {
+		r, ok, rerr := parseRange(v, src.Size)
+		if rerr != nil || !ok || strings.HasPrefix(strings.TrimPrefix(v, "bytes="), "-") {
+			return errInvalidArgument(fmt.Sprintf("Range specified is not valid for source object of size: %d", src.Size))
+		}
+		rng = r
+	}
+	if rng.length > maxPutSize {
+		return errInvalidRequest("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
+	}
+	content, err := s.ms.Content(req.ctx(), src)
+	if err != nil {
+		return err
+	}
+	cu := s.chunks.NewUpload()
+	defer cu.Close()
+	md := newMD5()
+	var sum hash.Hash
+	alg, _ := checksum.Parse(up.Entry.ChecksumAlgorithm)
+	if up.Entry.ChecksumAlgorithm != "" {
+		sum = alg.New()
+	}
+	w := io.Writer(md)
+	if sum != nil {
+		w = io.MultiWriter(md, sum)
+	}
+	var refs []cas.Ref
+	var off int64
+	end := rng.start + rng.length
+	var buf bytes.Buffer
+	for _, ref := range content.Chunks {
+		size := int64(ref.Size)
+		if off+size <= rng.start || off >= end {
+			off += size
+			continue
+		}
+		from, to := max(rng.start-off, 0), min(end-off, size)
+		if from == 0 && to == size {
+			if err := s.chunks.Read(req.ctx(), w, ref.Hash, 0, size); err != nil {
+				return err
+			}
+			cu.Pin([]cas.Ref{ref})
+			refs = append(refs, ref)
+		} else {
+			buf.Reset()
+			if err := s.chunks.Read(req.ctx(), io.MultiWriter(w, &buf), ref.Hash, from, to-from); err != nil {
+				return err
+			}
+			nr, err := cu.Put(req.ctx(), buf.Bytes())
+			if err != nil {
+				return err
+			}
+			refs = append(refs, nr)
+		}
+		off += size
+	}
+	if err := cu.Sync(req.ctx()); err != nil {
+		return err
+	}
+	part := &manifest.Entry{Size: rng.length, ETag: hex.EncodeToString(md.Sum(nil)), ModTime: time.Now().UnixNano()}
+	if sum != nil {
+		part.ChecksumAlgorithm, part.ChecksumValue = string(alg), base64.StdEncoding.EncodeToString(sum.Sum(nil))
+	}
+	ch, data := part.SetContent(&manifest.Content{Chunks: refs})
+	if err := s.b.PutPart(req.ctx(), req.repo, req.key, up.ID, n, part, cu, branch.ContentRecord{Hash: ch, Data: data}); err != nil {
+		return err
+	}
+	if src.VersionID != "" {
+		req.w.Header().Set("x-amz-copy-source-version-id", src.VersionID)
+	}
+	doc := copyPartResult{Xmlns: s3ns, LastModified: isoTime(part.ModTime), ETag: quote(part.ETag)}
+	checksumFields(part, &doc.ChecksumCRC32, &doc.ChecksumCRC32C, &doc.ChecksumCRC64NVME, &doc.ChecksumSHA1, &doc.ChecksumSHA256, &doc.ChecksumType)
+	return s.writeXML(req, http.StatusOK, doc)
+}
+
+type partDoc struct {
+	PartNumber        int    `xml:"PartNumber"`
+	LastModified      string `xml:"LastModified"`
+	ETag              string `xml:"ETag"`
+	Size              int64  `xml:"Size"`
+	ChecksumCRC32     string `xml:"ChecksumCRC32,omitempty"`
+	ChecksumCRC32C    string `xml:"ChecksumCRC32C,omitempty"`
+	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
+	ChecksumSHA1      string `xml:"ChecksumSHA1,omitempty"`
+	ChecksumSHA256    string `xml:"ChecksumSHA256,omitempty"`
+}
+
+type listPartsResult struct {
+	XMLName              xml.Name  `xml:"ListPartsResult"`
+	Xmlns                string    `xml:"xmlns,attr"`
+	Bucket               string    `xml:"Bucket"`
+	Key                  string    `xml:"Key"`
+	UploadID             string    `xml:"UploadId"`
+	Initiator            *owner    `xml:"Initiator"`
+	Owner                *owner    `xml:"Owner"`
+	StorageClass         string    `xml:"StorageClass"`
+	PartNumberMarker     int       `xml:"PartNumberMarker"`
+	NextPartNumberMarker int       `xml:"NextPartNumberMarker"`
+	MaxParts             int       `xml:"MaxParts"`
+	IsTruncated          bool      `xml:"IsTruncated"`
+	ChecksumAlgorithm    string    `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType         string    `xml:"ChecksumType,omitempty"`
+	Parts                []partDoc `xml:"Part"`
+}
+
+func (s *Server) listParts(req *request) error {
+	up, err := s.openUpload(req)
+	if err != nil {
+		return err
+	}
+	q := req.query
+	max, err := maxKeys(q.Get("max-parts"), 1000)
+	if err != nil {
+		return err
+	}
+	marker := 0
+	if v := q.Get("part-number-marker"); v != "" {
+		if marker, err = strconv.Atoi(v); err != nil || marker < 0 {
+			return errInvalidArgument("part-number-marker must be a non-negative integer")
+		}
+	}
+	parts, truncated, err := s.b.ListParts(req.ctx(), req.repo, req.key, up.ID, marker, max)
+	if err != nil {
+		return err
+	}
+	doc := listPartsResult{Xmlns: s3ns, Bucket: req.bucket, Key: req.key, UploadID: up.ID, Initiator: s.ownerDoc(),
+		Owner: s.ownerDoc(), StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: max, IsTruncated: truncated,
+		ChecksumAlgorithm: up.Entry.ChecksumAlgorithm, ChecksumType: up.Entry.ChecksumType}
+	for _, p := range parts {
+		d := partDoc{PartNumber: p.Number, LastModified: isoTime(p.Entry.ModTime), ETag: quote(p.Entry.ETag), Size: p.Entry.Size}
+		var typ string
+		checksumFields(p.Entry, &d.ChecksumCRC32, &d.ChecksumCRC32C, &d.ChecksumCRC64NVME, &d.ChecksumSHA1, &d.ChecksumSHA256, &typ)
+		doc.Parts = append(doc.Parts, d)
+		doc.NextPartNumberMarker = p.Number
+	}
+	return s.writeXML(req, http.StatusOK, doc)
+}
+
+type completeRequest struct {
+	XMLName xml.Name `xml:"CompleteMultipartUpload"`
+	Parts   []struct {
+		PartNumber        int    `xml:"PartNumber"`
+		ETag              string `xml:"ETag"`
+		ChecksumCRC32     string `xml:"ChecksumCRC32"`
+		ChecksumCRC32C    string `xml:"ChecksumCRC32C"`
+		ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME"`
+		ChecksumSHA1      string `xml:"ChecksumSHA1"`
+		ChecksumSHA256    string `xml:"ChecksumSHA256"`
+	} `xml:"Part"`
+}
+
+type completeResult struct {
+	XMLName           xml.Name `xml:"CompleteMultipartUploadResult"`
+	Xmlns             string   `xml:"xmlns,attr"`
+	Location          string   `xml:"Location"`
+	Bucket            string   `xml:"Bucket"`
+	Key               string   `xml:"Key"`
+	ETag              string   `xml:"ETag"`
+	ChecksumCRC32     string   `xml:"ChecksumCRC32,omitempty"`
+	ChecksumCRC32C    string   `xml:"ChecksumCRC32C,omitempty"`
+	ChecksumCRC64NVME string   `xml:"ChecksumCRC64NVME,omitempty"`
+	ChecksumSHA1      string   `xml:"ChecksumSHA1,omitempty"`
+	ChecksumSHA256    string   `xml:"ChecksumSHA256,omitempty"`
+	ChecksumType      string   `xml:"ChecksumType,omitempty"`
+}
+
+// completeUpload concatenates the parts' chunk lists into the object: no
+// bytes are read or written.
+func (s *Server) completeUpload(req *request) error {
+	up, err := s.openUpload(req)
+	if err != nil {
+		return err
+	}
+	var c completeRequest
+	if err := readBody(req, 8<<20, &c); err != nil {
+		return err
+	}
+	if len(c.Parts) == 0 {
+		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
+	}
+	numbers := make([]int, len(c.Parts))
+	for i, p := range c.Parts {
+		if i > 0 && p.PartNumber <= c.Parts[i-1].PartNumber {
+			return toS3(branch.ErrInvalidPartOrder)
+		}
+		numbers[i] = p.PartNumber
+	}
+	parts, err := s.b.Parts(req.ctx(), req.repo, req.key, up.ID, numbers)
+	if err != nil {
+		return err
+	}
+	e := *up.Entry
+	content := &manifest.Content{}
+	md5s := make([]string, len(parts))
+	var sums [][]byte
+	var crcParts []checksum.Part
+	for i, p := range parts {
+		want := c.Parts[i]
+		if strings.Trim(want.ETag, `" `) != p.Entry.ETag {
+			return toS3(branch.ErrInvalidPart)
+		}
+		if i < len(parts)-1 && p.Entry.Size < minPartSize {
+			return toS3(branch.ErrEntityTooSmall)
+		}
+		for _, given := range []string{want.ChecksumCRC32, want.ChecksumCRC32C, want.ChecksumCRC64NVME, want.ChecksumSHA1, want.ChecksumSHA256} {
+			if given != "" && given != p.Entry.ChecksumValue {
+				return toS3(branch.ErrInvalidPart)
+			}
+		}
+		pc, err := s.ms.Content(req.ctx(), p.Entry)
+		if err != nil {
+			return err
+		}
+		content.Chunks = append(content.Chunks, pc.Chunks...)
+		content.Parts = append(content.Parts, manifest.Part{Size: p.Entry.Size, Checksum: p.Entry.ChecksumValue})
+		e.Size += p.Entry.Size
+		md5s[i] = p.Entry.ETag
+		if e.ChecksumAlgorithm != "" {
+			if p.Entry.ChecksumAlgorithm != e.ChecksumAlgorithm {
+				return errInvalidRequest(fmt.Sprintf("part %d has no %s checksum", p.Number, e.ChecksumAlgorithm))
+			}
+			raw, err := base64.StdEncoding.DecodeString(p.Entry.ChecksumValue)
+			if err != nil {
+				return err
+			}
+			sums = append(sums, raw)
+			crcParts = append(crcParts, checksum.Part{Sum: raw, Size: p.Entry.Size})
+		}
+	}
+	if e.Size > maxObjectSize {
+		return errEntityTooLarge("Your proposed upload exceeds the maximum allowed object size.")
+	}
+	etag, ok := multipartETag(md5s)
+	if !ok {
+		return errInternal()
+	}
+	e.ETag = etag
+	if e.ChecksumAlgorithm != "" {
+		alg, _ := checksum.Parse(e.ChecksumAlgorithm)
+		if e.ChecksumType == "FULL_OBJECT" {
+			if e.ChecksumValue, err = checksum.CombineCRC(alg, crcParts); err != nil {
+				return err
+			}
+		} else {
+			e.ChecksumValue = checksum.Composite(alg, sums)
+		}
+	}
+	cu := s.chunks.NewUpload()
+	defer cu.Close()
+	cu.Pin(content.Chunks)
+	ch, data := e.SetContent(content)
+	stored, err := s.b.CompleteUpload(req.ctx(), req.repo, req.key, up.ID, &e, writeCondition(req.r.Header), cu, branch.ContentRecord{Hash: ch, Data: data})
+	if err != nil {
+		return err
+	}
+	req.w.Header().Set("x-amz-version-id", stored.VersionID)
+	doc := completeResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key, Bucket: req.bucket, Key: req.key, ETag: quote(stored.ETag)}
+	checksumFields(stored, &doc.ChecksumCRC32, &doc.ChecksumCRC32C, &doc.ChecksumCRC64NVME, &doc.ChecksumSHA1, &doc.ChecksumSHA256, &doc.ChecksumType)
+	return s.writeXML(req, http.StatusOK, doc)
+}
+
+func (s *Server) abortUpload(req *request) error {
+	up, err := s.openUpload(req)
+	if err != nil {
+		return err
+	}
+	if err := s.b.AbortUpload(req.ctx(), req.repo, req.key, up.ID); err != nil {
+		return err
+	}
+	req.started = true
+	req.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type uploadDoc struct {
+	Key               string `xml:"Key"`
+	UploadID          string `xml:"UploadId"`
+	Initiator         *owner `xml:"Initiator"`
+	Owner             *owner `xml:"Owner"`
+	StorageClass      string `xml:"StorageClass"`
+	Initiated         string `xml:"Initiated"`
+	ChecksumAlgorithm string `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string `xml:"ChecksumType,omitempty"`
+}
+
+type listUploadsResult struct {
+	XMLName            xml.Name    `xml:"ListMultipartUploadsResult"`
+	Xmlns              string      `xml:"xmlns,attr"`
+	Bucket             string      `xml:"Bucket"`
+	KeyMarker          string      `xml:"KeyMarker"`
+	UploadIDMarker     string      `xml:"UploadIdMarker"`
+	NextKeyMarker      string      `xml:"NextKeyMarker,omitempty"`
+	NextUploadIDMarker string      `xml:"NextUploadIdMarker,omitempty"`
+	Prefix             string      `xml:"Prefix"`
+	Delimiter          string      `xml:"Delimiter,omitempty"`
+	MaxUploads         int         `xml:"MaxUploads"`
+	EncodingType       string      `xml:"EncodingType,omitempty"`
+	IsTruncated        bool        `xml:"IsTruncated"`
+	Uploads            []uploadDoc `xml:"Upload"`
+	CommonPrefixes     []prefixDoc `xml:"CommonPrefixes"`
+}
+
+func (s *Server) listUploads(req *request) error {
+	q := req.query
+	enc, err := encodingType(q.Get("encoding-type"))
+	if err != nil {
+		return err
+	}
+	max, err := maxKeys(q.Get("max-uploads"), 1000)
+	if err != nil {
+		return err
+	}
+	name, err := s.branchName(req)
+	if err != nil {
+		return err
+	}
+	o := branch.UploadListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), KeyMarker: q.Get("key-marker"),
+		UploadIDMarker: q.Get("upload-id-marker"), MaxUploads: max, Branch: name}
+	res, err := s.b.ListUploads(req.ctx(), req.repo, o)
+	if err != nil {
+		return err
+	}
+	doc := listUploadsResult{Xmlns: s3ns, Bucket: req.bucket, KeyMarker: enc.enc(o.KeyMarker), UploadIDMarker: o.UploadIDMarker,
+		NextKeyMarker: enc.enc(res.NextKeyMarker), NextUploadIDMarker: res.NextUploadIDMarker, Prefix: enc.enc(o.Prefix),
+		Delimiter: enc.enc(o.Delimiter), MaxUploads: max, IsTruncated: res.Truncated}
+	if enc {
+		doc.EncodingType = "url"
+	}
+	for _, u := range res.Uploads {
+		doc.Uploads = append(doc.Uploads, uploadDoc{Key: enc.enc(u.Key), UploadID: u.ID, Initiator: s.ownerDoc(), Owner: s.ownerDoc(),
+			StorageClass: "STANDARD", Initiated: isoTime(u.Created), ChecksumAlgorithm: u.Entry.ChecksumAlgorithm, ChecksumType: u.Entry.ChecksumType})
+	}
+	for _, p := range res.CommonPrefixes {
+		doc.CommonPrefixes = append(doc.CommonPrefixes, prefixDoc{Prefix: enc.enc(p)})
+	}
+	return s.writeXML(req, http.StatusOK, doc)
+}

@@ -1,0 +1,421 @@
+package s3api
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/manifest"
+)
+
+// Size limits of S3.
+const (
+	maxPutSize    = 5 << 30 // single PUT and part
+	minPartSize   = 5 << 20 // every part but the last
+	maxObjectSize = 5 << 40 // 5 TiB
+)
+
+func newMD5() hash.Hash { return md5.New() }
+
+// ingested is a request body stored in the chunk store but not yet
+// referenced by any entry.
+type ingested struct {
+	up      *cas.Upload
+	set     *checksum.Set
+	content *manifest.Content
+	size    int64
+	md5     string
+}
+
+// ingest streams the request body into the chunk store, verifying the
+// payload signature, the declared length and every checksum the client sent
+// before anything is recorded. The caller must Close the upload.
+func (s *Server) ingest(req *request, limit int64) (*ingested, error) {
+	size := req.auth.DecodedLength
+	if size < 0 {
+		return nil, errMissingLength()
+	}
+	if size > limit {
+		return nil, errEntityTooLarge(fmt.Sprintf("Your proposed upload exceeds the maximum allowed size of %d bytes.", limit))
+	}
+	set, err := checksum.FromRequest(req.r.Header)
+	if err != nil {
+		return nil, err
+	}
+	in := &ingested{up: s.chunks.NewUpload(), set: set}
+	body := io.TeeReader(io.LimitReader(req.auth.Body, size+1), set.Writer())
+	refs, n, err := in.up.Ingest(req.ctx(), body)
+	if err != nil {
+		in.up.Close()
+		return nil, err
+	}
+	if n != size {
+		in.up.Close()
+		if n > size {
+			return nil, errInvalidRequest("the body is longer than the declared content length")
+		}
+		return nil, errIncompleteBody("You did not provide the number of bytes specified by the Content-Length HTTP header.")
+	}
+	if err := set.Verify(req.auth.Trailer()); err != nil {
+		in.up.Close()
+		return nil, err
+	}
+	if err := in.up.Sync(req.ctx()); err != nil {
+		in.up.Close()
+		return nil, err
+	}
+	in.content = &manifest.Content{Chunks: refs}
+	in.size = n
+	in.md5 = hex.EncodeToString(set.MD5())
+	return in, nil
+}
+
+// writableBranch fails fast, before a body is read, when the target does
+// not exist or refuses writes.
+func (s *Server) writableBranch(req *request) error {
+	name := req.branch
+	if name == "" {
+		repo, err := s.b.GetRepo(req.ctx(), req.repo)
+		if err != nil {
+			return err
+		}
+		name = repo.DefaultBranch
+	}
+	br, err := s.b.GetBranch(req.ctx(), req.repo, name)
+	if err != nil {
+		return err
+	}
+	if br.Protected {
+		return fmt.Errorf("%s/%s: %w", req.repo, name, branch.ErrProtected)
+	}
+	return nil
+}
+
+func writeCondition(h http.Header) branch.Condition {
+	return branch.Condition{
+		IfMatch:     strings.Trim(h.Get("If-Match"), `"`),
+		IfNoneMatch: strings.Trim(h.Get("If-None-Match"), `"`),
+	}
+}
+
+func (s *Server) putObject(req *request) error {
+	h := req.r.Header
+	if err := rejectUnsupported(h); err != nil {
+		return err
+	}
+	e, err := metaFromHeaders(h)
+	if err != nil {
+		return err
+	}
+	if err := s.writableBranch(req); err != nil {
+		return err
+	}
+	in, err := s.ingest(req, maxPutSize)
+	if err != nil {
+		return err
+	}
+	defer in.up.Close()
+	e.Size, e.ETag = in.size, in.md5
+	if alg, ok := in.set.Algorithm(); ok {
+		e.ChecksumAlgorithm, e.ChecksumValue, e.ChecksumType = string(alg), in.set.Value(), "FULL_OBJECT"
+	}
+	ch, data := e.SetContent(in.content)
+	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, e, writeCondition(h), in.up, branch.ContentRecord{Hash: ch, Data: data})
+	if err != nil {
+		return err
+	}
+	out := req.w.Header()
+	out.Set("ETag", quote(stored.ETag))
+	out.Set("x-amz-version-id", stored.VersionID)
+	setChecksumHeaders(out, stored)
+	req.started = true
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func setChecksumHeaders(h http.Header, e *manifest.Entry) {
+	if e.ChecksumAlgorithm == "" {
+		return
+	}
+	if alg, err := checksum.Parse(e.ChecksumAlgorithm); err == nil {
+		h.Set(alg.Header(), e.ChecksumValue)
+		h.Set("x-amz-checksum-type", e.ChecksumType)
+	}
+}
+
+// resolve finds the entry a GET, HEAD or copy source addresses.
+func (s *Server) resolve(req *request, repo, br, key, vid string) (*manifest.Entry, error) {
+	if vid == "" {
+		e, err := s.b.Get(req.ctx(), repo, br, key)
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	e, marker, err := s.b.GetVersion(req.ctx(), repo, br, key, vid)
+	if errors.Is(err, branch.ErrInvalid) {
+		return nil, errInvalidArgument("Invalid version id specified")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if marker {
+		me := errMethodNotAllowed("The specified method is not allowed against this resource.")
+		me.Header = http.Header{"X-Amz-Delete-Marker": {"true"}, "X-Amz-Version-Id": {vid}}
+		return nil, me
+	}
+	return e, nil
+}
+
+func (s *Server) getObject(req *request, head bool) error {
+	q := req.query
+	e, err := s.resolve(req, req.repo, req.branch, req.key, q.Get("versionId"))
+	if err != nil {
+		return err
+	}
+	h := req.w.Header()
+	if ce := conditions(req.r.Header, e); ce != nil {
+		if ce.Status == http.StatusNotModified {
+			h.Set("ETag", quote(e.ETag))
+			h.Set("Last-Modified", httpTime(e.ModTime))
+		}
+		return ce
+	}
+	content, err := s.ms.Content(req.ctx(), e)
+	if err != nil {
+		return err
+	}
+	rng, partial := byteRange{length: e.Size}, false
+	if pn := q.Get("partNumber"); pn != "" {
+		n, err := strconv.Atoi(pn)
+		if err != nil || n < 1 || n > 10000 {
+			return errInvalidPartNumber()
+		}
+		if len(content.Parts) == 0 {
+			if n != 1 {
+				return errInvalidRange()
+			}
+		} else {
+			if n > len(content.Parts) {
+				return errInvalidRange()
+			}
+			var off int64
+			for _, p := range content.Parts[:n-1] {
+				off += p.Size
+			}
+			rng, partial = byteRange{start: off, length: content.Parts[n-1].Size}, true
+		}
+	} else if v := req.r.Header.Get("Range"); v != "" {
+		r, ok, rerr := parseRange(v, e.Size)
+		if rerr != nil {
+			rerr.Header = http.Header{"Content-Range": {fmt.Sprintf("bytes */%d", e.Size)}}
+			return rerr
+		}
+		if ok {
+			rng, partial = r, true
+		}
+	}
+	setObjectHeaders(h, e)
+	for p, name := range responseOverrides {
+		if v := q.Get(p); v != "" {
+			h.Set(name, v)
+		}
+	}
+	if !partial && strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED") {
+		setChecksumHeaders(h, e)
+	}
+	h.Set("Content-Length", strconv.FormatInt(rng.length, 10))
+	status := http.StatusOK
+	if partial {
+		status = http.StatusPartialContent
+		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", rng.start, rng.start+rng.length-1, e.Size))
+	}
+	req.started = true
+	req.w.WriteHeader(status)
+	if head || rng.length == 0 {
+		return nil
+	}
+	return s.writeContent(req, content, rng)
+}
+
+// writeContent streams the bytes of rng from content's chunks.
+func (s *Server) writeContent(req *request, c *manifest.Content, rng byteRange) error {
+	var off int64
+	end := rng.start + rng.length
+	for _, ref := range c.Chunks {
+		size := int64(ref.Size)
+		if off+size <= rng.start {
+			off += size
+			continue
+		}
+		if off >= end {
+			break
+		}
+		from := max(rng.start-off, 0)
+		to := min(end-off, size)
+		if err := s.chunks.Read(req.ctx(), req.w, ref.Hash, from, to-from); err != nil {
+			return err
+		}
+		off += size
+	}
+	return nil
+}
+
+func (s *Server) deleteObject(req *request) error {
+	var res branch.DeleteResult
+	var err error
+	if vid := req.query.Get("versionId"); vid != "" {
+		res, err = s.b.DeleteVersion(req.ctx(), req.repo, req.branch, req.key, vid)
+		if errors.Is(err, branch.ErrNoSuchVersion) {
+			err, res = nil, branch.DeleteResult{VersionID: vid}
+		}
+	} else {
+		res, err = s.b.Delete(req.ctx(), req.repo, req.branch, req.key, writeCondition(req.r.Header))
+	}
+	if err != nil {
+		return err
+	}
+	h := req.w.Header()
+	if res.VersionID != "" {
+		h.Set("x-amz-version-id", res.VersionID)
+	}
+	if res.DeleteMarker {
+		h.Set("x-amz-delete-marker", "true")
+	}
+	req.started = true
+	req.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=v]",
+// URL-encoded. Within the same repository the source is read from the
+// destination's branch unless the source bucket is a branch alias.
+func (s *Server) copySource(req *request) (repo, br, key, vid string, err error) {
+	v := req.r.Header.Get("x-amz-copy-source")
+	path, query, _ := strings.Cut(v, "?")
+	path = strings.TrimPrefix(path, "/")
+	if path, err = url.PathUnescape(path); err != nil {
+		return "", "", "", "", errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	}
+	bucket, key, ok := strings.Cut(path, "/")
+	if !ok || bucket == "" || key == "" {
+		return "", "", "", "", errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	}
+	if query != "" {
+		qv, perr := url.ParseQuery(query)
+		if perr != nil {
+			return "", "", "", "", errInvalidArgument("malformed x-amz-copy-source query")
+		}
+		vid = qv.Get("versionId")
+	}
+	repo, br = ParseAlias(bucket)
+	if br == "" && repo == req.repo {
+		br = req.branch
+	}
+	return repo, br, key, vid, nil
+}
+
+type copyObjectResult struct {
+	XMLName           xml.Name `xml:"CopyObjectResult"`
+	Xmlns             string   `xml:"xmlns,attr"`
+	LastModified      string   `xml:"LastModified"`
+	ETag              string   `xml:"ETag"`
+	ChecksumCRC32     string   `xml:"ChecksumCRC32,omitempty"`
+	ChecksumCRC32C    string   `xml:"ChecksumCRC32C,omitempty"`
+	ChecksumCRC64NVME string   `xml:"ChecksumCRC64NVME,omitempty"`
+	ChecksumSHA1      string   `xml:"ChecksumSHA1,omitempty"`
+	ChecksumSHA256    string   `xml:"ChecksumSHA256,omitempty"`
+	ChecksumType      string   `xml:"ChecksumType,omitempty"`
+}
+
+// checksumFields fills the Checksum* fields of a response document.
+func checksumFields(e *manifest.Entry, crc32, crc32c, crc64, sha1, sha256, typ *string) {
+	switch e.ChecksumAlgorithm {
+	case "CRC32":
+		*crc32 = e.ChecksumValue
+	case "CRC32C":
+		*crc32c = e.ChecksumValue
+	case "CRC64NVME":
+		*crc64 = e.ChecksumValue
+	case "SHA1":
+		*sha1 = e.ChecksumValue
+	case "SHA256":
+		*sha256 = e.ChecksumValue
+	default:
+		return
+	}
+	*typ = e.ChecksumType
+}
+
+// copyObject makes a new version of the destination that shares the
+// source's content: no bytes are read or written.
+func (s *Server) copyObject(req *request) error {
+	h := req.r.Header
+	if err := rejectUnsupported(h); err != nil {
+		return err
+	}
+	srcRepo, srcBranch, srcKey, srcVid, err := s.copySource(req)
+	if err != nil {
+		return err
+	}
+	if err := s.writableBranch(req); err != nil {
+		return err
+	}
+	src, err := s.resolve(req, srcRepo, srcBranch, srcKey, srcVid)
+	if err != nil {
+		return err
+	}
+	if ce := copyConditions(h, src); ce != nil {
+		return ce
+	}
+	dst := *src
+	dst.VersionID, dst.ModTime = "", 0
+	replace := strings.EqualFold(h.Get("x-amz-metadata-directive"), "REPLACE")
+	if replace {
+		m, err := metaFromHeaders(h)
+		if err != nil {
+			return err
+		}
+		dst.ContentType, dst.Headers, dst.Meta = m.ContentType, m.Headers, m.Meta
+	} else if srcRepo == req.repo && srcBranch == req.branch && srcKey == req.key && srcVid == "" {
+		return errInvalidRequest("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+	}
+	content, err := s.ms.Content(req.ctx(), src)
+	if err != nil {
+		return err
+	}
+	// The new version shares chunks (and the content list) with the source;
+	// pin them so a concurrent sweep cannot take them.
+	up := s.chunks.NewUpload()
+	defer up.Close()
+	up.Pin(content.Chunks)
+	var rec branch.ContentRecord
+	if !src.ContentRef.IsZero() {
+		// Rewriting the (content-addressed) list keeps the new entry
+		// independent of the source's lifetime.
+		rec = branch.ContentRecord{Hash: src.ContentRef, Data: content.Encode()}
+	}
+	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, &dst, writeCondition(h), up, rec)
+	if err != nil {
+		return err
+	}
+	out := req.w.Header()
+	out.Set("x-amz-version-id", stored.VersionID)
+	if src.VersionID != "" {
+		out.Set("x-amz-copy-source-version-id", src.VersionID)
+	}
+	doc := copyObjectResult{Xmlns: s3ns, LastModified: isoTime(stored.ModTime), ETag: quote(stored.ETag)}
+	checksumFields(stored, &doc.ChecksumCRC32, &doc.ChecksumCRC32C, &doc.ChecksumCRC64NVME, &doc.ChecksumSHA1, &doc.ChecksumSHA256, &doc.ChecksumType)
+	return s.writeXML(req, http.StatusOK, doc)
+}

@@ -1,0 +1,350 @@
+package s3api
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/sigv4"
+)
+
+// Credentials are an access key and its secret.
+type Credentials struct {
+	AccessKey string
+	SecretKey string
+}
+
+// Config configures a Server.
+type Config struct {
+	Branches *branch.Service
+	Owner    Credentials
+	// Region is reported by GetBucketLocation; requests may be signed for
+	// any region.
+	Region string
+	// Domains enables virtual-host style: a Host of "BUCKET.DOMAIN" (port
+	// ignored) addresses BUCKET.
+	Domains []string
+	Log     *slog.Logger
+	// Now is the clock for signature checks; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server is the S3 endpoint. It implements http.Handler.
+type Server struct {
+	b       *branch.Service
+	ms      *manifest.Store
+	chunks  *cas.Store
+	owner   Credentials
+	ownerID string
+	region  string
+	domains []string
+	log     *slog.Logger
+	verify  *sigv4.Verifier
+}
+
+// New returns a Server.
+func New(c Config) *Server {
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Region == "" {
+		c.Region = "us-east-1"
+	}
+	sum := sha256.Sum256([]byte("agentnas owner " + c.Owner.AccessKey))
+	s := &Server{
+		b: c.Branches, ms: c.Branches.Manifest(), chunks: c.Branches.Chunks(),
+		owner: c.Owner, ownerID: hex.EncodeToString(sum[:]), region: c.Region,
+		domains: c.Domains, log: c.Log,
+	}
+	s.verify = &sigv4.Verifier{Lookup: s, Now: c.Now}
+	return s
+}
+
+// LookupSecret implements sigv4.SecretLookup for the owner's credentials.
+func (s *Server) LookupSecret(ctx context.Context, accessKey, token string) (string, error) {
+	if subtle.ConstantTimeCompare([]byte(accessKey), []byte(s.owner.AccessKey)) == 1 {
+		if token != "" {
+			return "", fmt.Errorf("owner credentials take no session token: %w", sigv4.ErrInvalidToken)
+		}
+		return s.owner.SecretKey, nil
+	}
+	return "", fmt.Errorf("%s: %w", accessKey, sigv4.ErrUnknownKey)
+}
+
+// request is one parsed S3 request.
+type request struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	id      string
+	auth    *sigv4.Result
+	bucket  string // as addressed (may be an alias)
+	repo    string
+	branch  string // "" means the repository's default
+	key     string
+	hasKey  bool
+	query   url.Values
+	started bool // the response status has been written
+}
+
+func newRequestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := &request{w: w, r: r, id: newRequestID()}
+	h := w.Header()
+	h.Set("x-amz-request-id", req.id)
+	h.Set("x-amz-id-2", req.id)
+	h.Set("Server", "AgentNAS")
+	start := time.Now()
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic in s3 handler", "request_id", req.id, "method", r.Method, "path", r.URL.EscapedPath(), "panic", v)
+			if !req.started {
+				s.writeError(req, errInternal())
+			}
+		}
+	}()
+	err := s.serve(req)
+	if err != nil {
+		s.fail(req, err)
+	}
+	s.log.Debug("s3", "request_id", req.id, "method", r.Method, "path", r.URL.EscapedPath(),
+		"query", r.URL.RawQuery, "dur", time.Since(start), "err", err)
+}
+
+// fail answers with err, or aborts the connection when a response is
+// already under way (so a client never mistakes a truncated body for
+// success).
+func (s *Server) fail(req *request, err error) {
+	e := toS3(err)
+	if e.Status >= 500 && e.Code != "RequestCanceled" {
+		s.log.Error("s3 request failed", "request_id", req.id, "method", req.r.Method,
+			"path", req.r.URL.EscapedPath(), "err", err)
+	}
+	if req.started {
+		panic(http.ErrAbortHandler)
+	}
+	s.writeError(req, e)
+}
+
+func (s *Server) serve(req *request) error {
+	r := req.r
+	if err := s.parseTarget(req); err != nil {
+		return err
+	}
+	res, err := s.verify.Verify(r.Context(), r)
+	if err != nil {
+		return err
+	}
+	req.auth = res
+	defer res.Body.Close()
+	if v := r.Header.Get("x-nas-branch"); v != "" {
+		if !res.Signed("x-nas-branch") {
+			return errUnsignedBranch()
+		}
+		if req.branch != "" && req.branch != v {
+			return errInvalidArgument("x-nas-branch and the bucket alias name different branches")
+		}
+		req.branch = v
+	}
+	if req.branch != "" {
+		if err := branch.ValidBranchName(req.branch); err != nil {
+			return errInvalidArgument(err.Error())
+		}
+	}
+	return s.dispatch(req)
+}
+
+// parseTarget finds bucket and key from the Host header and the raw path.
+func (s *Server) parseTarget(req *request) error {
+	r := req.r
+	raw := r.URL.EscapedPath()
+	if r.URL.RawPath == "" && r.URL.Path != "" {
+		raw = r.URL.EscapedPath()
+	}
+	if !strings.HasPrefix(raw, "/") {
+		return errInvalidRequest("request path must start with /")
+	}
+	path, err := url.PathUnescape(raw[1:])
+	if err != nil {
+		return errInvalidArgument("malformed percent-encoding in the request path")
+	}
+	req.query = r.URL.Query()
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(host)
+	vhost := ""
+	for _, d := range s.domains {
+		if b, ok := strings.CutSuffix(host, "."+d); ok && b != "" {
+			vhost = b
+			break
+		}
+	}
+	if vhost != "" {
+		req.bucket = vhost
+		req.key, req.hasKey = path, path != ""
+	} else {
+		b, k, ok := strings.Cut(path, "/")
+		req.bucket = b
+		req.key, req.hasKey = k, ok && k != ""
+	}
+	if req.bucket != "" {
+		req.repo, req.branch = ParseAlias(req.bucket)
+	}
+	return nil
+}
+
+// unsupported lists subresources we answer with NotImplemented without
+// touching data.
+var unsupported = []string{
+	"accelerate", "analytics", "attributes", "cors", "encryption", "intelligent-tiering",
+	"inventory", "legal-hold", "lifecycle", "logging", "metadataTable", "metrics", "notification",
+	"object-lock", "ownershipControls", "policy", "policyStatus", "publicAccessBlock",
+	"replication", "requestPayment", "restore", "retention", "select", "tagging",
+	"torrent", "website", "renameObject", "session",
+}
+
+func (s *Server) dispatch(req *request) error {
+	r, q := req.r, req.query
+	for _, sub := range unsupported {
+		if q.Has(sub) {
+			return errNotImplemented(fmt.Sprintf("the %q subresource is not implemented by this gateway", sub))
+		}
+	}
+	if req.bucket == "" {
+		if r.Method == http.MethodGet {
+			return s.listBuckets(req)
+		}
+		return errMethodNotAllowed("The specified method is not allowed against this resource.")
+	}
+	if err := branch.ValidRepoName(req.repo); err != nil {
+		if r.Method == http.MethodPut && !req.hasKey {
+			return errInvalidBucketName(err.Error())
+		}
+		return errNoSuchBucket(req.bucket)
+	}
+	if !req.hasKey {
+		return s.dispatchBucket(req)
+	}
+	if len(req.key) > 1024 {
+		return errKeyTooLong()
+	}
+	return s.dispatchObject(req)
+}
+
+func (s *Server) dispatchBucket(req *request) error {
+	r, q := req.r, req.query
+	switch r.Method {
+	case http.MethodGet:
+		switch {
+		case q.Has("versioning"):
+			return s.getVersioning(req)
+		case q.Has("location"):
+			return s.getLocation(req)
+		case q.Has("acl"):
+			return s.getACL(req, "")
+		case q.Has("uploads"):
+			return s.listUploads(req)
+		case q.Has("versions"):
+			return s.listVersions(req)
+		case q.Get("list-type") == "2":
+			return s.listObjects(req, true)
+		}
+		return s.listObjects(req, false)
+	case http.MethodHead:
+		return s.headBucket(req)
+	case http.MethodPut:
+		switch {
+		case q.Has("versioning"):
+			return s.putVersioning(req)
+		case q.Has("acl"):
+			return s.putACL(req)
+		}
+		return s.createBucket(req)
+	case http.MethodDelete:
+		return s.deleteBucket(req)
+	case http.MethodPost:
+		if q.Has("delete") {
+			return s.deleteObjects(req)
+		}
+		return errNotImplemented("POST object uploads (browser forms) are not implemented")
+	}
+	return errMethodNotAllowed("The specified method is not allowed against this resource.")
+}
+
+func (s *Server) dispatchObject(req *request) error {
+	r, q := req.r, req.query
+	switch r.Method {
+	case http.MethodGet:
+		switch {
+		case q.Has("uploadId"):
+			return s.listParts(req)
+		case q.Has("acl"):
+			return s.getACL(req, req.key)
+		}
+		return s.getObject(req, false)
+	case http.MethodHead:
+		return s.getObject(req, true)
+	case http.MethodPut:
+		switch {
+		case q.Has("uploadId") || q.Has("partNumber"):
+			if r.Header.Get("x-amz-copy-source") != "" {
+				return s.uploadPartCopy(req)
+			}
+			return s.uploadPart(req)
+		case q.Has("acl"):
+			return s.putACL(req)
+		case r.Header.Get("x-amz-copy-source") != "":
+			return s.copyObject(req)
+		}
+		return s.putObject(req)
+	case http.MethodDelete:
+		if q.Has("uploadId") {
+			return s.abortUpload(req)
+		}
+		return s.deleteObject(req)
+	case http.MethodPost:
+		switch {
+		case q.Has("uploads"):
+			return s.createUpload(req)
+		case q.Has("uploadId"):
+			return s.completeUpload(req)
+		}
+		return errNotImplemented("this POST operation is not implemented")
+	}
+	return errMethodNotAllowed("The specified method is not allowed against this resource.")
+}
+
+// ctx returns the request's context, cancelled when the client goes away.
+func (req *request) ctx() context.Context { return req.r.Context() }
+
+// isNotFound reports whether err is any not-found.
+func isNotFound(err error) bool { return errors.Is(err, branch.ErrNotFound) }
+
+// Authenticate verifies a request's SigV4 signature with the same rules as
+// S3 requests; the control API uses it so both share one verifier.
+func (s *Server) Authenticate(r *http.Request) (*sigv4.Result, error) {
+	return s.verify.Verify(r.Context(), r)
+}
