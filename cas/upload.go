@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -119,6 +120,31 @@ func (u *Upload) openSegment() error {
 // and hashing plus writing run in two goroutines, so both cores work on a
 // large upload; memory stays bounded by a few ChunkMax buffers.
 func (u *Upload) Ingest(ctx context.Context, r io.Reader) ([]Ref, int64, error) {
+	// Small bodies (most objects) skip the chunker and its buffers: read up
+	// to ChunkMin bytes; if the body ends there it is one chunk.
+	small := smallPool.Get().(*[]byte)
+	defer smallPool.Put(small)
+	n, err := io.ReadFull(r, *small)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		if n == 0 {
+			return nil, 0, nil
+		}
+		ref, err := u.Put(ctx, (*small)[:n])
+		if err != nil {
+			return nil, int64(n), err
+		}
+		return []Ref{ref}, int64(n), nil
+	case err != nil:
+		return nil, int64(n), err
+	}
+	return u.ingestChunked(ctx, io.MultiReader(bytes.NewReader((*small)[:n]), r))
+}
+
+// smallPool holds ChunkMin-sized buffers for the small-body fast path.
+var smallPool = sync.Pool{New: func() any { b := make([]byte, ChunkMin); return &b }}
+
+func (u *Upload) ingestChunked(ctx context.Context, r io.Reader) ([]Ref, int64, error) {
 	scan := bufPool.Get().(*[]byte)
 	defer bufPool.Put(scan)
 	ch, err := chunkers.NewChunkerBuffer(cdcAlgo, r, &chunkers.ChunkerOpts{

@@ -6,17 +6,34 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/y"
+	"github.com/dgraph-io/ristretto/v2/z"
 )
 
 // maxRetries bounds how often Update re-runs a conflicting transaction.
 const maxRetries = 64
 
 // Badger is the embedded DB backed by Badger with synchronous writes.
+//
+// It runs Badger in managed mode and hands out timestamps itself, so that
+// readers never wait for a writer's fsync: a reader's snapshot is the
+// highest commit timestamp below which every commit is durable (the commit
+// watermark), so reads see only durable data and never block, while
+// concurrent writers still share fsyncs through Badger's write batching.
+// (In Badger's own mode every new transaction waits until all commits in
+// flight are written and synced, which serializes reads behind writes.)
 type Badger struct {
-	db *badger.DB
+	db     *badger.DB
+	closer *z.Closer
+
+	mu      sync.Mutex   // guards next and the order of Begin calls on the marks
+	next    uint64       // next commit timestamp
+	commits *y.WaterMark // commit timestamps handed out; DoneUntil is durable
+	reads   *y.WaterMark // read timestamps in use; bounds the discard timestamp
 }
 
 var _ DB = (*Badger)(nil)
@@ -49,15 +66,50 @@ func OpenBadger(dir string, o BadgerOptions) (*Badger, error) {
 	if o.InMemory {
 		opts = opts.WithInMemory(true).WithDir("").WithValueDir("")
 	}
-	db, err := badger.Open(opts)
+	db, err := badger.OpenManaged(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open badger %s: %w", dir, err)
 	}
-	return &Badger{db: db}, nil
+	b := &Badger{db: db, closer: z.NewCloser(2),
+		commits: &y.WaterMark{Name: "kv.commits"}, reads: &y.WaterMark{Name: "kv.reads"}}
+	b.commits.Init(b.closer)
+	b.reads.Init(b.closer)
+	last := db.MaxVersion()
+	b.commits.SetDoneUntil(last)
+	b.reads.SetDoneUntil(last)
+	b.next = last + 1
+	return b, nil
+}
+
+// beginRead returns a snapshot timestamp and registers it as in use.
+func (b *Badger) beginRead() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ts := b.commits.DoneUntil()
+	b.reads.Begin(ts)
+	return ts
+}
+
+// endRead releases a snapshot and lets compaction and conflict tracking
+// forget what no snapshot can see any more.
+func (b *Badger) endRead(ts uint64) {
+	b.reads.Done(ts)
+	b.db.SetDiscardTs(b.reads.DoneUntil())
+}
+
+// beginCommit hands out the next commit timestamp.
+func (b *Badger) beginCommit() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ts := b.next
+	b.next++
+	b.commits.Begin(ts)
+	return ts
 }
 
 // Close flushes and closes the store.
 func (b *Badger) Close() error {
+	b.closer.SignalAndWait()
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("close badger: %w", err)
 	}
@@ -98,9 +150,11 @@ func (b *Badger) View(ctx context.Context, fn func(Reader) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return b.db.View(func(txn *badger.Txn) error {
-		return fn(badgerTxn{txn: txn})
-	})
+	ts := b.beginRead()
+	defer b.endRead(ts)
+	txn := b.db.NewTransactionAt(ts, false)
+	defer txn.Discard()
+	return fn(badgerTxn{txn: txn})
 }
 
 // Update implements DB.
@@ -109,9 +163,7 @@ func (b *Badger) Update(ctx context.Context, fn func(Txn) error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := b.db.Update(func(txn *badger.Txn) error {
-			return fn(badgerTxn{txn: txn})
-		})
+		err := b.update(fn)
 		switch {
 		case err == nil:
 			return nil
@@ -126,9 +178,33 @@ func (b *Badger) Update(ctx context.Context, fn func(Txn) error) error {
 	return ErrConflict
 }
 
+func (b *Badger) update(fn func(Txn) error) error {
+	rts := b.beginRead()
+	defer b.endRead(rts)
+	txn := b.db.NewTransactionAt(rts, true)
+	defer txn.Discard()
+	if err := fn(badgerTxn{txn: txn}); err != nil {
+		return err
+	}
+	cts := b.beginCommit()
+	// With synchronous writes CommitAt returns once the write is durable.
+	err := txn.CommitAt(cts, nil)
+	b.commits.Done(cts)
+	if err != nil {
+		return err
+	}
+	// Read-after-write: the caller's next snapshot must include this commit,
+	// so wait until the watermark (updated asynchronously) passes it.
+	return b.commits.WaitForMark(context.Background(), cts)
+}
+
 // Batch implements DB.
 func (b *Badger) Batch(ctx context.Context) Batch {
-	return &badgerBatch{wb: b.db.NewWriteBatch()}
+	ts := b.beginCommit()
+	return &badgerBatch{wb: b.db.NewWriteBatchAt(ts), done: func() {
+		b.commits.Done(ts)
+		_ = b.commits.WaitForMark(context.Background(), ts)
+	}}
 }
 
 type badgerTxn struct{ txn *badger.Txn }
@@ -222,7 +298,17 @@ func commonPrefix(a, b []byte) []byte {
 	return a[:n]
 }
 
-type badgerBatch struct{ wb *badger.WriteBatch }
+type badgerBatch struct {
+	wb   *badger.WriteBatch
+	done func() // releases the batch's commit timestamp, once
+}
+
+func (w *badgerBatch) release() {
+	if w.done != nil {
+		w.done()
+		w.done = nil
+	}
+}
 
 func (w *badgerBatch) Set(key, value []byte) error {
 	if err := w.wb.Set(append([]byte(nil), key...), append([]byte(nil), value...)); err != nil {
@@ -239,13 +325,17 @@ func (w *badgerBatch) Delete(key []byte) error {
 }
 
 func (w *badgerBatch) Flush() error {
+	defer w.release()
 	if err := w.wb.Flush(); err != nil {
 		return fmt.Errorf("kv batch flush: %w", err)
 	}
 	return nil
 }
 
-func (w *badgerBatch) Cancel() { w.wb.Cancel() }
+func (w *badgerBatch) Cancel() {
+	defer w.release()
+	w.wb.Cancel()
+}
 
 // badgerLogger forwards Badger's warnings and errors to slog and drops its
 // chatty info and debug lines.
