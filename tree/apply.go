@@ -1,0 +1,256 @@
+package tree
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/agentnas/nas/cas"
+)
+
+// Entry is one key and its value.
+type Entry struct {
+	Key, Value []byte
+}
+
+// Edit sets Key to Value or, when Delete is set, removes Key (deleting a
+// missing key is not an error). An empty Value is a value like any other.
+type Edit struct {
+	Key, Value []byte
+	Delete     bool
+}
+
+// SliceEdits returns a sequence over edits, for Apply.
+func SliceEdits(edits []Edit) iter.Seq2[Edit, error] {
+	return func(yield func(Edit, error) bool) {
+		for _, e := range edits {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// SliceEntries returns a sequence over entries, for Build.
+func SliceEntries(entries []Entry) iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		for _, e := range entries {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// ctxCheckEvery is how many loop steps pass between checks of ctx.
+const ctxCheckEvery = 256
+
+// Build writes the tree holding entries, which must come in strictly
+// increasing key order, and returns its root. Memory is bounded by one open
+// node per level and one write batch, whatever the number of entries. The
+// key and value of an entry need only stay valid until the next is asked for.
+func (t *Tree) Build(ctx context.Context, entries iter.Seq2[Entry, error]) (cas.Hash, error) {
+	b := newBuilder(t)
+	defer b.release()
+	var prev []byte
+	first, steps := true, 0
+	for e, err := range entries {
+		if err != nil {
+			return cas.Hash{}, fmt.Errorf("build: %w", err)
+		}
+		if steps++; steps%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return cas.Hash{}, err
+			}
+		}
+		if err := checkKey(e.Key, prev, first); err != nil {
+			return cas.Hash{}, fmt.Errorf("build: %w", err)
+		}
+		prev, first = append(prev[:0], e.Key...), false
+		if err := b.addEntry(ctx, e.Key, e.Value, t.level(e.Key, &b.scratch)); err != nil {
+			return cas.Hash{}, fmt.Errorf("build: %w", err)
+		}
+	}
+	root, err := b.finish(ctx)
+	if err != nil {
+		return cas.Hash{}, fmt.Errorf("build: %w", err)
+	}
+	return root, nil
+}
+
+// short cuts a key for an error message.
+func short(key []byte) []byte {
+	if len(key) > 64 {
+		return key[:64]
+	}
+	return key
+}
+
+func checkKey(key, prev []byte, first bool) error {
+	if len(key) > MaxKeySize {
+		return fmt.Errorf("key of %d bytes: %w", len(key), ErrKeyTooLarge)
+	}
+	if !first && bytes.Compare(key, prev) <= 0 {
+		return fmt.Errorf("key %q after %q: %w", short(key), short(prev), ErrUnsorted)
+	}
+	return nil
+}
+
+// editSource pulls edits and checks their order.
+type editSource struct {
+	next  func() (Edit, error, bool)
+	cur   Edit
+	ok    bool
+	prev  []byte
+	first bool
+}
+
+func (s *editSource) advance() error {
+	e, err, ok := s.next()
+	if !ok {
+		s.ok = false
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := checkKey(e.Key, s.prev, s.first); err != nil {
+		return err
+	}
+	s.prev, s.first = append(s.prev[:0], e.Key...), false
+	s.cur, s.ok = e, true
+	return nil
+}
+
+// keepLimit bounds the set of old node hashes that Apply remembers so as not
+// to write an unchanged node again.
+const keepLimit = 4096
+
+// Apply applies edits, in strictly increasing key order, to the tree root and
+// returns the new root, which is the root Build would give for the resulting
+// set of entries. It reads and writes O(edits × log n) nodes: every old
+// subtree whose key range holds no edit and that starts where a new node
+// starts is referenced whole without being read. New nodes are written in
+// batches, children before parents; if Apply fails, the nodes it wrote are
+// garbage. The key and value of an edit need only stay valid until the next
+// is asked for.
+func (t *Tree) Apply(ctx context.Context, root cas.Hash, edits iter.Seq2[Edit, error]) (cas.Hash, error) {
+	next, stop := iter.Pull2(edits)
+	defer stop()
+	es := &editSource{next: next, first: true}
+	if err := es.advance(); err != nil {
+		return cas.Hash{}, fmt.Errorf("apply: %w", err)
+	}
+	if !es.ok {
+		return root, nil
+	}
+	out, err := t.apply(ctx, root, es)
+	if err != nil {
+		return cas.Hash{}, fmt.Errorf("apply: %w", err)
+	}
+	return out, nil
+}
+
+func (t *Tree) apply(ctx context.Context, root cas.Hash, es *editSource) (cas.Hash, error) {
+	b := newBuilder(t)
+	defer b.release()
+	b.skip = make(map[cas.Hash]struct{}, 16)
+	var old cursor
+	if err := old.init(ctx, t, root); err != nil {
+		return cas.Hash{}, err
+	}
+	remember := func() {
+		if len(b.skip) >= keepLimit {
+			clear(b.skip)
+		}
+		b.skip[old.top().n.hash()] = struct{}{}
+	}
+	if len(old.stack) > 0 {
+		remember()
+	}
+	steps := 0
+	for old.valid() {
+		if steps++; steps%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return cas.Hash{}, err
+			}
+		}
+		f := old.top()
+		k := f.n.keys[f.idx]
+		// Every old key but a node's last has a level known from the shape:
+		// a level-L node ends at the first key whose level is above L, and
+		// a reference's key ended its child, so its level is at least L.
+		lvl := f.n.level
+		if f.idx == len(f.n.keys)-1 {
+			lvl = t.level(k, &b.scratch)
+		}
+		if f.n.level > 0 {
+			cl := f.n.level - 1
+			// Keep the subtree whole if no edit falls in its range: edits up
+			// to the previous key are consumed, so the next edit must be
+			// beyond k, and beyond +inf if the subtree is the last of its
+			// level (its last key does not end it).
+			if b.canKeep(cl) && (!es.ok || (lvl > cl && bytes.Compare(es.cur.Key, k) > 0)) {
+				if err := b.keep(ctx, cl, k, lvl, f.n.kids[f.idx], f.n.counts[f.idx]); err != nil {
+					return cas.Hash{}, err
+				}
+				f.idx++
+				continue
+			}
+			if err := old.descend(ctx); err != nil {
+				return cas.Hash{}, err
+			}
+			remember()
+			continue
+		}
+		// Leaf entry k: merge with the edits.
+		c := 1
+		if es.ok {
+			c = bytes.Compare(es.cur.Key, k)
+		}
+		switch {
+		case c < 0: // edit before k: insert (or delete a missing key)
+			if !es.cur.Delete {
+				if err := b.addEntry(ctx, es.cur.Key, es.cur.Value, t.level(es.cur.Key, &b.scratch)); err != nil {
+					return cas.Hash{}, err
+				}
+			}
+			if err := es.advance(); err != nil {
+				return cas.Hash{}, err
+			}
+		case c == 0: // edit of k
+			if !es.cur.Delete {
+				if err := b.addEntry(ctx, k, es.cur.Value, lvl); err != nil {
+					return cas.Hash{}, err
+				}
+			}
+			f.idx++
+			if err := es.advance(); err != nil {
+				return cas.Hash{}, err
+			}
+		default:
+			if err := b.addEntry(ctx, k, f.n.vals[f.idx], lvl); err != nil {
+				return cas.Hash{}, err
+			}
+			f.idx++
+		}
+	}
+	// Edits beyond the old tree's last key.
+	for ; es.ok; steps++ {
+		if steps%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return cas.Hash{}, err
+			}
+		}
+		if !es.cur.Delete {
+			if err := b.addEntry(ctx, es.cur.Key, es.cur.Value, t.level(es.cur.Key, &b.scratch)); err != nil {
+				return cas.Hash{}, err
+			}
+		}
+		if err := es.advance(); err != nil {
+			return cas.Hash{}, err
+		}
+	}
+	return b.finish(ctx)
+}
