@@ -97,6 +97,24 @@ func (s *Service) Commit(ctx context.Context, repo, branch string, o CommitOptio
 			return manifest.CommitID{}, err
 		}
 	}
+	id, err := s.swapHead(ctx, v, root, maxSeq, sealed, o)
+	if err != nil {
+		return id, err
+	}
+	if sealed != 0 {
+		if err := s.deleteRange(ctx, kv.Prefix(stagePrefix(v.rr.ID, v.br.ID, sealed))); err != nil {
+			s.log.Warn("clearing folded staging", "repo", repo, "branch", branch, "err", err)
+		}
+	}
+	return id, nil
+}
+
+// swapHead stores a commit of root on top of v's head and moves the branch
+// to it, provided the branch has not moved meanwhile; sealed names the
+// staging generation the commit folded (0 for none), which is closed in the
+// same transaction. maxSeq is the highest version sequence the commit
+// includes.
+func (s *Service) swapHead(ctx context.Context, v *view, root cas.Hash, maxSeq, sealed uint64, o CommitOptions) (manifest.CommitID, error) {
 	c := &manifest.Commit{
 		Tree: root, Parents: []manifest.CommitID{v.br.Head},
 		Message: o.Message, Principal: o.Principal, OnBehalfOf: o.OnBehalfOf,
@@ -112,12 +130,12 @@ func (s *Service) Commit(ctx context.Context, repo, branch string, o CommitOptio
 			return err
 		}
 		if br.ID != v.br.ID || br.Head != v.br.Head || br.SealedGen != sealed {
-			return fmt.Errorf("%s/%s moved during commit: %w", repo, br.Name, ErrConflict)
+			return fmt.Errorf("%s/%s moved during commit: %w", v.rr.Name, br.Name, ErrConflict)
 		}
 		br.Head = id
 		br.SealedGen = 0
-		br.CommitSeq = maxSeq
-		ci, _ := json.Marshal(commitInfo{Branch: br.ID, Seq: maxSeq, Lineage: br.Lineage})
+		br.CommitSeq = max(br.CommitSeq, maxSeq)
+		ci, _ := json.Marshal(commitInfo{Branch: br.ID, Seq: br.CommitSeq, Lineage: br.Lineage})
 		if err := txn.Set(commitInfoKey(v.rr.ID, id), ci); err != nil {
 			return err
 		}
@@ -125,11 +143,6 @@ func (s *Service) Commit(ctx context.Context, repo, branch string, o CommitOptio
 	})
 	if err != nil {
 		return manifest.CommitID{}, err
-	}
-	if sealed != 0 {
-		if err := s.deleteRange(ctx, kv.Prefix(stagePrefix(v.rr.ID, v.br.ID, sealed))); err != nil {
-			s.log.Warn("clearing folded staging", "repo", repo, "branch", branch, "err", err)
-		}
 	}
 	return id, nil
 }

@@ -200,11 +200,7 @@ func (b *Badger) update(fn func(Txn) error) error {
 
 // Batch implements DB.
 func (b *Badger) Batch(ctx context.Context) Batch {
-	ts := b.beginCommit()
-	return &badgerBatch{wb: b.db.NewWriteBatchAt(ts), done: func() {
-		b.commits.Done(ts)
-		_ = b.commits.WaitForMark(context.Background(), ts)
-	}}
+	return &badgerBatch{b: b}
 }
 
 type badgerTxn struct{ txn *badger.Txn }
@@ -298,44 +294,61 @@ func commonPrefix(a, b []byte) []byte {
 	return a[:n]
 }
 
+// badgerBatch buffers writes and commits them at Flush under one commit
+// timestamp; taking the timestamp only then means a batch being filled never
+// holds back the commit watermark (which would stall every other writer
+// waiting for it).
 type badgerBatch struct {
-	wb   *badger.WriteBatch
-	done func() // releases the batch's commit timestamp, once
+	b   *Badger
+	ops []batchOp
 }
 
-func (w *badgerBatch) release() {
-	if w.done != nil {
-		w.done()
-		w.done = nil
-	}
+type batchOp struct {
+	key, value []byte
+	del        bool
 }
 
 func (w *badgerBatch) Set(key, value []byte) error {
-	if err := w.wb.Set(append([]byte(nil), key...), append([]byte(nil), value...)); err != nil {
-		return fmt.Errorf("kv batch set: %w", err)
-	}
+	w.ops = append(w.ops, batchOp{key: append([]byte(nil), key...), value: append([]byte(nil), value...)})
 	return nil
 }
 
 func (w *badgerBatch) Delete(key []byte) error {
-	if err := w.wb.Delete(append([]byte(nil), key...)); err != nil {
-		return fmt.Errorf("kv batch delete: %w", err)
-	}
+	w.ops = append(w.ops, batchOp{key: append([]byte(nil), key...), del: true})
 	return nil
 }
 
 func (w *badgerBatch) Flush() error {
-	defer w.release()
-	if err := w.wb.Flush(); err != nil {
+	ops := w.ops
+	w.ops = nil
+	if len(ops) == 0 {
+		return nil
+	}
+	ts := w.b.beginCommit()
+	wb := w.b.db.NewWriteBatchAt(ts)
+	err := func() error {
+		for _, op := range ops {
+			var err error
+			if op.del {
+				err = wb.Delete(op.key)
+			} else {
+				err = wb.Set(op.key, op.value)
+			}
+			if err != nil {
+				wb.Cancel()
+				return err
+			}
+		}
+		return wb.Flush()
+	}()
+	w.b.commits.Done(ts)
+	if err != nil {
 		return fmt.Errorf("kv batch flush: %w", err)
 	}
-	return nil
+	return w.b.commits.WaitForMark(context.Background(), ts)
 }
 
-func (w *badgerBatch) Cancel() {
-	defer w.release()
-	w.wb.Cancel()
-}
+func (w *badgerBatch) Cancel() { w.ops = nil }
 
 // badgerLogger forwards Badger's warnings and errors to slog and drops its
 // chatty info and debug lines.
