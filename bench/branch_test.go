@@ -24,7 +24,7 @@ func newService(b *testing.B) *branch.Service {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	chunks, err := cas.Open(filepath.Join(dir, "chunks"), db, nil)
+	chunks, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func newService(t testing.TB) *branch.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	chunks, err := cas.Open(filepath.Join(dir, "chunks"), db, nil)
+	chunks, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

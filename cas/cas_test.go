@@ -20,7 +20,7 @@ func open(t *testing.T) (*cas.Store, kv.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s, err := cas.Open(filepath.Join(dir, "chunks"), db, nil)
+	s, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,23 +33,37 @@ type Store struct {
 	db    kv.DB
 	dir   string // segment root: dir/<hh>/<id>.seg
 	files *fileCache
-	log   *slog.Logger
+	log    *slog.Logger
+	onSync func(path string)
 
 	mu      sync.Mutex        // guards pins and touched
 	pins    map[Hash]int      // chunks referenced by open Uploads
 	touched map[Hash]struct{} // pins released during a GC cycle; nil outside one
 }
 
+// Options tunes a Store.
+type Options struct {
+	Log *slog.Logger
+	// OnSync, if set, is called after every successful fsync of a segment
+	// file or a segment directory, with its path. Tests use it to check the
+	// durability order; it must be cheap and must not call back into the
+	// Store.
+	OnSync func(path string)
+}
+
 // Open opens the chunk store whose segments live under dir and whose index
 // lives in db.
-func Open(dir string, db kv.DB, log *slog.Logger) (*Store, error) {
+func Open(dir string, db kv.DB, o Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open chunk store: %w", err)
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Store{db: db, dir: dir, files: newFileCache(128), log: log, pins: map[Hash]int{}}, nil
+	if o.OnSync == nil {
+		o.OnSync = func(string) {}
+	}
+	return &Store{db: db, dir: dir, files: newFileCache(128), log: o.Log, onSync: o.OnSync, pins: map[Hash]int{}}, nil
 }
 
 // Close releases open segment files.
@@ -256,3 +270,17 @@ func (s *Store) unpin(hs []Hash) {
 }
 
 func now() int64 { return time.Now().UnixNano() }
+
+// SegmentOf tells, for a kv write of a chunk index record, which segment
+// file holds the chunk; ok is false for other keys and for inline chunks.
+// Tests of the durability order use it.
+func (s *Store) SegmentOf(key, value []byte) (path string, ok bool) {
+	if len(key) != len(keyPrefix)+HashSize || string(key[:len(keyPrefix)]) != keyPrefix {
+		return "", false
+	}
+	rec, err := decodeRecord(value)
+	if err != nil || rec.kind != kindSegment {
+		return "", false
+	}
+	return s.segPath(rec.seg), true
+}

@@ -222,12 +222,15 @@ func (u *Upload) Sync(ctx context.Context) error {
 	if err := u.seg.Sync(); err != nil {
 		return fmt.Errorf("sync segment: %w", err)
 	}
+	u.s.onSync(u.seg.Name())
 	if err := u.seg.Close(); err != nil {
 		return fmt.Errorf("close segment: %w", err)
 	}
-	if err := syncDir(filepath.Dir(u.s.segPath(u.segID))); err != nil {
+	dir := filepath.Dir(u.s.segPath(u.segID))
+	if err := syncDir(dir); err != nil {
 		return err
 	}
+	u.s.onSync(dir)
 	u.synced = true
 	return nil
 }

@@ -232,3 +232,5 @@ func verify(t *testing.T, cl *s3.Client, acked map[string]int) {
 		}
 	}
 }
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

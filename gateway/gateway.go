@@ -25,6 +25,11 @@ type Config struct {
 	Region  string
 	Domains []string
 	Log     *slog.Logger
+	// WrapDB, if set, decorates the kv store every service uses (tracing,
+	// tests).
+	WrapDB func(kv.DB) kv.DB
+	// OnSync is passed to the chunk store (cas.Options.OnSync).
+	OnSync func(path string)
 }
 
 // Gateway is an opened data directory with its handlers.
@@ -45,12 +50,16 @@ func Open(c Config) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	chunks, err := cas.Open(filepath.Join(c.DataDir, "chunks"), db, c.Log)
+	var kdb kv.DB = db
+	if c.WrapDB != nil {
+		kdb = c.WrapDB(db)
+	}
+	chunks, err := cas.Open(filepath.Join(c.DataDir, "chunks"), kdb, cas.Options{Log: c.Log, OnSync: c.OnSync})
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	b := branch.New(db, chunks, c.Log)
+	b := branch.New(kdb, chunks, c.Log)
 	g := &Gateway{DB: db, Chunks: chunks, Branches: b, log: c.Log}
 	g.S3 = s3api.New(s3api.Config{Branches: b, Owner: c.Owner, Region: c.Region, Domains: c.Domains, Log: c.Log})
 	return g, nil

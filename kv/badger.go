@@ -32,6 +32,7 @@ type Badger struct {
 
 	mu      sync.Mutex   // guards next and the order of Begin calls on the marks
 	next    uint64       // next commit timestamp
+	discard uint64       // discard timestamp last given to Badger
 	commits *y.WaterMark // commit timestamps handed out; DoneUntil is durable
 	reads   *y.WaterMark // read timestamps in use; bounds the discard timestamp
 }
@@ -91,10 +92,17 @@ func (b *Badger) beginRead() uint64 {
 }
 
 // endRead releases a snapshot and lets compaction and conflict tracking
-// forget what no snapshot can see any more.
+// forget what no snapshot can see any more. The discard timestamp only
+// ever rises (Badger asserts it).
 func (b *Badger) endRead(ts uint64) {
 	b.reads.Done(ts)
-	b.db.SetDiscardTs(b.reads.DoneUntil())
+	d := b.reads.DoneUntil()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if d > b.discard {
+		b.discard = d
+		b.db.SetDiscardTs(d)
+	}
 }
 
 // beginCommit hands out the next commit timestamp.
@@ -168,6 +176,15 @@ func (b *Badger) Update(ctx context.Context, fn func(Txn) error) error {
 		case err == nil:
 			return nil
 		case errors.Is(err, badger.ErrConflict):
+			// The winner may still be syncing; retry on a snapshot that
+			// includes every commit handed out so far, or the retry would
+			// read the same stale value and conflict again.
+			b.mu.Lock()
+			last := b.next - 1
+			b.mu.Unlock()
+			if err := b.commits.WaitForMark(ctx, last); err != nil {
+				return err
+			}
 			continue
 		case errors.Is(err, badger.ErrTxnTooBig):
 			return fmt.Errorf("%w: %w", ErrTooBig, err)
