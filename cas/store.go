@@ -196,12 +196,14 @@ func (s *Store) Read(ctx context.Context, w io.Writer, h Hash, off, n int64) err
 			return fmt.Errorf("chunk %s: %w", h, err)
 		}
 		sr := io.NewSectionReader(f, rec.off+off, n)
+		buf := copyPool.Get().(*[]byte)
+		defer copyPool.Put(buf)
 		if !whole {
-			_, err = io.Copy(w, sr)
+			_, err = io.CopyBuffer(onlyWriter{w}, sr, *buf)
 			return err
 		}
 		hs := NewHasher()
-		if _, err := io.Copy(io.MultiWriter(w, hs), sr); err != nil {
+		if _, err := io.CopyBuffer(io.MultiWriter(w, hs), sr, *buf); err != nil {
 			return err
 		}
 		if hs.Sum() != h {
@@ -284,3 +286,10 @@ func (s *Store) SegmentOf(key, value []byte) (path string, ok bool) {
 	}
 	return s.segPath(rec.seg), true
 }
+
+// copyPool holds the buffers reads copy through, so streaming a large
+// object makes no garbage.
+var copyPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// onlyWriter hides a ReaderFrom so io.CopyBuffer uses the pooled buffer.
+type onlyWriter struct{ io.Writer }
