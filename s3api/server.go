@@ -178,8 +178,10 @@ func (s *Server) serve(req *request) error {
 // parseTarget finds bucket and key from the Host header and the raw path.
 func (s *Server) parseTarget(req *request) error {
 	r := req.r
-	raw := r.URL.EscapedPath()
-	if r.URL.RawPath == "" && r.URL.Path != "" {
+	// The path exactly as sent (the signature covers it in this form); the
+	// parsed URL may have been normalized.
+	raw, _, _ := strings.Cut(r.RequestURI, "?")
+	if !strings.HasPrefix(raw, "/") {
 		raw = r.URL.EscapedPath()
 	}
 	if !strings.HasPrefix(raw, "/") {
