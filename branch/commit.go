@@ -89,6 +89,9 @@ func (s *Service) Commit(ctx context.Context, repo, branch string, o CommitOptio
 		return manifest.CommitID{}, err
 	}
 
+	if s.foldHook != nil {
+		s.foldHook()
+	}
 	t := s.treeFor(v.rr)
 	root := v.root
 	maxSeq := v.br.CommitSeq

@@ -43,6 +43,10 @@ type Service struct {
 	// that creates tree nodes or commits, so a sweep never deletes a node a
 	// commit is about to reference.
 	gcMu sync.RWMutex
+
+	// foldHook, when set (tests only), runs after a commit sealed its
+	// generation and before it folds it.
+	foldHook func()
 }
 
 // New returns a Service over db and chunks.
