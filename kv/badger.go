@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/y"
@@ -29,6 +28,7 @@ const maxRetries = 64
 type Badger struct {
 	db     *badger.DB
 	closer *z.Closer
+	syncer *syncer // nil in memory
 
 	mu      sync.Mutex   // guards next and the order of Begin calls on the marks
 	next    uint64       // next commit timestamp
@@ -50,7 +50,8 @@ type BadgerOptions struct {
 // OpenBadger opens (creating if needed) a Badger store in dir.
 func OpenBadger(dir string, o BadgerOptions) (*Badger, error) {
 	opts := badger.DefaultOptions(dir).
-		WithSyncWrites(true).
+		// Durability comes from the group-commit syncer, see syncer.go.
+		WithSyncWrites(false).
 		WithLogger(badgerLogger{o.Logger}).
 		WithNumVersionsToKeep(1).
 		// Memory stays modest and flat: the gateway's RSS budget is shared
@@ -60,9 +61,12 @@ func OpenBadger(dir string, o BadgerOptions) (*Badger, error) {
 		WithBlockCacheSize(32 << 20).
 		WithIndexCacheSize(16 << 20).
 		WithValueLogFileSize(256 << 20).
-		// Values above 1 KiB (tree nodes, small chunks) live in the value
-		// log, keeping the LSM small and compactions cheap.
-		WithValueThreshold(1 << 10).
+		// Every value up to Badger's maximum (1 MiB: all tree nodes, inline
+		// chunks and content lists of objects below ~28 GiB) lives in the
+		// LSM, so a commit appends to one log and the value log, whose
+		// garbage collection would delete rewritten data before it is
+		// synced, stays all but unused.
+		WithValueThreshold(1 << 20).
 		WithCompactL0OnClose(false)
 	if o.InMemory {
 		opts = opts.WithInMemory(true).WithDir("").WithValueDir("")
@@ -73,6 +77,9 @@ func OpenBadger(dir string, o BadgerOptions) (*Badger, error) {
 	}
 	b := &Badger{db: db, closer: z.NewCloser(2),
 		commits: &y.WaterMark{Name: "kv.commits"}, reads: &y.WaterMark{Name: "kv.reads"}}
+	if !o.InMemory {
+		b.syncer = newSyncer(dir)
+	}
 	b.commits.Init(b.closer)
 	b.reads.Init(b.closer)
 	last := db.MaxVersion()
@@ -105,6 +112,14 @@ func (b *Badger) endRead(ts uint64) {
 	}
 }
 
+// sync makes every write completed so far durable.
+func (b *Badger) sync() error {
+	if b.syncer == nil {
+		return nil
+	}
+	return b.syncer.wait()
+}
+
 // beginCommit hands out the next commit timestamp.
 func (b *Badger) beginCommit() uint64 {
 	b.mu.Lock()
@@ -118,39 +133,21 @@ func (b *Badger) beginCommit() uint64 {
 // Close flushes and closes the store.
 func (b *Badger) Close() error {
 	b.closer.SignalAndWait()
+	if b.syncer != nil {
+		defer b.syncer.close()
+	}
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("close badger: %w", err)
 	}
 	return nil
 }
 
-// GC reclaims value-log space; it runs until no more files are worth
-// rewriting or ctx ends.
-func (b *Badger) GC(ctx context.Context) error {
-	for ctx.Err() == nil {
-		err := b.db.RunValueLogGC(0.5)
-		if errors.Is(err, badger.ErrNoRewrite) || errors.Is(err, badger.ErrRejected) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("value log gc: %w", err)
-		}
-	}
-	return ctx.Err()
-}
-
-// Run performs periodic value-log garbage collection until ctx ends.
+// Run performs background maintenance until ctx ends. Badger compacts
+// its LSM on its own; value-log garbage collection is deliberately never
+// run (see the value threshold in OpenBadger), so there is nothing else to
+// do yet.
 func (b *Badger) Run(ctx context.Context) {
-	t := time.NewTicker(5 * time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			_ = b.GC(ctx)
-		}
-	}
+	<-ctx.Done()
 }
 
 // View implements DB.
@@ -204,8 +201,11 @@ func (b *Badger) update(fn func(Txn) error) error {
 		return err
 	}
 	cts := b.beginCommit()
-	// With synchronous writes CommitAt returns once the write is durable.
 	err := txn.CommitAt(cts, nil)
+	if err == nil {
+		err = b.sync()
+	}
+	// Only now may snapshots include the commit: reads see durable data.
 	b.commits.Done(cts)
 	if err != nil {
 		return err
@@ -356,7 +356,10 @@ func (w *badgerBatch) Flush() error {
 				return err
 			}
 		}
-		return wb.Flush()
+		if err := wb.Flush(); err != nil {
+			return err
+		}
+		return w.b.sync()
 	}()
 	w.b.commits.Done(ts)
 	if err != nil {

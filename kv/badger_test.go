@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func open(t *testing.T) *Badger {
+func open(t testing.TB) *Badger {
 	t.Helper()
 	db, err := OpenBadger(t.TempDir(), BadgerOptions{})
 	if err != nil {
@@ -18,10 +18,19 @@ func open(t *testing.T) *Badger {
 	return db
 }
 
-func TestSyncWritesOn(t *testing.T) {
-	// Acknowledged writes rely on Badger syncing before Commit returns.
-	if !open(t).db.Opts().SyncWrites {
-		t.Fatal("Badger must run with synchronous writes")
+// TestCommitSyncs: every Update waits for a sync round that began after
+// its write (Badger itself runs with asynchronous writes).
+func TestCommitSyncs(t *testing.T) {
+	db := open(t)
+	before := db.syncer.finished
+	if err := db.Update(context.Background(), func(txn Txn) error { return txn.Set([]byte("a"), []byte("b")) }); err != nil {
+		t.Fatal(err)
+	}
+	if db.syncer.finished <= before {
+		t.Fatal("an Update returned without a sync round")
+	}
+	if db.db.Opts().ValueThreshold < 1<<20 {
+		t.Fatal("values must stay out of the value log (its GC is unsafe without synchronous writes)")
 	}
 }
 
