@@ -26,8 +26,14 @@ const (
 	cdcAlgo     = "fastcdc-v1.0.0"
 )
 
-// bufPool holds ChunkMax-sized buffers for chunkers and chunks in flight.
+// bufPool holds ChunkMax-sized buffers for chunks in flight.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, ChunkMax); return &b }}
+
+// scanPool holds the chunker's read-ahead window. Four times ChunkMax keeps
+// the in-place compaction the chunker does when its window runs out to a
+// fraction of the bytes read (with a ChunkMax window it would move about
+// three bytes for every byte chunked).
+var scanPool = sync.Pool{New: func() any { b := make([]byte, 4*ChunkMax); return &b }}
 
 // Upload is one write session. Put and Ingest add chunks; Sync makes new
 // segment data durable; Record writes the index records into the caller's
@@ -145,8 +151,8 @@ func (u *Upload) Ingest(ctx context.Context, r io.Reader) ([]Ref, int64, error) 
 var smallPool = sync.Pool{New: func() any { b := make([]byte, ChunkMin); return &b }}
 
 func (u *Upload) ingestChunked(ctx context.Context, r io.Reader) ([]Ref, int64, error) {
-	scan := bufPool.Get().(*[]byte)
-	defer bufPool.Put(scan)
+	scan := scanPool.Get().(*[]byte)
+	defer scanPool.Put(scan)
 	ch, err := chunkers.NewChunkerBuffer(cdcAlgo, r, &chunkers.ChunkerOpts{
 		MinSize: ChunkMin, NormalSize: ChunkNormal, MaxSize: ChunkMax,
 	}, *scan)
