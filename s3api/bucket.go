@@ -57,6 +57,11 @@ func (s *Server) headBucket(req *request) error {
 
 func (s *Server) createBucket(req *request) error {
 	if req.branch != "" {
+		// Clients (rclone) create a bucket before writing to it and accept
+		// "already yours": an existing branch answers so.
+		if _, err := s.b.GetBranch(req.ctx(), req.repo, req.branch); err == nil {
+			return toS3(branch.ErrRepoExists)
+		}
 		return errInvalidBucketName("a branch alias cannot be created with CreateBucket; fork with `nas branch create` (" + aliasExample + ")")
 	}
 	if err := readBody(req, 64<<10, nil); err != nil {
