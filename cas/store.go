@@ -30,9 +30,9 @@ type Ref struct {
 
 // Store is the chunk store: an index in kv plus segment files in a directory.
 type Store struct {
-	db    kv.DB
-	dir   string // segment root: dir/<hh>/<id>.seg
-	files *fileCache
+	db     kv.DB
+	dir    string // segment root: dir/<hh>/<id>.seg
+	files  *fileCache
 	log    *slog.Logger
 	onSync func(path string)
 

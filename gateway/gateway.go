@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentnas/nas/branch"
@@ -124,11 +125,24 @@ func Serve(ctx context.Context, h http.Handler, o ServeOptions, log *slog.Logger
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	// Connections that were opened but never sent a request count as busy
+	// to Shutdown for five seconds; track them so shutdown can close them.
+	var mu sync.Mutex // guards fresh
+	fresh := map[net.Conn]bool{}
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ConnState: func(c net.Conn, st http.ConnState) {
+			mu.Lock()
+			defer mu.Unlock()
+			if st == http.StateNew {
+				fresh[c] = true
+			} else {
+				delete(fresh, c)
+			}
+		},
 	}
 	if useTLS {
 		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
@@ -151,6 +165,15 @@ func Serve(ctx context.Context, h http.Handler, o ServeOptions, log *slog.Logger
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	go func() {
+		// Shutdown stops the listener first; then no connection turns new.
+		time.Sleep(50 * time.Millisecond)
+		mu.Lock()
+		for c := range fresh {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}

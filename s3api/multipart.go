@@ -445,6 +445,9 @@ func (s *Server) completeUpload(req *request) error {
 			e.ChecksumValue = checksum.Composite(alg, sums)
 		}
 	}
+	if err := checkStatedChecksum(req.r.Header, &e); err != nil {
+		return err
+	}
 	cu := s.chunks.NewUpload()
 	defer cu.Close()
 	cu.Pin(content.Chunks)
@@ -534,4 +537,26 @@ func (s *Server) listUploads(req *request) error {
 		doc.CommonPrefixes = append(doc.CommonPrefixes, prefixDoc{Prefix: enc.enc(p)})
 	}
 	return s.writeXML(req, http.StatusOK, doc)
+}
+
+// checkStatedChecksum compares the whole-object checksum a client may state
+// on CompleteMultipartUpload with the one computed from the parts.
+func checkStatedChecksum(h http.Header, e *manifest.Entry) error {
+	if typ := h.Get("x-amz-checksum-type"); typ != "" && e.ChecksumType != "" && !strings.EqualFold(typ, e.ChecksumType) {
+		return errInvalidRequest(fmt.Sprintf("The upload was created with checksum type %s, not %s", e.ChecksumType, typ))
+	}
+	for _, alg := range checksum.Algorithms {
+		stated := h.Get(alg.Header())
+		if stated == "" {
+			continue
+		}
+		if string(alg) != e.ChecksumAlgorithm {
+			return errInvalidRequest(fmt.Sprintf("The upload was created with checksum algorithm %q, not %s", e.ChecksumAlgorithm, alg))
+		}
+		want, _, _ := strings.Cut(e.ChecksumValue, "-")
+		if got, _, _ := strings.Cut(stated, "-"); got != want {
+			return &checksum.MismatchError{Algorithm: alg}
+		}
+	}
+	return nil
 }
