@@ -7,10 +7,12 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentnas/nas/api"
+	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gateway"
 )
 
@@ -21,6 +23,8 @@ type serveOptions struct {
 	region          string
 	domains         []string
 	logLevel        string
+	gcInterval      time.Duration
+	retention       time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -42,6 +46,8 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.region, "region", "us-east-1", "region reported to S3 clients (any region is accepted in signatures)")
 	f.StringSliceVar(&o.domains, "domain", []string{"localhost"}, "domain for virtual-host style requests (BUCKET.DOMAIN)")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.DurationVar(&o.gcInterval, "gc-interval", 6*time.Hour, "run garbage collection this often (0 disables; `nas gc` runs it on demand)")
+	f.DurationVar(&o.retention, "retention", branch.DefaultRetention, "keep history (commits and versions) younger than this")
 	return cmd
 }
 
@@ -64,6 +70,9 @@ func runServe(ctx context.Context, o serveOptions) error {
 	}
 	defer g.Close()
 	go g.DB.Run(ctx)
+	if o.gcInterval > 0 {
+		go collectEvery(ctx, g, o, log)
+	}
 	handler := g.Handler(api.New(g.Branches, g.S3, log))
 	scheme := "http"
 	if o.tlsCert != "" {
@@ -80,4 +89,24 @@ func runServe(ctx context.Context, o serveOptions) error {
 			}
 		},
 	}, log)
+}
+
+// collectEvery runs garbage collection periodically until ctx ends.
+func collectEvery(ctx context.Context, g *gateway.Gateway, o serveOptions, log *slog.Logger) {
+	t := time.NewTicker(o.gcInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st, err := g.Branches.Collect(ctx, branch.GCOptions{Retention: o.retention})
+		if err != nil {
+			log.Error("garbage collection", "err", err)
+			continue
+		}
+		log.Info("garbage collection", "chunks", st.Chunks.Chunks, "bytes", st.Chunks.Bytes+st.Chunks.SegmentBytes,
+			"nodes", st.Nodes, "expired_commits", st.ExpiredCommits, "expired_versions", st.Versions, "uploads", st.Uploads)
+	}
 }
