@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/agentnas/nas/nastest"
 )
@@ -27,8 +29,10 @@ func client(srv *nastest.Server) *s3.Client {
 		UsePathStyle: true,
 		Credentials:  credentials.NewStaticCredentialsProvider(nastest.AccessKey, nastest.SecretKey, ""),
 		HTTPClient:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
-		// Measure the server, not the client's checksum: send the body as is.
+		// Measure the server, not the client's hashing: no checksum and an
+		// unsigned payload, so the SDK does not SHA-256 the body first.
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+		APIOptions:                 []func(*middleware.Stack) error{v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware},
 	})
 }
 
