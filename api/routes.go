@@ -180,18 +180,7 @@ func (h *Handler) repoList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []RepoJSON{}
-	next := ""
-	for _, r := range repos {
-		if r.Name <= a.Cursor {
-			continue
-		}
-		if len(out) == limit {
-			next = out[len(out)-1].Name
-			break
-		}
-		out = append(out, repoJSON(&r))
-	}
+	out, next := pageOf(repos, a.Cursor, limit, func(r *branch.Repo) string { return r.Name }, repoJSON)
 	return map[string]any{"repos": out, "next_cursor": next}, nil
 }
 
@@ -259,18 +248,7 @@ func (h *Handler) branchList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []BranchJSON{}
-	next := ""
-	for i := range bs {
-		if bs[i].Name <= a.Cursor {
-			continue
-		}
-		if len(out) == limit {
-			next = out[len(out)-1].Name
-			break
-		}
-		out = append(out, branchJSON(&bs[i]))
-	}
+	out, next := pageOf(bs, a.Cursor, limit, func(b *branch.Branch) string { return b.Name }, branchJSON)
 	return map[string]any{"branches": out, "next_cursor": next}, nil
 }
 
@@ -361,6 +339,23 @@ func (h *Handler) commitLog(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"commits": out, "next_cursor": next}, nil
+}
+
+// pageOf returns up to limit items named after cursor, in order, and the
+// cursor of the next page ("" when this is the last).
+func pageOf[T, J any](items []T, cursor string, limit int, name func(*T) string, toJSON func(*T) J) ([]J, string) {
+	out := []J{}
+	for i := range items {
+		n := name(&items[i])
+		if n <= cursor {
+			continue
+		}
+		if len(out) == limit {
+			return out, name(&items[i-1])
+		}
+		out = append(out, toJSON(&items[i]))
+	}
+	return out, ""
 }
 
 // errPageFull ends a streamed page.

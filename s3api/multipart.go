@@ -162,16 +162,11 @@ func hasChecksumHeader(h http.Header) bool {
 }
 
 type copyPartResult struct {
-	XMLName           xml.Name `xml:"CopyPartResult"`
-	Xmlns             string   `xml:"xmlns,attr"`
-	LastModified      string   `xml:"LastModified"`
-	ETag              string   `xml:"ETag"`
-	ChecksumCRC32     string   `xml:"ChecksumCRC32,omitempty"`
-	ChecksumCRC32C    string   `xml:"ChecksumCRC32C,omitempty"`
-	ChecksumCRC64NVME string   `xml:"ChecksumCRC64NVME,omitempty"`
-	ChecksumSHA1      string   `xml:"ChecksumSHA1,omitempty"`
-	ChecksumSHA256    string   `xml:"ChecksumSHA256,omitempty"`
-	ChecksumType      string   `xml:"-"`
+	XMLName      xml.Name `xml:"CopyPartResult"`
+	Xmlns        string   `xml:"xmlns,attr"`
+	LastModified string   `xml:"LastModified"`
+	ETag         string   `xml:"ETag"`
+	checksumDoc
 }
 
 // uploadPartCopy makes a part from a range of an existing object. Whole
@@ -268,21 +263,17 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if src.VersionID != "" {
 		req.w.Header().Set("x-amz-copy-source-version-id", src.VersionID)
 	}
-	doc := copyPartResult{Xmlns: s3ns, LastModified: isoTime(part.ModTime), ETag: quote(part.ETag)}
-	checksumFields(part, &doc.ChecksumCRC32, &doc.ChecksumCRC32C, &doc.ChecksumCRC64NVME, &doc.ChecksumSHA1, &doc.ChecksumSHA256, &doc.ChecksumType)
+	doc := copyPartResult{Xmlns: s3ns, LastModified: isoTime(part.ModTime), ETag: quote(part.ETag), checksumDoc: checksumsOf(part)}
+	doc.ChecksumType = "" // parts have no checksum type
 	return s.writeXML(req, http.StatusOK, doc)
 }
 
 type partDoc struct {
-	PartNumber        int    `xml:"PartNumber"`
-	LastModified      string `xml:"LastModified"`
-	ETag              string `xml:"ETag"`
-	Size              int64  `xml:"Size"`
-	ChecksumCRC32     string `xml:"ChecksumCRC32,omitempty"`
-	ChecksumCRC32C    string `xml:"ChecksumCRC32C,omitempty"`
-	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
-	ChecksumSHA1      string `xml:"ChecksumSHA1,omitempty"`
-	ChecksumSHA256    string `xml:"ChecksumSHA256,omitempty"`
+	PartNumber   int    `xml:"PartNumber"`
+	LastModified string `xml:"LastModified"`
+	ETag         string `xml:"ETag"`
+	Size         int64  `xml:"Size"`
+	checksumDoc
 }
 
 type listPartsResult struct {
@@ -327,9 +318,8 @@ func (s *Server) listParts(req *request) error {
 		Owner: s.ownerDoc(), StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: max, IsTruncated: truncated,
 		ChecksumAlgorithm: up.Entry.ChecksumAlgorithm, ChecksumType: up.Entry.ChecksumType}
 	for _, p := range parts {
-		d := partDoc{PartNumber: p.Number, LastModified: isoTime(p.Entry.ModTime), ETag: quote(p.Entry.ETag), Size: p.Entry.Size}
-		var typ string
-		checksumFields(p.Entry, &d.ChecksumCRC32, &d.ChecksumCRC32C, &d.ChecksumCRC64NVME, &d.ChecksumSHA1, &d.ChecksumSHA256, &typ)
+		d := partDoc{PartNumber: p.Number, LastModified: isoTime(p.Entry.ModTime), ETag: quote(p.Entry.ETag), Size: p.Entry.Size, checksumDoc: checksumsOf(p.Entry)}
+		d.ChecksumType = ""
 		doc.Parts = append(doc.Parts, d)
 		doc.NextPartNumberMarker = p.Number
 	}
@@ -350,18 +340,13 @@ type completeRequest struct {
 }
 
 type completeResult struct {
-	XMLName           xml.Name `xml:"CompleteMultipartUploadResult"`
-	Xmlns             string   `xml:"xmlns,attr"`
-	Location          string   `xml:"Location"`
-	Bucket            string   `xml:"Bucket"`
-	Key               string   `xml:"Key"`
-	ETag              string   `xml:"ETag"`
-	ChecksumCRC32     string   `xml:"ChecksumCRC32,omitempty"`
-	ChecksumCRC32C    string   `xml:"ChecksumCRC32C,omitempty"`
-	ChecksumCRC64NVME string   `xml:"ChecksumCRC64NVME,omitempty"`
-	ChecksumSHA1      string   `xml:"ChecksumSHA1,omitempty"`
-	ChecksumSHA256    string   `xml:"ChecksumSHA256,omitempty"`
-	ChecksumType      string   `xml:"ChecksumType,omitempty"`
+	XMLName  xml.Name `xml:"CompleteMultipartUploadResult"`
+	Xmlns    string   `xml:"xmlns,attr"`
+	Location string   `xml:"Location"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	ETag     string   `xml:"ETag"`
+	checksumDoc
 }
 
 // completeUpload concatenates the parts' chunk lists into the object: no
@@ -457,8 +442,7 @@ func (s *Server) completeUpload(req *request) error {
 		return err
 	}
 	req.w.Header().Set("x-amz-version-id", stored.VersionID)
-	doc := completeResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key, Bucket: req.bucket, Key: req.key, ETag: quote(stored.ETag)}
-	checksumFields(stored, &doc.ChecksumCRC32, &doc.ChecksumCRC32C, &doc.ChecksumCRC64NVME, &doc.ChecksumSHA1, &doc.ChecksumSHA256, &doc.ChecksumType)
+	doc := completeResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key, Bucket: req.bucket, Key: req.key, ETag: quote(stored.ETag), checksumDoc: checksumsOf(stored)}
 	return s.writeXML(req, http.StatusOK, doc)
 }
 

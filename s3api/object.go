@@ -327,35 +327,42 @@ func (s *Server) copySource(req *request) (repo, br, key, vid string, err error)
 }
 
 type copyObjectResult struct {
-	XMLName           xml.Name `xml:"CopyObjectResult"`
-	Xmlns             string   `xml:"xmlns,attr"`
-	LastModified      string   `xml:"LastModified"`
-	ETag              string   `xml:"ETag"`
-	ChecksumCRC32     string   `xml:"ChecksumCRC32,omitempty"`
-	ChecksumCRC32C    string   `xml:"ChecksumCRC32C,omitempty"`
-	ChecksumCRC64NVME string   `xml:"ChecksumCRC64NVME,omitempty"`
-	ChecksumSHA1      string   `xml:"ChecksumSHA1,omitempty"`
-	ChecksumSHA256    string   `xml:"ChecksumSHA256,omitempty"`
-	ChecksumType      string   `xml:"ChecksumType,omitempty"`
+	XMLName      xml.Name `xml:"CopyObjectResult"`
+	Xmlns        string   `xml:"xmlns,attr"`
+	LastModified string   `xml:"LastModified"`
+	ETag         string   `xml:"ETag"`
+	checksumDoc
 }
 
-// checksumFields fills the Checksum* fields of a response document.
-func checksumFields(e *manifest.Entry, crc32, crc32c, crc64, sha1, sha256, typ *string) {
+// checksumDoc holds the Checksum* elements of response documents.
+type checksumDoc struct {
+	ChecksumCRC32     string `xml:"ChecksumCRC32,omitempty"`
+	ChecksumCRC32C    string `xml:"ChecksumCRC32C,omitempty"`
+	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
+	ChecksumSHA1      string `xml:"ChecksumSHA1,omitempty"`
+	ChecksumSHA256    string `xml:"ChecksumSHA256,omitempty"`
+	ChecksumType      string `xml:"ChecksumType,omitempty"`
+}
+
+// checksumsOf returns e's checksum as response elements.
+func checksumsOf(e *manifest.Entry) checksumDoc {
+	var d checksumDoc
 	switch e.ChecksumAlgorithm {
 	case "CRC32":
-		*crc32 = e.ChecksumValue
+		d.ChecksumCRC32 = e.ChecksumValue
 	case "CRC32C":
-		*crc32c = e.ChecksumValue
+		d.ChecksumCRC32C = e.ChecksumValue
 	case "CRC64NVME":
-		*crc64 = e.ChecksumValue
+		d.ChecksumCRC64NVME = e.ChecksumValue
 	case "SHA1":
-		*sha1 = e.ChecksumValue
+		d.ChecksumSHA1 = e.ChecksumValue
 	case "SHA256":
-		*sha256 = e.ChecksumValue
+		d.ChecksumSHA256 = e.ChecksumValue
 	default:
-		return
+		return d
 	}
-	*typ = e.ChecksumType
+	d.ChecksumType = e.ChecksumType
+	return d
 }
 
 // copyObject makes a new version of the destination that shares the
@@ -415,7 +422,6 @@ func (s *Server) copyObject(req *request) error {
 	if src.VersionID != "" {
 		out.Set("x-amz-copy-source-version-id", src.VersionID)
 	}
-	doc := copyObjectResult{Xmlns: s3ns, LastModified: isoTime(stored.ModTime), ETag: quote(stored.ETag)}
-	checksumFields(stored, &doc.ChecksumCRC32, &doc.ChecksumCRC32C, &doc.ChecksumCRC64NVME, &doc.ChecksumSHA1, &doc.ChecksumSHA256, &doc.ChecksumType)
+	doc := copyObjectResult{Xmlns: s3ns, LastModified: isoTime(stored.ModTime), ETag: quote(stored.ETag), checksumDoc: checksumsOf(stored)}
 	return s.writeXML(req, http.StatusOK, doc)
 }
