@@ -1,0 +1,292 @@
+package lease
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentnas/nas/kv"
+)
+
+func newStore(t *testing.T) *Store {
+	t.Helper()
+	db, err := kv.OpenBadger(t.TempDir(), kv.BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s, err := Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func rw(paths ...string) []Rule {
+	var out []Rule
+	for _, p := range paths {
+		out = append(out, Rule{Path: p, Actions: []Action{List, Read, Write}})
+	}
+	return out
+}
+
+func TestIssueResolveRevoke(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	l, cred, err := s.Issue(ctx, Request{Repo: "data", Branch: "cleo/run-1", Role: "cleo", View: rw("/shared/launch/**")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(cred.SessionToken, cred.SecretAccessKey) {
+		t.Fatal("the secret appears in the session token")
+	}
+	payload, _ := base64.RawURLEncoding.DecodeString(strings.Split(cred.SessionToken, ".")[1])
+	if strings.Contains(string(payload), cred.SecretAccessKey) {
+		t.Fatal("the secret appears in the token's claims")
+	}
+	got, secret, err := s.Resolve(ctx, cred.AccessKeyID, cred.SessionToken)
+	if err != nil || secret != cred.SecretAccessKey || got.ID != l.ID {
+		t.Fatalf("resolve: %v", err)
+	}
+	if l.Paths[0] != "shared/launch/**" || l.ExpiresAt.Sub(l.IssuedAt) != DefaultTTL {
+		t.Fatalf("lease: %+v", l)
+	}
+	// Forged and foreign tokens.
+	for name, tok := range map[string]string{
+		"empty":     "",
+		"garbage":   "x.y.z",
+		"alg none":  noneToken(l),
+		"other key": otherKeyToken(t, l),
+		"edited":    editClaims(cred.SessionToken),
+	} {
+		if _, _, err := s.Resolve(ctx, cred.AccessKeyID, tok); !errors.Is(err, ErrBadToken) {
+			t.Errorf("%s token: %v", name, err)
+		}
+	}
+	if _, _, err := s.Resolve(ctx, "ASIAOTHER", cred.SessionToken); !errors.Is(err, ErrBadToken) {
+		t.Errorf("token with another access key: %v", err)
+	}
+	// Child, then revoke the parent: the child dies too.
+	child, ccred, err := s.Issue(ctx, Request{Repo: "data", Branch: "cleo/run-1", View: []Rule{{Path: "shared/launch/notes/**", Actions: []Action{Read}}}, Parent: got})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if child.Parent == nil || *child.Parent != l.ID || child.Run != l.Run {
+		t.Fatalf("child: %+v", child)
+	}
+	ids, err := s.Revoke(ctx, l.ID)
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("revoke: %v %v", ids, err)
+	}
+	if _, _, err := s.Resolve(ctx, ccred.AccessKeyID, ccred.SessionToken); !errors.Is(err, ErrRevoked) {
+		t.Fatalf("child after parent revoked: %v", err)
+	}
+	if _, _, err := s.Resolve(ctx, cred.AccessKeyID, cred.SessionToken); !errors.Is(err, ErrRevoked) {
+		t.Fatalf("replayed after revoke: %v", err)
+	}
+	if _, _, err := s.Issue(ctx, Request{Repo: "data", Branch: "cleo/run-1", View: rw("shared/launch/**"), Parent: got}); err == nil {
+		t.Fatal("a revoked lease minted a child")
+	}
+}
+
+func noneToken(l *Lease) string {
+	tok, _ := jwt.NewWithClaims(jwt.SigningMethodNone, claims{Lease: l.ID, RegisteredClaims: jwt.RegisteredClaims{Issuer: issuer, Subject: l.AccessKeyID}}).
+		SignedString(jwt.UnsafeAllowNoneSignatureType)
+	return tok
+}
+
+func otherKeyToken(t *testing.T, l *Lease) string {
+	k := &keys{Token: []byte("not the gateway's key, 32 bytes!")}
+	tok, err := k.token(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// editClaims swaps the lease ID in the payload without re-signing.
+func editClaims(tok string) string {
+	parts := strings.Split(tok, ".")
+	p, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	p = []byte(strings.Replace(string(p), `"lid":"lse_`, `"lid":"lse_x`, 1))
+	parts[1] = base64.RawURLEncoding.EncodeToString(p)
+	return strings.Join(parts, ".")
+}
+
+func TestExpiry(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	now := time.Now()
+	s.SetClock(func() time.Time { return now })
+	_, cred, err := s.Issue(ctx, Request{Repo: "data", Branch: "b", View: rw("**"), TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Hour)
+	if _, _, err := s.Resolve(ctx, cred.AccessKeyID, cred.SessionToken); !errors.Is(err, ErrExpired) {
+		t.Fatalf("expired lease: %v", err)
+	}
+	if _, _, err := s.Issue(ctx, Request{Repo: "data", Branch: "b", View: rw("**"), TTL: 25 * time.Hour}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("ttl over 24h: %v", err)
+	}
+}
+
+func TestChildNeverWider(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	p, _, err := s.Issue(ctx, Request{Repo: "data", Branch: "b", TTL: time.Hour, Budgets: Budgets{BytesRead: 1000},
+		View: []Rule{{Path: "a/**", Actions: []Action{Read, List}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]Request{
+		"path":     {View: []Rule{{Path: "b/**", Actions: []Action{Read}}}},
+		"glob":     {View: []Rule{{Path: "**", Actions: []Action{Read}}}},
+		"action":   {View: []Rule{{Path: "a/x", Actions: []Action{Write}}}},
+		"expiry":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, TTL: 0},
+		"budget":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Budgets: Budgets{BytesRead: 2000}},
+		"branch":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Branch: "other"},
+		"egress":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Egress: true},
+		"secret":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, SensitivityMax: "secret"},
+		"repo":     {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Repo: "other"},
+	} {
+		if r.Repo == "" {
+			r.Repo = "data"
+		}
+		if r.Branch == "" {
+			r.Branch = "b"
+		}
+		r.Parent = p
+		c, _, err := s.Issue(ctx, r)
+		if name == "expiry" {
+			// An open expiry is capped at the parent's, not refused.
+			if err != nil || c.ExpiresAt.After(p.ExpiresAt) {
+				t.Errorf("child expiry: %v %v", err, c)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrWider) {
+			t.Errorf("child wider in %s: %v", name, err)
+		}
+	}
+}
+
+func TestBudgets(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	p, _, _ := s.Issue(ctx, Request{Repo: "data", Branch: "b", View: rw("**"), Budgets: Budgets{Requests: 3, BytesRead: 100}})
+	c, _, err := s.Issue(ctx, Request{Repo: "data", Branch: "b", View: rw("x/**"), Parent: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Budgets.Requests != 3 || c.Budgets.BytesRead != 100 {
+		t.Fatalf("child inherits the parent's remaining budgets: %+v", c.Budgets)
+	}
+	if v := s.ReserveRead(ctx, c, 60); v.Decision != Allow {
+		t.Fatal(v)
+	}
+	// The child's reads were charged to the parent too.
+	if v := s.ReserveRead(ctx, p, 50); v.Decision != OverBudget {
+		t.Fatalf("parent over its read budget: %v", v)
+	}
+	for i := 0; i < 3; i++ {
+		if v := s.Admit(ctx, p); v.Decision != Allow {
+			t.Fatalf("request %d: %v", i, v)
+		}
+	}
+	if v := s.Admit(ctx, c); v.Decision != OverBudget {
+		t.Fatalf("child after the parent's requests are spent: %v", v)
+	}
+	if r := s.Remaining(ctx, c); r.Requests != 0 || r.BytesRead != 40 || r.BytesWritten != -1 {
+		t.Fatalf("remaining: %+v", r)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckAndGrants(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	l, _, _ := s.Issue(ctx, Request{Repo: "data", Branch: "b", View: []Rule{
+		{Path: "shared/**", Actions: []Action{List, Read}},
+		{Path: "work/**", Actions: []Action{List, Read, Write, Delete}},
+	}})
+	now := time.Now()
+	for _, c := range []struct {
+		a                 Action
+		repo, branch, key string
+		want              Decision
+	}{
+		{Read, "data", "b", "shared/x", Allow},
+		{Write, "data", "b", "shared/x", Denied},
+		{Read, "data", "b", "secret/x", NotFound},
+		{Read, "data", "main", "shared/x", NotFound},
+		{Read, "other", "b", "shared/x", NotFound},
+		{Read, "data", "b", "sharedx", NotFound},
+		{Delete, "data", "b", "work/a/b", Allow},
+		{List, "data", "b", "", Allow},
+		{Propose, "data", "b", "", Denied},
+	} {
+		if v := l.Check(c.a, c.repo, c.branch, c.key, now); v.Decision != c.want {
+			t.Errorf("%s %s/%s/%s: %v, want %v", c.a, c.repo, c.branch, c.key, v, c.want)
+		}
+	}
+	g, err := s.AddGrant(ctx, l.ID, Grant{Path: "secret/report.pdf", Actions: []Action{Read}, ExpiresAt: now.Add(time.Minute), SingleUse: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ = s.Get(ctx, l.ID)
+	if v := l.Check(Read, "data", "b", "secret/report.pdf", now); v.Decision != Allow {
+		t.Fatalf("granted path: %v", v)
+	}
+	if v := l.Check(Read, "data", "b", "secret/other", now); v.Decision != NotFound {
+		t.Fatalf("grant leaks siblings: %v", v)
+	}
+	used, err := s.UseGrants(ctx, l, "secret/report.pdf")
+	if err != nil || len(used) != 1 || used[0].ID != g.ID {
+		t.Fatalf("use grant: %v %v", used, err)
+	}
+	l, _ = s.Get(ctx, l.ID)
+	if v := l.Check(Read, "data", "b", "secret/report.pdf", now); v.Decision != NotFound {
+		t.Fatalf("single-use grant still visible after use: %v", v)
+	}
+	if got := l.Ranges(now); len(got) != 2 || got[0].Start != "shared/" || got[1].Start != "work/" {
+		t.Fatalf("ranges: %+v", got)
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	rules, err := ParsePolicy(`{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Action":["s3:GetObject","s3:PutObject"],"Resource":"arn:aws:s3:::data/shared/launch/*"},
+		{"Effect":"Allow","Action":"s3:ListBucket","Resource":"arn:aws:s3:::data"},
+		{"Effect":"Allow","Action":"s3:*","Resource":"arn:aws:s3:::other/*"}]}`, "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 2 || rules[0].Path != "**" || rules[1].Path != "shared/launch/**" {
+		t.Fatalf("rules: %+v", rules)
+	}
+	for name, doc := range map[string]string{
+		"deny":      `{"Statement":[{"Effect":"Deny","Action":"s3:*","Resource":"*"}]}`,
+		"non-s3":    `{"Statement":[{"Effect":"Allow","Action":"ec2:RunInstances","Resource":"*"}]}`,
+		"condition": `{"Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"*","Condition":{"StringLike":{"s3:prefix":"a"}}}]}`,
+		"notaction": `{"Statement":[{"Effect":"Allow","NotAction":"s3:GetObject","Resource":"*"}]}`,
+		"garbage":   `{"Statement":`,
+		"iam arn":   `{"Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"arn:aws:iam::1:role/x"}]}`,
+	} {
+		if _, err := ParsePolicy(doc, "data"); !errors.Is(err, ErrMalformedPolicy) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	env := []Rule{{Path: "shared/**", Actions: []Action{List, Read, Write, Propose}}}
+	got := Intersect(env, rules)
+	if len(got) != 2 {
+		t.Fatalf("intersect: %+v", got)
+	}
+}

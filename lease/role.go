@@ -1,0 +1,199 @@
+package lease
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentnas/nas/kv"
+)
+
+// Role is the owner's envelope for leases issued through STS AssumeRole:
+// which repository, which branch (a fixed one, or a fork per run), the
+// widest view, the longest lifetime and the budgets.
+type Role struct {
+	Name           string   `json:"name"`
+	Repo           string   `json:"repo"`
+	Branch         string   `json:"branch,omitempty"`    // fixed branch, or
+	ForkFrom       string   `json:"fork_from,omitempty"` // fork ROLE/RUN from this ref per run
+	View           []Rule   `json:"view"`
+	MaxTTL         Duration `json:"max_ttl"`
+	Budgets        Budgets  `json:"budgets"`
+	SensitivityMax string   `json:"sensitivity_max,omitempty"`
+	Egress         bool     `json:"egress,omitempty"`
+	RequiresGate   []string `json:"requires_gate,omitempty"`
+	Principal      string   `json:"principal,omitempty"`
+	OnBehalfOf     string   `json:"on_behalf_of,omitempty"`
+}
+
+// Duration is a time.Duration that reads and writes as "1h30m" in JSON.
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// PutRole creates or replaces a role.
+func (s *Store) PutRole(ctx context.Context, r Role) (*Role, error) {
+	if err := validRoleName(r.Name); err != nil {
+		return nil, err
+	}
+	if r.Repo == "" {
+		return nil, fmt.Errorf("role %s needs a repository: %w", r.Name, ErrInvalid)
+	}
+	if r.Branch != "" && r.ForkFrom != "" {
+		return nil, fmt.Errorf("role %s: give a branch or fork_from, not both: %w", r.Name, ErrInvalid)
+	}
+	if r.Branch == "" && r.ForkFrom == "" {
+		r.ForkFrom = "main"
+	}
+	view, err := cleanView(r.View)
+	if err != nil {
+		return nil, err
+	}
+	r.View = view
+	if r.MaxTTL == 0 {
+		r.MaxTTL = Duration(MaxTTL)
+	}
+	if time.Duration(r.MaxTTL) > MaxTTL || r.MaxTTL < 0 {
+		return nil, fmt.Errorf("role %s: max ttl at most %s: %w", r.Name, MaxTTL, ErrInvalid)
+	}
+	if r.SensitivityMax != "" && !slices.Contains(Sensitivities, r.SensitivityMax) {
+		return nil, fmt.Errorf("sensitivity %q: %w", r.SensitivityMax, ErrInvalid)
+	}
+	b, _ := json.Marshal(r)
+	if err := s.db.Update(ctx, func(txn kv.Txn) error { return txn.Set(roleKey(r.Name), b) }); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// GetRole returns a role.
+func (s *Store) GetRole(ctx context.Context, name string) (*Role, error) {
+	var r Role
+	err := s.db.View(ctx, func(rd kv.Reader) error {
+		b, err := rd.Get(roleKey(name))
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, &r)
+	})
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, fmt.Errorf("role %s: %w", name, ErrNotFound)
+	}
+	return &r, err
+}
+
+// ListRoles returns every role in name order.
+func (s *Store) ListRoles(ctx context.Context) ([]Role, error) {
+	var out []Role
+	err := s.db.View(ctx, func(rd kv.Reader) error {
+		return rd.Scan(kv.Prefix([]byte("RO/")), func(_, v []byte) error {
+			var r Role
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			out = append(out, r)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// DeleteRole removes a role; leases issued under it stay valid.
+func (s *Store) DeleteRole(ctx context.Context, name string) error {
+	if _, err := s.GetRole(ctx, name); err != nil {
+		return err
+	}
+	return s.db.Update(ctx, func(txn kv.Txn) error { return txn.Delete(roleKey(name)) })
+}
+
+// validRoleName: a role names branches (ROLE/RUN), so it follows branch
+// segment rules.
+func validRoleName(n string) error {
+	if n == "" || len(n) > 64 {
+		return fmt.Errorf("role name %q: 1-64 characters: %w", n, ErrInvalid)
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '-' || c == '_' || c == '.')) {
+			return fmt.Errorf("role name %q: [a-z0-9][a-z0-9._-]*: %w", n, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// WithinRole checks that a requested view, lifetime and budgets fit the
+// role's envelope and fills what the request left open from it.
+func (r *Role) WithinRole(req *Request) error {
+	if len(req.View) == 0 {
+		req.View = r.View
+	}
+	for _, rule := range req.View {
+		for _, a := range rule.Actions {
+			ok := false
+			for _, env := range r.View {
+				if slices.Contains(env.Actions, a) && Covers(env.Path, CleanGlob(rule.Path)) {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				return fmt.Errorf("%w: %s on %q is outside role %s", ErrWider, a, rule.Path, r.Name)
+			}
+		}
+	}
+	if req.TTL == 0 {
+		req.TTL = min(DefaultTTL, time.Duration(r.MaxTTL))
+	}
+	if req.TTL > time.Duration(r.MaxTTL) {
+		return fmt.Errorf("%w: duration %s exceeds role %s's %s", ErrWider, req.TTL, r.Name, time.Duration(r.MaxTTL))
+	}
+	for _, b := range []struct {
+		name      string
+		env, want *int64
+	}{
+		{"bytes_read", &r.Budgets.BytesRead, &req.Budgets.BytesRead},
+		{"bytes_written", &r.Budgets.BytesWritten, &req.Budgets.BytesWritten},
+		{"requests", &r.Budgets.Requests, &req.Budgets.Requests},
+	} {
+		if *b.env == 0 {
+			continue
+		}
+		if *b.want == 0 {
+			*b.want = *b.env
+		} else if *b.want > *b.env {
+			return fmt.Errorf("%w: %s budget exceeds role %s's %d", ErrWider, b.name, r.Name, *b.env)
+		}
+	}
+	if req.SensitivityMax == "" {
+		req.SensitivityMax = r.SensitivityMax
+	}
+	req.Egress = req.Egress && r.Egress
+	req.RequiresGate = append(req.RequiresGate, r.RequiresGate...)
+	if req.Principal == "" {
+		req.Principal = r.Principal
+	}
+	if req.OnBehalfOf == "" {
+		req.OnBehalfOf = r.OnBehalfOf
+	}
+	req.Role = r.Name
+	req.Repo = r.Repo
+	return nil
+}
