@@ -145,15 +145,15 @@ func TestChildNeverWider(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, r := range map[string]Request{
-		"path":     {View: []Rule{{Path: "b/**", Actions: []Action{Read}}}},
-		"glob":     {View: []Rule{{Path: "**", Actions: []Action{Read}}}},
-		"action":   {View: []Rule{{Path: "a/x", Actions: []Action{Write}}}},
-		"expiry":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, TTL: 0},
-		"budget":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Budgets: Budgets{BytesRead: 2000}},
-		"branch":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Branch: "other"},
-		"egress":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Egress: true},
-		"secret":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, SensitivityMax: "secret"},
-		"repo":     {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Repo: "other"},
+		"path":   {View: []Rule{{Path: "b/**", Actions: []Action{Read}}}},
+		"glob":   {View: []Rule{{Path: "**", Actions: []Action{Read}}}},
+		"action": {View: []Rule{{Path: "a/x", Actions: []Action{Write}}}},
+		"expiry": {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, TTL: 0},
+		"budget": {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Budgets: Budgets{BytesRead: 2000}},
+		"branch": {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Branch: "other"},
+		"egress": {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Egress: true},
+		"secret": {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, SensitivityMax: "secret"},
+		"repo":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Repo: "other"},
 	} {
 		if r.Repo == "" {
 			r.Repo = "data"

@@ -13,7 +13,7 @@ import (
 var s3Actions = map[string]Action{
 	"getobject": Read, "getobjectversion": Read, "getobjectacl": Read, "getobjectversionacl": Read,
 	"getobjectattributes": Read,
-	"listbucket": List, "listbucketversions": List, "listbucketmultipartuploads": List,
+	"listbucket":          List, "listbucketversions": List, "listbucketmultipartuploads": List,
 	"listmultipartuploadparts": List, "getbucketlocation": List, "getbucketversioning": List,
 	"getbucketacl": List, "listallmybuckets": List,
 	"putobject": Write, "putobjectacl": Write, "abortmultipartupload": Write,

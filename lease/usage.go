@@ -226,4 +226,3 @@ func (s *Store) Run(ctx context.Context) {
 func (s *Store) Close() error {
 	return s.Flush(context.Background())
 }
-
