@@ -15,33 +15,67 @@ import (
 
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/sigv4"
 )
 
-// Authenticator verifies a request's signature and returns the principal.
+// Authenticator verifies a request's signature and returns its lease (nil
+// for the owner).
 type Authenticator interface {
-	Authenticate(r *http.Request) (*sigv4.Result, error)
+	Principal(r *http.Request) (*lease.Lease, *sigv4.Result, error)
 }
 
 // Handler serves the control API.
 type Handler struct {
-	b     *branch.Service
-	auth  Authenticator
-	db    kv.DB
-	log   *slog.Logger
-	verbs map[string]verb
+	b      *branch.Service
+	leases *lease.Store // nil: leases off
+	events EventSink    // nil: no flight recorder
+	auth   Authenticator
+	db     kv.DB
+	log    *slog.Logger
+	verbs  map[string]verb
+}
+
+// EventSink records consequential events in the flight recorder. An error
+// means the event could not be recorded; the operation must then not
+// happen ("record first, then act").
+type EventSink interface {
+	Event(ctx context.Context, e Event) error
+}
+
+// Event is one consequential event.
+type Event struct {
+	Kind   string
+	Lease  *lease.Lease // the acting lease, nil for the owner
+	Actor  string       // the access key acting
+	Repo   string
+	Branch string
+	Path   string
+	Commit string
+	Detail string
+}
+
+// Config assembles a Handler.
+type Config struct {
+	Branches *branch.Service
+	Leases   *lease.Store
+	Events   EventSink
+	Auth     Authenticator
+	Log      *slog.Logger
 }
 
 // verb handles one NOUN/VERB. It decodes its own arguments from body.
 type verb struct {
 	write bool
+	lease bool // lease principals may call it (it checks the lease itself)
 	fn    func(ctx context.Context, c *call) (any, error)
 }
 
 // call is one control-API request.
 type call struct {
 	principal string
+	lease     *lease.Lease // nil for the owner
 	body      json.RawMessage
 }
 
@@ -55,13 +89,41 @@ func (c *call) decode(v any) error {
 }
 
 // New returns the control API handler.
-func New(b *branch.Service, auth Authenticator, log *slog.Logger) *Handler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+func New(c Config) *Handler {
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{b: b, auth: auth, db: b.Manifest().DB(), log: log}
+	h := &Handler{b: c.Branches, leases: c.Leases, events: c.Events, auth: c.Auth, db: c.Branches.Manifest().DB(), log: c.Log}
 	h.verbs = h.routes()
 	return h
+}
+
+// eventErr records an event; a failure must stop the operation.
+func (h *Handler) eventErr(ctx context.Context, kind string, l *lease.Lease, repo, detail string) error {
+	e := Event{Kind: kind, Lease: l, Repo: repo, Detail: detail}
+	if l != nil && repo == "" {
+		e.Repo, e.Branch = l.Repo, l.Branch
+	}
+	return h.eventErrFull(ctx, e)
+}
+
+// eventErrFull records e; a failure must stop the operation.
+func (h *Handler) eventErrFull(ctx context.Context, e Event) error {
+	if h.events == nil {
+		return nil
+	}
+	if err := h.events.Event(ctx, e); err != nil {
+		return &Error{Status: http.StatusServiceUnavailable, Code: "RecorderUnavailable", Retryable: true,
+			Message: "the flight recorder could not record this operation, so it was not performed: " + err.Error()}
+	}
+	return nil
+}
+
+// event records an event after the fact (logged, not fatal).
+func (h *Handler) event(ctx context.Context, kind string, l *lease.Lease, repo, detail string) {
+	if err := h.eventErr(ctx, kind, l, repo, detail); err != nil {
+		h.log.Error("flight recorder", "kind", kind, "err", err)
+	}
 }
 
 // Error is a control-API error.
@@ -156,7 +218,7 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 	if r.Method != http.MethodPost {
 		return nil, &Error{Status: http.StatusMethodNotAllowed, Code: "MethodNotAllowed", Message: "use POST"}
 	}
-	res, err := h.auth.Authenticate(r)
+	l, res, err := h.auth.Principal(r)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +238,15 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 		IdempotencyKey string `json:"idempotency_key"`
 	}
 	_ = json.Unmarshal(body, &common)
-	c := &call{principal: res.AccessKey, body: stripKey(body)}
+	c := &call{principal: res.AccessKey, lease: l, body: stripKey(body)}
+	if l != nil && !v.lease {
+		return nil, denied(name + " is an owner operation; a lease cannot call it")
+	}
+	if l != nil {
+		if v := h.leases.Admit(r.Context(), l); v.Decision != lease.Allow {
+			return nil, &Error{Status: http.StatusForbidden, Code: "QuotaExceeded", Message: v.Rule}
+		}
+	}
 	if v.write && common.IdempotencyKey != "" {
 		return h.idempotent(r.Context(), res.AccessKey+"\x00"+name+"\x00"+common.IdempotencyKey, func() (any, error) {
 			return v.fn(r.Context(), c)

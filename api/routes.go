@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
 
@@ -120,12 +121,21 @@ func (h *Handler) routes() map[string]verb {
 		"branch/delete":    {write: true, fn: h.branchDelete},
 		"branch/protect":   {write: true, fn: h.branchProtect(true)},
 		"branch/unprotect": {write: true, fn: h.branchProtect(false)},
-		"commit/create":    {write: true, fn: h.commitCreate},
-		"commit/log":       {fn: h.commitLog},
-		"diff/list":        {fn: h.diffList},
-		"changes/list":     {fn: h.changesList},
+		"commit/create":    {write: true, lease: true, fn: h.commitCreate},
+		"commit/log":       {lease: true, fn: h.commitLog},
+		"diff/list":        {lease: true, fn: h.diffList},
+		"changes/list":     {lease: true, fn: h.changesList},
 		"admin/fsck":       {fn: h.fsck},
 		"admin/gc":         {write: true, fn: h.gc},
+		"lease/create":     {write: true, lease: true, fn: h.leaseCreate},
+		"lease/get":        {lease: true, fn: h.leaseGet},
+		"lease/list":       {fn: h.leaseList},
+		"lease/revoke":     {write: true, lease: true, fn: h.leaseRevoke},
+		"share/grant":      {write: true, fn: h.shareGrant},
+		"role/put":         {write: true, fn: h.rolePut},
+		"role/get":         {fn: h.roleGet},
+		"role/list":        {fn: h.roleList},
+		"role/delete":      {write: true, fn: h.roleDelete},
 	}
 }
 
@@ -212,6 +222,9 @@ func (h *Handler) branchCreate(ctx context.Context, c *call) (any, error) {
 	if err := required("repo", a.Repo, "name", a.Name); err != nil {
 		return nil, err
 	}
+	if err := h.eventErrFull(ctx, Event{Kind: "branch.created", Actor: c.principal, Repo: a.Repo, Branch: a.Name, Detail: "from " + a.From}); err != nil {
+		return nil, err
+	}
 	b, err := h.b.CreateBranch(ctx, a.Repo, a.Name, a.From)
 	if err != nil {
 		return nil, err
@@ -257,6 +270,9 @@ func (h *Handler) branchDelete(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
+	if err := h.eventErrFull(ctx, Event{Kind: "branch.deleted", Actor: c.principal, Repo: a.Repo, Branch: a.Name}); err != nil {
+		return nil, err
+	}
 	if err := h.b.DeleteBranch(ctx, a.Repo, a.Name); err != nil {
 		return nil, err
 	}
@@ -267,6 +283,13 @@ func (h *Handler) branchProtect(on bool) func(context.Context, *call) (any, erro
 	return func(ctx context.Context, c *call) (any, error) {
 		var a branchArg
 		if err := c.decode(&a); err != nil {
+			return nil, err
+		}
+		kind := "branch.unprotected"
+		if on {
+			kind = "branch.protected"
+		}
+		if err := h.eventErrFull(ctx, Event{Kind: kind, Actor: c.principal, Repo: a.Repo, Branch: a.Name}); err != nil {
 			return nil, err
 		}
 		if err := h.b.SetProtected(ctx, a.Repo, a.Name, on); err != nil {
@@ -293,7 +316,23 @@ func (h *Handler) commitCreate(ctx context.Context, c *call) (any, error) {
 	if err := required("repo", a.Repo, "branch", a.Branch); err != nil {
 		return nil, err
 	}
-	id, err := h.b.Commit(ctx, a.Repo, a.Branch, branch.CommitOptions{Message: a.Message, Principal: c.principal, AllowEmpty: a.AllowEmpty})
+	o := branch.CommitOptions{Message: a.Message, Principal: c.principal, AllowEmpty: a.AllowEmpty}
+	if l := c.lease; l != nil {
+		if a.Repo != l.Repo || a.Branch != l.Branch {
+			return nil, notFound("no branch " + a.Branch + " in " + a.Repo)
+		}
+		if !l.AllowsAnywhere(lease.Write, time.Now()) {
+			return nil, denied("the lease does not grant write")
+		}
+		o.Principal, o.OnBehalfOf, o.Run, o.Lease = l.Principal, l.OnBehalfOf, l.Run, l.ID
+		if l.Purpose != "" {
+			o.Extra = []manifest.Pair{{Name: "purpose", Value: l.Purpose}}
+		}
+	}
+	o.Intent = func(id manifest.CommitID) error {
+		return h.eventErrFull(ctx, Event{Kind: "commit", Lease: c.lease, Actor: c.principal, Repo: a.Repo, Branch: a.Branch, Commit: id.String(), Detail: a.Message})
+	}
+	id, err := h.b.Commit(ctx, a.Repo, a.Branch, o)
 	if err != nil {
 		return nil, err
 	}
@@ -321,8 +360,14 @@ func (h *Handler) commitLog(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := h.leaseRef(ctx, c, a.Repo, a.Ref); err != nil {
+		return nil, err
+	}
 	ref := a.Ref
 	if a.Cursor != "" {
+		if err := h.leaseRef(ctx, c, a.Repo, a.Cursor); err != nil {
+			return nil, err
+		}
 		ref = a.Cursor
 	}
 	out := []CommitJSON{}
@@ -397,8 +442,13 @@ func (h *Handler) diffList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, ref := range []string{a.From, a.To} {
+		if err := h.leaseRef(ctx, c, a.Repo, ref); err != nil {
+			return nil, err
+		}
+	}
 	changes, next, err := page(limit, func(fn func(branch.Change) error) error {
-		return h.b.Diff(ctx, a.Repo, a.From, a.To, a.Cursor, fn)
+		return h.b.Diff(ctx, a.Repo, a.From, a.To, a.Cursor, visibleOnly(c, fn))
 	})
 	if err != nil {
 		return nil, err
@@ -423,8 +473,11 @@ func (h *Handler) changesList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l := c.lease; l != nil && (a.Repo != l.Repo || a.Branch != l.Branch) {
+		return nil, notFound("no branch " + a.Branch + " in " + a.Repo)
+	}
 	changes, next, err := page(limit, func(fn func(branch.Change) error) error {
-		return h.b.Changes(ctx, a.Repo, a.Branch, a.Cursor, fn)
+		return h.b.Changes(ctx, a.Repo, a.Branch, a.Cursor, visibleOnly(c, fn))
 	})
 	if err != nil {
 		return nil, err
@@ -459,4 +512,44 @@ func (h *Handler) gc(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"stats": st}, nil
+}
+
+// leaseRef checks that a lease may name ref: its own branch, or a commit
+// its branch has seen. Anything else does not exist for it.
+func (h *Handler) leaseRef(ctx context.Context, c *call, repo, ref string) error {
+	l := c.lease
+	if l == nil {
+		return nil
+	}
+	if repo != l.Repo {
+		return notFound("no repository " + repo)
+	}
+	if ref == l.Branch {
+		return nil
+	}
+	if id, err := manifest.ParseCommitID(ref); err == nil {
+		ok, err := h.b.Sees(ctx, repo, l.Branch, id)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+	}
+	return notFound("no ref " + ref + " in " + repo)
+}
+
+// visibleOnly drops changes to keys a lease may not list.
+func visibleOnly(c *call, fn func(branch.Change) error) func(branch.Change) error {
+	l := c.lease
+	if l == nil {
+		return fn
+	}
+	now := time.Now()
+	return func(ch branch.Change) error {
+		if !l.Allows(lease.List, ch.Key, now) {
+			return nil
+		}
+		return fn(ch)
+	}
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/minio/minio-go/v7"
 	miniocreds "github.com/minio/minio-go/v7/pkg/credentials"
 
-	"github.com/agentnas/nas/api"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/nastest"
 	"github.com/agentnas/nas/s3api"
@@ -45,7 +44,7 @@ func serveChild(dir string) int {
 	defer g.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	err = gateway.Serve(ctx, g.Handler(api.New(g.Branches, g.S3, log)), gateway.ServeOptions{
+	err = gateway.Serve(ctx, g.Handler(), gateway.ServeOptions{
 		Addr: "127.0.0.1:0", Ready: func(a net.Addr) { fmt.Println("READY", a) }}, log)
 	if err != nil {
 		return 1

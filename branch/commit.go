@@ -25,6 +25,10 @@ type CommitOptions struct {
 	Extra      []manifest.Pair
 	// AllowEmpty commits even when nothing is staged.
 	AllowEmpty bool
+	// Intent, when set, is called with the new commit's ID after the
+	// commit is stored and before the branch moves to it; an error stops
+	// the commit (the flight recorder's "record first, then act").
+	Intent func(id manifest.CommitID) error
 }
 
 func (s *Service) commitLock(repo, branch string) *sync.Mutex {
@@ -126,6 +130,11 @@ func (s *Service) swapHead(ctx context.Context, v *view, root cas.Hash, maxSeq, 
 	id, err := s.ms.PutCommit(ctx, c)
 	if err != nil {
 		return id, err
+	}
+	if o.Intent != nil {
+		if err := o.Intent(id); err != nil {
+			return manifest.CommitID{}, fmt.Errorf("commit intent not recorded: %w", err)
+		}
 	}
 	err = s.db.Update(ctx, func(txn kv.Txn) error {
 		br, err := s.branch(txn, v.rr, v.br.Name)
@@ -422,4 +431,26 @@ func (m *merged) peekAll() (string, []byte, bool, bool) {
 		}
 	}
 	return best, bestVal, bestDel, found
+}
+
+// Sees reports whether a commit is part of the history a branch has seen
+// (its lineage): a lease bound to the branch may read it.
+func (s *Service) Sees(ctx context.Context, repo, branchName string, id manifest.CommitID) (bool, error) {
+	var ok bool
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		v, err := s.openView(ctx, r, repo, branchName)
+		if err != nil {
+			return err
+		}
+		ci, err := s.commitInfo(r, v.rr, id)
+		if errors.Is(err, manifest.ErrNoSuchCommit) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok = sees(v.br.Lineage, ci.Branch, ci.Seq)
+		return nil
+	})
+	return ok, err
 }

@@ -16,7 +16,42 @@ type ListOptions struct {
 	// After lists only keys (and common prefixes) greater than it.
 	After   string
 	MaxKeys int
+	// Filter, when set, hides every key it does not match.
+	Filter *Filter
 }
+
+// Filter restricts a listing to the keys a principal can see: only the
+// Ranges are scanned (so hidden data outside them costs nothing), and only
+// keys Match accepts are listed or make a common prefix appear.
+type Filter struct {
+	Ranges []KeyRange // sorted, disjoint; End "" is unbounded
+	Match  func(key string) bool
+}
+
+// KeyRange is the half-open key interval [Start, End); End "" is unbounded.
+type KeyRange struct{ Start, End string }
+
+// ranges returns the filter's ranges clipped to [from, to) ("" to: no
+// bound), or the whole of [from, to) without a filter.
+func (f *Filter) ranges(from, to string) []KeyRange {
+	if f == nil {
+		return []KeyRange{{Start: from, End: to}}
+	}
+	var out []KeyRange
+	for _, r := range f.Ranges {
+		start, end := max(r.Start, from), r.End
+		if to != "" && (end == "" || end > to) {
+			end = to
+		}
+		if end != "" && start >= end {
+			continue
+		}
+		out = append(out, KeyRange{start, end})
+	}
+	return out
+}
+
+func (f *Filter) match(key string) bool { return f == nil || f.Match(key) }
 
 // Object is one listed object.
 type Object struct {
@@ -50,49 +85,68 @@ func (s *Service) List(ctx context.Context, repo, branch string, o ListOptions) 
 	if o.After != "" && o.After+"\x00" > start {
 		start = o.After + "\x00"
 	}
-	m.seek(start)
+	end, _ := prefixEnd(o.Prefix)
 	count := 0
-	for {
-		key, val, ok := m.peek()
-		if !ok || !strings.HasPrefix(key, o.Prefix) {
-			break
-		}
-		if count >= o.MaxKeys {
-			res.Truncated = true
-			break
-		}
-		if o.Delimiter != "" {
-			if i := strings.Index(key[len(o.Prefix):], o.Delimiter); i >= 0 {
-				cp := key[:len(o.Prefix)+i+len(o.Delimiter)]
+	pos := start // everything below pos has been listed or skipped
+	for _, rg := range o.Filter.ranges(start, end) {
+		m.seek(max(rg.Start, pos))
+		for {
+			key, val, ok := m.peek()
+			if !ok || rg.End != "" && key >= rg.End || !strings.HasPrefix(key, o.Prefix) {
+				break
+			}
+			if !o.Filter.match(key) {
+				m.next()
+				continue
+			}
+			cp := ""
+			if o.Delimiter != "" {
+				if i := strings.Index(key[len(o.Prefix):], o.Delimiter); i >= 0 {
+					cp = key[:len(o.Prefix)+i+len(o.Delimiter)]
+				}
+			}
+			if cp != "" && o.After != "" && cp <= o.After && strings.HasPrefix(o.After, cp) {
+				// Listed on an earlier page.
 				next, more := prefixEnd(cp)
-				if o.After == "" || cp > o.After || !strings.HasPrefix(o.After, cp) {
-					res.CommonPrefixes = append(res.CommonPrefixes, cp)
-					res.Next = cp
-					count++
-				}
 				if !more {
-					break
+					res.Next = ""
+					return res, m.err()
 				}
+				pos = next
 				m.seek(next)
 				continue
 			}
+			if count >= o.MaxKeys {
+				res.Truncated = true
+				return res, m.err()
+			}
+			count++
+			if cp != "" {
+				res.CommonPrefixes = append(res.CommonPrefixes, cp)
+				res.Next = cp
+				next, more := prefixEnd(cp)
+				if !more {
+					res.Next = ""
+					return res, m.err()
+				}
+				pos = next
+				m.seek(next)
+				continue
+			}
+			e, err := manifest.DecodeEntry(val)
+			if err != nil {
+				return nil, err
+			}
+			res.Objects = append(res.Objects, Object{Key: key, Entry: e})
+			res.Next = key
+			m.next()
 		}
-		e, err := manifest.DecodeEntry(val)
-		if err != nil {
+		if err := m.err(); err != nil {
 			return nil, err
 		}
-		res.Objects = append(res.Objects, Object{Key: key, Entry: e})
-		res.Next = key
-		count++
-		m.next()
 	}
-	if err := m.err(); err != nil {
-		return nil, err
-	}
-	if !res.Truncated {
-		res.Next = ""
-	}
-	return res, nil
+	res.Next = ""
+	return res, m.err()
 }
 
 // prefixEnd returns the smallest string greater than every string with

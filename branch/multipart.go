@@ -263,6 +263,8 @@ type UploadListOptions struct {
 	MaxUploads     int
 	// Branch, when set, lists only uploads bound to that branch.
 	Branch string
+	// Filter, when set, hides uploads of keys it does not match.
+	Filter *Filter
 }
 
 // UploadListResult is one page of ListUploads.
@@ -306,7 +308,7 @@ func (s *Service) ListUploads(ctx context.Context, repo string, o UploadListOpti
 			if err != nil {
 				return err
 			}
-			if o.Branch != "" && up.Branch != o.Branch {
+			if o.Branch != "" && up.Branch != o.Branch || !o.Filter.match(key) {
 				return nil
 			}
 			if o.Delimiter != "" {

@@ -19,6 +19,8 @@ type VersionListOptions struct {
 	KeyMarker       string
 	VersionIDMarker string
 	MaxKeys         int
+	// Filter, when set, hides every key it does not match.
+	Filter *Filter
 }
 
 // Version is one listed version or delete marker.
@@ -74,12 +76,15 @@ func (s *Service) ListVersions(ctx context.Context, repo, branch string, o Versi
 		count := 0
 		var skipUntil string // set while skipping keys inside a common prefix
 		var haveSkip bool
-		return r.Scan(rng, func(k, vid []byte) error {
+		visit := func(k, vid []byte) error {
 			key, rest, ok := unescKey(k[len(base):])
 			if !ok || len(rest) != 8 {
 				return nil
 			}
 			seq := math.MaxUint64 - binary.BigEndian.Uint64(rest)
+			if !o.Filter.match(key) {
+				return nil
+			}
 			if haveSkip {
 				if strings.HasPrefix(key, skipUntil) {
 					return nil
@@ -144,7 +149,27 @@ func (s *Service) ListVersions(ctx context.Context, repo, branch string, o Versi
 			res.NextKeyMarker, res.NextVersionIDMarker = key, rec.vid
 			count++
 			return nil
-		})
+		}
+		// Only the filter's ranges are scanned; escaping keeps key order.
+		pe, _ := prefixEnd(o.Prefix)
+		for _, kr := range o.Filter.ranges(o.Prefix, pe) {
+			sub := rng
+			if st := escPrefix(base, kr.Start); bytes.Compare(st, sub.Start) > 0 {
+				sub.Start = st
+			}
+			if kr.End != "" {
+				if e := escPrefix(base, kr.End); sub.End == nil || bytes.Compare(e, sub.End) < 0 {
+					sub.End = e
+				}
+			}
+			if sub.End != nil && bytes.Compare(sub.Start, sub.End) >= 0 {
+				continue
+			}
+			if err := r.Scan(sub, visit); err != nil || res.Truncated {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -169,4 +194,11 @@ func (s *Service) visibleVersion(r kv.Reader, v *view, vid string, seq uint64) (
 		return false, err
 	}
 	return sees(v.br.Lineage, rec.branch, rec.seq), nil
+}
+
+// escPrefix is the escaped form of key without its terminator: the escaped
+// form of every key that starts with key sorts at or after it.
+func escPrefix(base []byte, key string) []byte {
+	e := escKey(append([]byte(nil), base...), key)
+	return e[:len(e)-2]
 }

@@ -145,7 +145,7 @@ func closeIdle(t testing.TB, c *http.Client) {
 // TLS). It returns the endpoint and an HTTP client trusting it.
 func startTLS(t testing.TB, srv *nastest.Server) (string, *http.Client) {
 	t.Helper()
-	ts := httptest.NewTLSServer(srv.Gateway.Handler(nil))
+	ts := httptest.NewTLSServer(srv.Gateway.Handler())
 	t.Cleanup(ts.Close)
 	return ts.URL, ts.Client()
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/agentnas/nas/api"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/s3api"
 )
@@ -53,7 +52,7 @@ func crashChild(dir string) int {
 	defer g.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	err = gateway.Serve(ctx, g.Handler(api.New(g.Branches, g.S3, log)), gateway.ServeOptions{
+	err = gateway.Serve(ctx, g.Handler(), gateway.ServeOptions{
 		Addr:  "127.0.0.1:0",
 		Ready: func(a net.Addr) { fmt.Println("READY", a.String()) },
 	}, log)

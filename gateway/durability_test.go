@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/agentnas/nas/api"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/s3api"
@@ -58,6 +57,9 @@ func TestDurabilityOrder(t *testing.T) {
 				defer tr.mu.Unlock()
 				seq := tr.next()
 				for _, w := range writes {
+					if g == nil {
+						break // still opening
+					}
 					if p, ok := g.Chunks.SegmentOf(w.Key, w.Value); ok {
 						if _, seen := tr.chunk[p]; !seen {
 							tr.chunk[p] = seq
@@ -78,7 +80,7 @@ func TestDurabilityOrder(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan net.Addr, 1)
-	go gateway.Serve(ctx, g.Handler(api.New(g.Branches, g.S3, nil)), gateway.ServeOptions{Addr: "127.0.0.1:0", Ready: func(a net.Addr) { ready <- a }}, discard())
+	go gateway.Serve(ctx, g.Handler(), gateway.ServeOptions{Addr: "127.0.0.1:0", Ready: func(a net.Addr) { ready <- a }}, discard())
 	addr := <-ready
 	cl := s3.New(s3.Options{BaseEndpoint: aws.String("http://" + addr.String()), Region: "us-east-1", UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(crashAK, crashSK, "")})

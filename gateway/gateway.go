@@ -13,9 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentnas/nas/api"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/s3api"
 )
 
@@ -38,8 +40,13 @@ type Gateway struct {
 	DB       *kv.Badger
 	Chunks   *cas.Store
 	Branches *branch.Service
+	Leases   *lease.Store
 	S3       *s3api.Server
+	API      *api.Handler
 	log      *slog.Logger
+
+	stop context.CancelFunc // ends background work started by Start
+	bg   sync.WaitGroup     // background goroutines
 }
 
 // Open opens (creating if needed) the data directory.
@@ -61,13 +68,38 @@ func Open(c Config) (*Gateway, error) {
 		return nil, err
 	}
 	b := branch.New(kdb, chunks, c.Log)
-	g := &Gateway{DB: db, Chunks: chunks, Branches: b, log: c.Log}
-	g.S3 = s3api.New(s3api.Config{Branches: b, Owner: c.Owner, Region: c.Region, Domains: c.Domains, Log: c.Log})
+	leases, err := lease.Open(context.Background(), kdb)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	g := &Gateway{DB: db, Chunks: chunks, Branches: b, Leases: leases, log: c.Log}
+	g.S3 = s3api.New(s3api.Config{Branches: b, Owner: c.Owner, Region: c.Region, Domains: c.Domains, Log: c.Log, Leases: leases})
+	g.API = api.New(api.Config{Branches: b, Leases: leases, Auth: g.S3, Log: c.Log})
 	return g, nil
 }
 
-// Close releases the data directory.
+// Start begins the gateway's background work (usage write-behind, kv
+// maintenance); Close stops it.
+func (g *Gateway) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	g.stop = cancel
+	for _, run := range []func(context.Context){g.DB.Run, g.Leases.Run} {
+		g.bg.Add(1)
+		go func() {
+			defer g.bg.Done()
+			run(ctx)
+		}()
+	}
+}
+
+// Close stops background work and releases the data directory.
 func (g *Gateway) Close() error {
+	if g.stop != nil {
+		g.stop()
+		g.bg.Wait()
+	}
+	g.Leases.Close()
 	g.Chunks.Close()
 	return g.DB.Close()
 }
@@ -75,10 +107,10 @@ func (g *Gateway) Close() error {
 // Handler returns the HTTP handler: the control API under /_nas/ and S3
 // for everything else. It deliberately is not an http.ServeMux, which would
 // clean paths and so rewrite object keys.
-func (g *Gateway) Handler(api http.Handler) http.Handler {
+func (g *Gateway) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if api != nil && strings.HasPrefix(r.URL.Path, "/_nas/") {
-			api.ServeHTTP(w, r)
+		if strings.HasPrefix(r.URL.Path, "/_nas/") {
+			g.API.ServeHTTP(w, r)
 			return
 		}
 		g.S3.ServeHTTP(w, r)

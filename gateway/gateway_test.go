@@ -77,7 +77,7 @@ func TestServeTLS(t *testing.T) {
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- gateway.Serve(ctx, g.Handler(nil), gateway.ServeOptions{Addr: "127.0.0.1:0", TLSCert: certFile, TLSKey: keyFile,
+		done <- gateway.Serve(ctx, g.Handler(), gateway.ServeOptions{Addr: "127.0.0.1:0", TLSCert: certFile, TLSKey: keyFile,
 			Ready: func(a net.Addr) { ready <- a }}, discard())
 	}()
 	addr := <-ready

@@ -175,14 +175,16 @@ func (l *Lease) AllowsAnywhere(a Action, now time.Time) bool {
 // KeyRange is a half-open range of keys [Start, End); End "" is unbounded.
 type KeyRange struct{ Start, End string }
 
-// Ranges returns the key ranges a listing must scan to find every visible
-// key: one range per distinct literal prefix of the view's globs, merged.
-// A listing under the lease seeks only these, so hidden data outside them
-// costs nothing to skip.
-func (l *Lease) Ranges(now time.Time) []KeyRange {
+// Ranges returns the key ranges a listing must scan to find every key on
+// which the view grants a: one range per distinct literal prefix of those
+// globs, merged. A listing under the lease seeks only these, so hidden data
+// outside them costs nothing to skip.
+func (l *Lease) Ranges(a Action, now time.Time) []KeyRange {
 	var prefixes []string
 	for _, r := range l.rules(now) {
-		prefixes = append(prefixes, LiteralPrefix(r.Path))
+		if slices.Contains(r.Actions, a) {
+			prefixes = append(prefixes, LiteralPrefix(r.Path))
+		}
 	}
 	sort.Strings(prefixes)
 	var out []KeyRange

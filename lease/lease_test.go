@@ -256,7 +256,7 @@ func TestCheckAndGrants(t *testing.T) {
 	if v := l.Check(Read, "data", "b", "secret/report.pdf", now); v.Decision != NotFound {
 		t.Fatalf("single-use grant still visible after use: %v", v)
 	}
-	if got := l.Ranges(now); len(got) != 2 || got[0].Start != "shared/" || got[1].Start != "work/" {
+	if got := l.Ranges(List, now); len(got) != 2 || got[0].Start != "shared/" || got[1].Start != "work/" {
 		t.Fatalf("ranges: %+v", got)
 	}
 }

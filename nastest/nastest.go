@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentnas/nas/api"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/s3api"
 )
@@ -75,7 +74,8 @@ func Start(t testing.TB, opts ...Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{DataDir: o.DataDir, Gateway: g, cancel: cancel, done: make(chan error, 1)}
 	ready := make(chan net.Addr, 1)
-	handler := g.Handler(api.New(g.Branches, g.S3, o.Log))
+	handler := g.Handler()
+	g.Start()
 	go func() {
 		s.done <- gateway.Serve(ctx, handler, gateway.ServeOptions{Addr: "127.0.0.1:0", Ready: func(a net.Addr) { ready <- a }}, o.Log)
 	}()

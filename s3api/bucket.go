@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/lease"
 
 	"github.com/agentnas/nas/branch"
 )
@@ -30,6 +31,9 @@ func (s *Server) listBuckets(req *request) error {
 	}
 	doc := listAllMyBucketsResult{Xmlns: s3ns, Owner: s.ownerDoc(), Buckets: []bucketDoc{}}
 	for _, r := range repos {
+		if req.lease != nil && r.Name != req.lease.Repo {
+			continue // other repositories do not exist for a lease
+		}
 		doc.Buckets = append(doc.Buckets, bucketDoc{Name: r.Name, CreationDate: isoTime(r.Created.UnixNano()), BucketRegion: s.region})
 	}
 	return s.writeXML(req, http.StatusOK, doc)
@@ -46,6 +50,9 @@ func (s *Server) requireBranch(req *request) error {
 }
 
 func (s *Server) headBucket(req *request) error {
+	if err := s.allow(req, lease.List, req.repo, req.branch, "", nil); err != nil {
+		return err
+	}
 	if err := s.requireBranch(req); err != nil {
 		return err
 	}
@@ -56,6 +63,14 @@ func (s *Server) headBucket(req *request) error {
 }
 
 func (s *Server) createBucket(req *request) error {
+	if l := req.lease; l != nil {
+		// Clients create a bucket before writing; the lease's own bucket
+		// answers as an existing one would, anything else is refused.
+		if req.repo == l.Repo && (req.branch == "" || req.branch == l.Branch) {
+			return toS3(branch.ErrRepoExists)
+		}
+		return errAccessDenied("Access Denied: a lease cannot create buckets")
+	}
 	if req.branch != "" {
 		// Clients (rclone) create a bucket before writing to it and accept
 		// "already yours": an existing branch answers so.
@@ -77,6 +92,9 @@ func (s *Server) createBucket(req *request) error {
 }
 
 func (s *Server) deleteBucket(req *request) error {
+	if err := s.ownerOnly(req); err != nil {
+		return err
+	}
 	if req.branch != "" {
 		return errMethodNotAllowed("a branch alias cannot be deleted with DeleteBucket; use `nas branch delete`")
 	}
@@ -95,6 +113,9 @@ type versioningConfiguration struct {
 }
 
 func (s *Server) getVersioning(req *request) error {
+	if err := s.allow(req, lease.List, req.repo, req.branch, "", nil); err != nil {
+		return err
+	}
 	if err := s.requireBranch(req); err != nil {
 		return err
 	}
@@ -102,6 +123,9 @@ func (s *Server) getVersioning(req *request) error {
 }
 
 func (s *Server) putVersioning(req *request) error {
+	if err := s.ownerOnly(req); err != nil {
+		return err
+	}
 	if err := s.requireBranch(req); err != nil {
 		return err
 	}
@@ -124,6 +148,9 @@ type locationConstraint struct {
 }
 
 func (s *Server) getLocation(req *request) error {
+	if err := s.allow(req, lease.List, req.repo, req.branch, "", nil); err != nil {
+		return err
+	}
 	if err := s.requireBranch(req); err != nil {
 		return err
 	}
@@ -156,6 +183,13 @@ type accessControlPolicy struct {
 // getACL answers with the owner's full control: the gateway has no ACLs,
 // only the owner and leases.
 func (s *Server) getACL(req *request, key string) error {
+	a := lease.List
+	if key != "" {
+		a = lease.Read
+	}
+	if err := s.allow(req, a, req.repo, req.branch, key, noSuchKey()); err != nil {
+		return err
+	}
 	if key != "" {
 		if _, err := s.b.Get(req.ctx(), req.repo, req.branch, key); err != nil {
 			return err
@@ -172,6 +206,13 @@ func (s *Server) getACL(req *request, key string) error {
 
 // putACL accepts and ignores ACLs (canned or in the body).
 func (s *Server) putACL(req *request) error {
+	if req.hasKey {
+		if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+			return err
+		}
+	} else if err := s.ownerOnly(req); err != nil {
+		return err
+	}
 	if req.hasKey {
 		if _, err := s.b.Get(req.ctx(), req.repo, req.branch, req.key); err != nil {
 			return err
@@ -227,4 +268,25 @@ func readBodyChecked(req *request, limit int64, v any) error {
 		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
 	}
 	return nil
+}
+
+// ownerOnly refuses bucket configuration to leases: AccessDenied for the
+// lease's own bucket, NoSuchBucket for any other.
+func (s *Server) ownerOnly(req *request) error {
+	l := req.lease
+	if l == nil {
+		return nil
+	}
+	if req.repo == l.Repo && req.branch == l.Branch {
+		return errAccessDenied("Access Denied: bucket configuration belongs to the owner")
+	}
+	return errNoSuchBucket(req.bucket)
+}
+
+func noSuchKey() *Error {
+	return s3err(http.StatusNotFound, "NoSuchKey", "The specified key does not exist.")
+}
+
+func noSuchUpload() *Error {
+	return toS3(branch.ErrNoSuchUpload)
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
 
@@ -77,7 +79,10 @@ func (s *Server) listObjects(req *request, v2 bool) error {
 	if err != nil {
 		return err
 	}
-	o := branch.ListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), MaxKeys: max}
+	if err := s.allow(req, lease.List, req.repo, req.branch, "", nil); err != nil {
+		return err
+	}
+	o := branch.ListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), MaxKeys: max, Filter: s.listFilter(req)}
 	doc := listBucketResult{Xmlns: s3ns, Name: req.bucket, Prefix: enc.enc(o.Prefix), MaxKeys: max,
 		Delimiter: enc.enc(o.Delimiter), Contents: []objectDoc{}}
 	if enc {
@@ -182,8 +187,11 @@ func (s *Server) listVersions(req *request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.allow(req, lease.List, req.repo, req.branch, "", nil); err != nil {
+		return err
+	}
 	o := branch.VersionListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"),
-		KeyMarker: q.Get("key-marker"), VersionIDMarker: q.Get("version-id-marker"), MaxKeys: max}
+		KeyMarker: q.Get("key-marker"), VersionIDMarker: q.Get("version-id-marker"), MaxKeys: max, Filter: s.listFilter(req)}
 	res, err := s.b.ListVersions(req.ctx(), req.repo, req.branch, o)
 	if err != nil {
 		return err
@@ -259,6 +267,12 @@ func (s *Server) deleteObjects(req *request) error {
 		var err error
 		if len(o.Key) == 0 || len(o.Key) > 1024 {
 			err = errKeyTooLong()
+		} else if aerr := s.allow(req, lease.Delete, req.repo, req.branch, o.Key, noSuchKey()); aerr != nil {
+			// A key outside the lease does not exist for it: deleting it
+			// succeeds and changes nothing, as for any missing key.
+			if e := toS3(aerr); e.Code != "NoSuchKey" {
+				err = aerr
+			}
 		} else if o.VersionID != "" {
 			res, err = s.b.DeleteVersion(req.ctx(), req.repo, req.branch, o.Key, o.VersionID)
 			if isNotFound(err) && !isBucketMissing(err) {
@@ -292,4 +306,18 @@ func (s *Server) deleteObjects(req *request) error {
 
 func isBucketMissing(err error) bool {
 	return errors.Is(err, branch.ErrNoSuchRepo) || errors.Is(err, branch.ErrNoSuchBranch)
+}
+
+// listFilter restricts a listing to what the request's lease may list.
+func (s *Server) listFilter(req *request) *branch.Filter {
+	l := req.lease
+	if l == nil {
+		return nil
+	}
+	now := time.Now()
+	f := &branch.Filter{Match: func(key string) bool { return l.Allows(lease.List, key, now) }}
+	for _, r := range l.Ranges(lease.List, now) {
+		f.Ranges = append(f.Ranges, branch.KeyRange{Start: r.Start, End: r.End})
+	}
+	return f
 }

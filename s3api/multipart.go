@@ -16,6 +16,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
 
@@ -40,6 +41,9 @@ func (s *Server) branchName(req *request) (string, error) {
 }
 
 func (s *Server) createUpload(req *request) error {
+	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+		return err
+	}
 	h := req.r.Header
 	if err := rejectUnsupported(h); err != nil {
 		return err
@@ -84,7 +88,10 @@ func (s *Server) createUpload(req *request) error {
 
 // openUpload loads the upload a part request names and checks that it
 // belongs to the addressed branch.
-func (s *Server) openUpload(req *request) (*branch.Upload, error) {
+func (s *Server) openUpload(req *request, a lease.Action) (*branch.Upload, error) {
+	if err := s.allow(req, a, req.repo, req.branch, req.key, noSuchUpload()); err != nil {
+		return nil, err
+	}
 	id := req.query.Get("uploadId")
 	if id == "" {
 		return nil, errInvalidArgument("uploadId is required")
@@ -116,7 +123,7 @@ func (s *Server) uploadPart(req *request) error {
 	if err != nil {
 		return err
 	}
-	up, err := s.openUpload(req)
+	up, err := s.openUpload(req, lease.Write)
 	if err != nil {
 		return err
 	}
@@ -124,8 +131,13 @@ func (s *Server) uploadPart(req *request) error {
 		// Compute the upload's algorithm even when the part names none.
 		req.r.Header.Set("x-amz-sdk-checksum-algorithm", alg)
 	}
+	release, err := s.reserveWrite(req, req.auth.DecodedLength)
+	if err != nil {
+		return err
+	}
 	in, err := s.ingest(req, maxPutSize)
 	if err != nil {
+		release()
 		return err
 	}
 	defer in.up.Close()
@@ -177,12 +189,15 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if err != nil {
 		return err
 	}
-	up, err := s.openUpload(req)
+	up, err := s.openUpload(req, lease.Write)
 	if err != nil {
 		return err
 	}
 	srcRepo, srcBranch, srcKey, srcVid, err := s.copySource(req)
 	if err != nil {
+		return err
+	}
+	if err := s.allow(req, lease.Read, srcRepo, srcBranch, srcKey, noSuchKey()); err != nil {
 		return err
 	}
 	src, err := s.resolve(req, srcRepo, srcBranch, srcKey, srcVid)
@@ -202,6 +217,9 @@ func (s *Server) uploadPartCopy(req *request) error {
 	}
 	if rng.length > maxPutSize {
 		return errInvalidRequest("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
+	}
+	if _, err := s.reserveWrite(req, rng.length); err != nil {
+		return err
 	}
 	content, err := s.ms.Content(req.ctx(), src)
 	if err != nil {
@@ -295,7 +313,7 @@ type listPartsResult struct {
 }
 
 func (s *Server) listParts(req *request) error {
-	up, err := s.openUpload(req)
+	up, err := s.openUpload(req, lease.List)
 	if err != nil {
 		return err
 	}
@@ -352,7 +370,7 @@ type completeResult struct {
 // completeUpload concatenates the parts' chunk lists into the object: no
 // bytes are read or written.
 func (s *Server) completeUpload(req *request) error {
-	up, err := s.openUpload(req)
+	up, err := s.openUpload(req, lease.Write)
 	if err != nil {
 		return err
 	}
@@ -447,7 +465,7 @@ func (s *Server) completeUpload(req *request) error {
 }
 
 func (s *Server) abortUpload(req *request) error {
-	up, err := s.openUpload(req)
+	up, err := s.openUpload(req, lease.Write)
 	if err != nil {
 		return err
 	}
@@ -497,12 +515,15 @@ func (s *Server) listUploads(req *request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.allow(req, lease.List, req.repo, req.branch, "", nil); err != nil {
+		return err
+	}
 	name, err := s.branchName(req)
 	if err != nil {
 		return err
 	}
 	o := branch.UploadListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), KeyMarker: q.Get("key-marker"),
-		UploadIDMarker: q.Get("upload-id-marker"), MaxUploads: max, Branch: name}
+		UploadIDMarker: q.Get("upload-id-marker"), MaxUploads: max, Branch: name, Filter: s.listFilter(req)}
 	res, err := s.b.ListUploads(req.ctx(), req.repo, o)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
 
@@ -110,6 +111,9 @@ func writeCondition(h http.Header) branch.Condition {
 }
 
 func (s *Server) putObject(req *request) error {
+	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+		return err
+	}
 	h := req.r.Header
 	if err := rejectUnsupported(h); err != nil {
 		return err
@@ -121,8 +125,13 @@ func (s *Server) putObject(req *request) error {
 	if err := s.writableBranch(req); err != nil {
 		return err
 	}
+	release, err := s.reserveWrite(req, req.auth.DecodedLength)
+	if err != nil {
+		return err
+	}
 	in, err := s.ingest(req, maxPutSize)
 	if err != nil {
+		release()
 		return err
 	}
 	defer in.up.Close()
@@ -133,8 +142,10 @@ func (s *Server) putObject(req *request) error {
 	ch, data := e.SetContent(in.content)
 	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, e, writeCondition(h), in.up, branch.ContentRecord{Hash: ch, Data: data})
 	if err != nil {
+		release()
 		return err
 	}
+	s.used(req, req.key)
 	out := req.w.Header()
 	out.Set("ETag", quote(stored.ETag))
 	out.Set("x-amz-version-id", stored.VersionID)
@@ -179,6 +190,9 @@ func (s *Server) resolve(req *request, repo, br, key, vid string) (*manifest.Ent
 }
 
 func (s *Server) getObject(req *request, head bool) error {
+	if err := s.allow(req, lease.Read, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+		return err
+	}
 	q := req.query
 	e, err := s.resolve(req, req.repo, req.branch, req.key, q.Get("versionId"))
 	if err != nil {
@@ -235,6 +249,13 @@ func (s *Server) getObject(req *request, head bool) error {
 	if !partial && strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED") {
 		setChecksumHeaders(h, e)
 	}
+	if !head {
+		if err := s.reserveRead(req, rng.length); err != nil {
+			return err
+		}
+		s.recordRead(req, e, rng)
+		s.used(req, req.key)
+	}
 	h.Set("Content-Length", strconv.FormatInt(rng.length, 10))
 	status := http.StatusOK
 	if partial {
@@ -273,6 +294,16 @@ func (s *Server) writeContent(req *request, c *manifest.Content, rng byteRange) 
 }
 
 func (s *Server) deleteObject(req *request) error {
+	if err := s.allow(req, lease.Delete, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+		if toS3(err).Code == "NoSuchKey" {
+			// Outside the lease the key does not exist: deleting a missing
+			// key succeeds and changes nothing.
+			req.started = true
+			req.w.WriteHeader(http.StatusNoContent)
+			return nil
+		}
+		return err
+	}
 	var res branch.DeleteResult
 	var err error
 	if vid := req.query.Get("versionId"); vid != "" {
@@ -372,8 +403,14 @@ func (s *Server) copyObject(req *request) error {
 	if err := rejectUnsupported(h); err != nil {
 		return err
 	}
+	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+		return err
+	}
 	srcRepo, srcBranch, srcKey, srcVid, err := s.copySource(req)
 	if err != nil {
+		return err
+	}
+	if err := s.allow(req, lease.Read, srcRepo, srcBranch, srcKey, noSuchKey()); err != nil {
 		return err
 	}
 	if err := s.writableBranch(req); err != nil {
@@ -383,6 +420,7 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return err
 	}
+
 	if ce := copyConditions(h, src); ce != nil {
 		return ce
 	}
@@ -413,10 +451,16 @@ func (s *Server) copyObject(req *request) error {
 		// independent of the source's lifetime.
 		rec = branch.ContentRecord{Hash: src.ContentRef, Data: content.Encode()}
 	}
-	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, &dst, writeCondition(h), up, rec)
+	release, err := s.reserveWrite(req, src.Size)
 	if err != nil {
 		return err
 	}
+	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, &dst, writeCondition(h), up, rec)
+	if err != nil {
+		release()
+		return err
+	}
+	s.used(req, req.key)
 	out := req.w.Header()
 	out.Set("x-amz-version-id", stored.VersionID)
 	if src.VersionID != "" {

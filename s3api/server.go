@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/sigv4"
 )
@@ -40,19 +40,41 @@ type Config struct {
 	Log     *slog.Logger
 	// Now is the clock for signature checks; nil means time.Now.
 	Now func() time.Time
+	// Leases, when set, accepts lease credentials and enforces them.
+	Leases *lease.Store
+	// OnDeny, when set, is told about every request a lease was refused
+	// (for the flight recorder).
+	OnDeny DenyFunc
+	// OnRead, when set, receives every object read by a lease (for the
+	// run's read manifest).
+	OnRead ReadFunc
+	// OnGrantUsed, when set, is told when a single-use grant is consumed.
+	OnGrantUsed func(ctx context.Context, l *lease.Lease, key string, used []lease.Grant)
 }
+
+// ReadFunc receives a lease's read: repository, branch, key, the entry
+// read (its version ID and ETag) and the byte range.
+type ReadFunc func(ctx context.Context, l *lease.Lease, repo, branch, key string, e *manifest.Entry, off, n int64)
+
+// DenyFunc receives refused lease requests: the action, repository,
+// branch, key and the verdict with the rule that matched.
+type DenyFunc func(ctx context.Context, l *lease.Lease, action, repo, branch, key string, v lease.Verdict)
 
 // Server is the S3 endpoint. It implements http.Handler.
 type Server struct {
-	b       *branch.Service
-	ms      *manifest.Store
-	chunks  *cas.Store
-	owner   Credentials
-	ownerID string
-	region  string
-	domains []string
-	log     *slog.Logger
-	verify  *sigv4.Verifier
+	b           *branch.Service
+	ms          *manifest.Store
+	chunks      *cas.Store
+	owner       Credentials
+	ownerID     string
+	region      string
+	domains     []string
+	log         *slog.Logger
+	verify      *sigv4.Verifier
+	leases      *lease.Store
+	onDeny      DenyFunc
+	onRead      ReadFunc
+	onGrantUsed func(ctx context.Context, l *lease.Lease, key string, used []lease.Grant)
 }
 
 // New returns a Server.
@@ -67,21 +89,10 @@ func New(c Config) *Server {
 	s := &Server{
 		b: c.Branches, ms: c.Branches.Manifest(), chunks: c.Branches.Chunks(),
 		owner: c.Owner, ownerID: hex.EncodeToString(sum[:]), region: c.Region,
-		domains: c.Domains, log: c.Log,
+		domains: c.Domains, log: c.Log, leases: c.Leases, onDeny: c.OnDeny, onRead: c.OnRead, onGrantUsed: c.OnGrantUsed,
 	}
 	s.verify = &sigv4.Verifier{Lookup: s, Now: c.Now}
 	return s
-}
-
-// LookupSecret implements sigv4.SecretLookup for the owner's credentials.
-func (s *Server) LookupSecret(ctx context.Context, accessKey, token string) (string, error) {
-	if subtle.ConstantTimeCompare([]byte(accessKey), []byte(s.owner.AccessKey)) == 1 {
-		if token != "" {
-			return "", fmt.Errorf("owner credentials take no session token: %w", sigv4.ErrInvalidToken)
-		}
-		return s.owner.SecretKey, nil
-	}
-	return "", fmt.Errorf("%s: %w", accessKey, sigv4.ErrUnknownKey)
 }
 
 // request is one parsed S3 request.
@@ -90,7 +101,8 @@ type request struct {
 	r       *http.Request
 	id      string
 	auth    *sigv4.Result
-	bucket  string // as addressed (may be an alias)
+	lease   *lease.Lease // nil for the owner
+	bucket  string       // as addressed (may be an alias)
 	repo    string
 	branch  string // "" means the repository's default
 	key     string
@@ -152,11 +164,11 @@ func (s *Server) serve(req *request) error {
 	if err := s.parseTarget(req); err != nil {
 		return err
 	}
-	res, err := s.verify.Verify(r.Context(), r)
+	l, res, err := s.Principal(r)
 	if err != nil {
 		return err
 	}
-	req.auth = res
+	req.auth, req.lease = res, l
 	defer res.Body.Close()
 	if v := r.Header.Get("x-nas-branch"); v != "" {
 		if !res.Signed("x-nas-branch") {
@@ -171,6 +183,9 @@ func (s *Server) serve(req *request) error {
 		if err := branch.ValidBranchName(req.branch); err != nil {
 			return errInvalidArgument(err.Error())
 		}
+	}
+	if err := s.admit(req); err != nil {
+		return err
 	}
 	return s.dispatch(req)
 }
@@ -344,9 +359,3 @@ func (req *request) ctx() context.Context { return req.r.Context() }
 
 // isNotFound reports whether err is any not-found.
 func isNotFound(err error) bool { return errors.Is(err, branch.ErrNotFound) }
-
-// Authenticate verifies a request's SigV4 signature with the same rules as
-// S3 requests; the control API uses it so both share one verifier.
-func (s *Server) Authenticate(r *http.Request) (*sigv4.Result, error) {
-	return s.verify.Verify(r.Context(), r)
-}

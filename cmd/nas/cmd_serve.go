@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentnas/nas/api"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gateway"
 )
@@ -69,11 +68,11 @@ func runServe(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	defer g.Close()
-	go g.DB.Run(ctx)
+	g.Start()
 	if o.gcInterval > 0 {
 		go collectEvery(ctx, g, o, log)
 	}
-	handler := g.Handler(api.New(g.Branches, g.S3, log))
+	handler := g.Handler()
 	scheme := "http"
 	if o.tlsCert != "" {
 		scheme = "https"

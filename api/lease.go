@@ -1,0 +1,410 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/agentnas/nas/lease"
+)
+
+// LeaseJSON is a lease as the control API shows it: the specification's
+// lease.json plus, when just issued, the credentials.
+type LeaseJSON struct {
+	*lease.Lease
+	Usage             *lease.Usage `json:"usage,omitempty"`
+	SecretAccessKey   string       `json:"secret_access_key,omitempty"`
+	SessionToken      string       `json:"session_token,omitempty"`
+	CredentialsExpiry *time.Time   `json:"credentials_expire_at,omitempty"`
+}
+
+func denied(msg string) error {
+	return &Error{Status: http.StatusForbidden, Code: "AccessDenied", Message: msg}
+}
+
+func notFound(msg string) error {
+	return &Error{Status: http.StatusNotFound, Code: "NotFound", Message: msg}
+}
+
+// ownerOnly refuses lease principals.
+func ownerOnly(c *call, op string) error {
+	if c.lease != nil {
+		return denied(op + " is an owner operation; a lease cannot call it")
+	}
+	return nil
+}
+
+// leaseArgs asks for a lease (see lease.Request).
+type leaseArgs struct {
+	Repo           string        `json:"repo"`
+	Role           string        `json:"role"`
+	Run            string        `json:"run"`
+	Paths          []string      `json:"paths"`
+	Actions        []string      `json:"actions"`
+	View           []lease.Rule  `json:"view"`
+	TTL            string        `json:"ttl"` // Go duration, default 4h
+	Branch         string        `json:"branch"`
+	ForkFrom       string        `json:"fork_from"`
+	Purpose        string        `json:"purpose"`
+	Principal      string        `json:"principal"`
+	OnBehalfOf     string        `json:"on_behalf_of"`
+	Budgets        lease.Budgets `json:"budgets"`
+	SensitivityMax string        `json:"sensitivity_max"`
+	Egress         bool          `json:"egress"`
+	RequiresGate   []string      `json:"requires_gate"`
+}
+
+func (a *leaseArgs) view() ([]lease.Rule, error) {
+	if len(a.View) > 0 {
+		if len(a.Paths) > 0 || len(a.Actions) > 0 {
+			return nil, fmt.Errorf("give view or paths and actions, not both: %w", lease.ErrInvalid)
+		}
+		return a.View, nil
+	}
+	if len(a.Paths) == 0 {
+		return nil, nil
+	}
+	acts, err := lease.ParseActions(joinComma(a.Actions))
+	if err != nil {
+		return nil, err
+	}
+	var out []lease.Rule
+	for _, p := range a.Paths {
+		out = append(out, lease.Rule{Path: p, Actions: acts})
+	}
+	return out, nil
+}
+
+func joinComma(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += ","
+		}
+		out += s
+	}
+	return out
+}
+
+// leaseCreate issues a lease: by the owner (optionally forking the run's
+// branch ROLE/RUN from a ref), or by a lease holder, which gets a child
+// that is never wider than itself.
+func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
+	if h.leases == nil {
+		return nil, notFound("leases are not enabled on this gateway")
+	}
+	var a leaseArgs
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	view, err := a.view()
+	if err != nil {
+		return nil, err
+	}
+	var ttl time.Duration
+	if a.TTL != "" {
+		if ttl, err = time.ParseDuration(a.TTL); err != nil {
+			return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "ttl: " + err.Error()}
+		}
+	}
+	req := lease.Request{Repo: a.Repo, Branch: a.Branch, Run: a.Run, Role: a.Role, Principal: a.Principal,
+		OnBehalfOf: a.OnBehalfOf, Purpose: a.Purpose, View: view, TTL: ttl, Budgets: a.Budgets,
+		SensitivityMax: a.SensitivityMax, Egress: a.Egress, RequiresGate: a.RequiresGate}
+	if p := c.lease; p != nil {
+		// A child: same repository and branch as the parent.
+		if req.Repo == "" {
+			req.Repo = p.Repo
+		}
+		if req.Branch == "" {
+			req.Branch = p.Branch
+		}
+		if a.ForkFrom != "" {
+			return nil, denied("a lease cannot fork branches")
+		}
+		if req.Role == "" {
+			req.Role = p.Role
+		}
+		if req.Principal == "" {
+			req.Principal = p.Principal
+		}
+		if len(req.View) == 0 {
+			req.View = p.View
+		}
+		req.Parent = p
+		l, cred, err := h.leases.Issue(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.recordIssue(ctx, l, "child of "+p.ID); err != nil {
+			return nil, err
+		}
+		return issued(l, cred), nil
+	}
+	if err := required("repo", a.Repo, "role", a.Role); err != nil {
+		return nil, err
+	}
+	if len(req.View) == 0 {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "paths and actions (or view) are required"}
+	}
+	if req.Principal == "" {
+		req.Principal = "role:" + a.Role
+	}
+	if req.OnBehalfOf == "" {
+		req.OnBehalfOf = c.principal
+	}
+	if a.Branch != "" && a.ForkFrom != "" {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "give branch or fork_from, not both"}
+	}
+	if req.Run == "" {
+		req.Run = lease.NewRunID()
+	}
+	created := ""
+	if a.ForkFrom != "" {
+		name := a.Role + "/" + req.Run
+		if existing, err := h.leases.RunBranch(ctx, a.Repo, a.Role, req.Run); err != nil {
+			return nil, err
+		} else if existing != "" {
+			name = existing // the run continues on its branch
+		} else if err := h.eventErr(ctx, "branch.created", nil, a.Repo, name); err != nil {
+			return nil, err
+		} else if _, err := h.b.CreateBranch(ctx, a.Repo, name, a.ForkFrom); err != nil {
+			return nil, err
+		} else {
+			created = name
+		}
+		req.Branch = name
+	}
+	if req.Branch == "" {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "branch or fork_from is required"}
+	}
+	if _, err := h.b.GetBranch(ctx, req.Repo, req.Branch); err != nil {
+		return nil, err
+	}
+	l, cred, err := h.leases.Issue(ctx, req)
+	if err != nil {
+		if created != "" {
+			_ = h.b.DeleteBranch(context.WithoutCancel(ctx), a.Repo, created)
+		}
+		return nil, err
+	}
+	if err := h.recordIssue(ctx, l, ""); err != nil {
+		return nil, err
+	}
+	return issued(l, cred), nil
+}
+
+// recordIssue records an issued lease; a lease that cannot be recorded is
+// revoked at once, so no unrecorded lease is ever usable.
+func (h *Handler) recordIssue(ctx context.Context, l *lease.Lease, detail string) error {
+	if err := h.eventErr(ctx, "lease.issued", l, "", detail); err != nil {
+		_, _ = h.leases.Revoke(context.WithoutCancel(ctx), l.ID)
+		return err
+	}
+	return nil
+}
+
+func issued(l *lease.Lease, cred lease.Credentials) map[string]any {
+	exp := cred.Expiration
+	return map[string]any{"lease": LeaseJSON{Lease: l, SecretAccessKey: cred.SecretAccessKey, SessionToken: cred.SessionToken, CredentialsExpiry: &exp}}
+}
+
+// visibleLease lets the owner see any lease and a lease holder itself and
+// its descendants.
+func (h *Handler) visibleLease(ctx context.Context, c *call, id string) (*lease.Lease, error) {
+	l, err := h.leases.Get(ctx, id)
+	if errors.Is(err, lease.ErrNotFound) {
+		return nil, notFound("no lease " + id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.lease == nil {
+		return l, nil
+	}
+	for cur := l; ; {
+		if cur.ID == c.lease.ID {
+			return l, nil
+		}
+		if cur.Parent == nil {
+			return nil, notFound("no lease " + id)
+		}
+		if cur, err = h.leases.Get(ctx, *cur.Parent); err != nil {
+			return nil, notFound("no lease " + id)
+		}
+	}
+}
+
+func (h *Handler) leaseGet(ctx context.Context, c *call) (any, error) {
+	if h.leases == nil {
+		return nil, notFound("leases are not enabled")
+	}
+	var a struct {
+		LeaseID string `json:"lease_id"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if a.LeaseID == "" && c.lease != nil {
+		a.LeaseID = c.lease.ID
+	}
+	l, err := h.visibleLease(ctx, c, a.LeaseID)
+	if err != nil {
+		return nil, err
+	}
+	r := h.leases.Remaining(ctx, l)
+	return map[string]any{"lease": LeaseJSON{Lease: l}, "remaining": r}, nil
+}
+
+func (h *Handler) leaseList(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "lease/list"); err != nil {
+		return nil, err
+	}
+	var a struct {
+		Repo   string `json:"repo"`
+		Run    string `json:"run"`
+		Role   string `json:"role"`
+		Active bool   `json:"active"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	ls, err := h.leases.List(ctx, lease.ListFilter{Repo: a.Repo, Run: a.Run, Role: a.Role, Active: a.Active})
+	if err != nil {
+		return nil, err
+	}
+	out := []LeaseJSON{}
+	for _, l := range ls {
+		out = append(out, LeaseJSON{Lease: l})
+	}
+	return map[string]any{"leases": out}, nil
+}
+
+func (h *Handler) leaseRevoke(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		LeaseID string `json:"lease_id"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	l, err := h.visibleLease(ctx, c, a.LeaseID)
+	if err != nil {
+		return nil, err
+	}
+	// Record first, then act.
+	if err := h.eventErr(ctx, "lease.revoked", l, "", "cascades to descendants"); err != nil {
+		return nil, err
+	}
+	ids, err := h.leases.Revoke(ctx, l.ID)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"revoked": ids}, nil
+}
+
+func (h *Handler) shareGrant(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "share/grant"); err != nil {
+		return nil, err
+	}
+	var a struct {
+		LeaseID   string   `json:"lease_id"`
+		Path      string   `json:"path"`
+		Actions   []string `json:"actions"`
+		TTL       string   `json:"ttl"`
+		SingleUse bool     `json:"single_use"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	acts, err := lease.ParseActions(joinComma(a.Actions))
+	if err != nil {
+		return nil, err
+	}
+	ttl := time.Hour
+	if a.TTL != "" {
+		if ttl, err = time.ParseDuration(a.TTL); err != nil || ttl <= 0 {
+			return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "ttl must be a positive duration"}
+		}
+	}
+	l, err := h.leases.Get(ctx, a.LeaseID)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.eventErr(ctx, "share.granted", l, "", a.Path); err != nil {
+		return nil, err
+	}
+	g, err := h.leases.AddGrant(ctx, a.LeaseID, lease.Grant{Path: a.Path, Actions: acts, ExpiresAt: time.Now().Add(ttl), SingleUse: a.SingleUse})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"grant": g}, nil
+}
+
+func (h *Handler) rolePut(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "role/put"); err != nil {
+		return nil, err
+	}
+	var r lease.Role
+	if err := c.decode(&r); err != nil {
+		return nil, err
+	}
+	if _, err := h.b.GetRepo(ctx, r.Repo); err != nil {
+		return nil, err
+	}
+	out, err := h.leases.PutRole(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"role": out}, nil
+}
+
+func (h *Handler) roleGet(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "role/get"); err != nil {
+		return nil, err
+	}
+	var a struct {
+		Name string `json:"name"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	r, err := h.leases.GetRole(ctx, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"role": r}, nil
+}
+
+func (h *Handler) roleList(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "role/list"); err != nil {
+		return nil, err
+	}
+	if err := c.decode(&struct{}{}); err != nil {
+		return nil, err
+	}
+	rs, err := h.leases.ListRoles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if rs == nil {
+		rs = []lease.Role{}
+	}
+	return map[string]any{"roles": rs}, nil
+}
+
+func (h *Handler) roleDelete(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "role/delete"); err != nil {
+		return nil, err
+	}
+	var a struct {
+		Name string `json:"name"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := h.leases.DeleteRole(ctx, a.Name); err != nil {
+		return nil, err
+	}
+	return map[string]any{"deleted": a.Name}, nil
+}
