@@ -17,6 +17,7 @@ import (
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/sigv4"
 )
 
@@ -30,23 +31,27 @@ type Authenticator interface {
 type Handler struct {
 	b      *branch.Service
 	leases *lease.Store // nil: leases off
-	events EventSink    // nil: no flight recorder
+	rec    Recorder     // nil: no flight recorder
+	flush  func(ctx context.Context, run string) error
 	auth   Authenticator
 	db     kv.DB
 	log    *slog.Logger
 	verbs  map[string]verb
 }
 
-// EventSink records consequential events in the flight recorder. An error
-// means the event could not be recorded; the operation must then not
-// happen ("record first, then act").
-type EventSink interface {
-	Event(ctx context.Context, e Event) error
+// Recorder is the flight recorder as the control API uses it.
+type Recorder interface {
+	Append(ctx context.Context, e record.Event) (record.Event, error)
+	List(ctx context.Context, f record.Filter, fn func(record.Event) error) error
+	Verify(ctx context.Context, fn func(record.Problem)) (record.VerifyReport, error)
+	Explain(ctx context.Context, repo, commit string) (*record.Explanation, error)
+	ReadManifest(ctx context.Context, run string, fn func(record.Read) error) error
 }
 
-// Event is one consequential event.
+// Event is one consequential event, as the handlers describe it; it
+// becomes a record.Event with the acting lease's provenance.
 type Event struct {
-	Kind   string
+	Kind   record.Kind
 	Lease  *lease.Lease // the acting lease, nil for the owner
 	Actor  string       // the access key acting
 	Repo   string
@@ -56,13 +61,33 @@ type Event struct {
 	Detail string
 }
 
+// toRecord fills a record.Event from e.
+func (e Event) toRecord() record.Event {
+	r := record.Event{Kind: e.Kind, Repo: e.Repo, Branch: e.Branch,
+		Subject: record.Subject{Path: e.Path, Commit: e.Commit}, Principal: e.Actor}
+	if l := e.Lease; l != nil {
+		r.Run, r.Principal, r.OnBehalfOf, r.Lease, r.Purpose = l.Run, l.Principal, l.OnBehalfOf, l.ID, l.Purpose
+		r.ReadManifest = record.ManifestID(l.Run)
+		if r.Repo == "" {
+			r.Repo, r.Branch = l.Repo, l.Branch
+		}
+	}
+	if e.Detail != "" {
+		r.Details = map[string]string{"detail": e.Detail}
+	}
+	return r
+}
+
 // Config assembles a Handler.
 type Config struct {
 	Branches *branch.Service
 	Leases   *lease.Store
-	Events   EventSink
-	Auth     Authenticator
-	Log      *slog.Logger
+	Recorder Recorder
+	// FlushReads, when set, writes a run's buffered read manifest before an
+	// event that names it.
+	FlushReads func(ctx context.Context, run string) error
+	Auth       Authenticator
+	Log        *slog.Logger
 }
 
 // verb handles one NOUN/VERB. It decodes its own arguments from body.
@@ -93,13 +118,13 @@ func New(c Config) *Handler {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{b: c.Branches, leases: c.Leases, events: c.Events, auth: c.Auth, db: c.Branches.Manifest().DB(), log: c.Log}
+	h := &Handler{b: c.Branches, leases: c.Leases, rec: c.Recorder, flush: c.FlushReads, auth: c.Auth, db: c.Branches.Manifest().DB(), log: c.Log}
 	h.verbs = h.routes()
 	return h
 }
 
 // eventErr records an event; a failure must stop the operation.
-func (h *Handler) eventErr(ctx context.Context, kind string, l *lease.Lease, repo, detail string) error {
+func (h *Handler) eventErr(ctx context.Context, kind record.Kind, l *lease.Lease, repo, detail string) error {
 	e := Event{Kind: kind, Lease: l, Repo: repo, Detail: detail}
 	if l != nil && repo == "" {
 		e.Repo, e.Branch = l.Repo, l.Branch
@@ -109,21 +134,19 @@ func (h *Handler) eventErr(ctx context.Context, kind string, l *lease.Lease, rep
 
 // eventErrFull records e; a failure must stop the operation.
 func (h *Handler) eventErrFull(ctx context.Context, e Event) error {
-	if h.events == nil {
+	if h.rec == nil {
 		return nil
 	}
-	if err := h.events.Event(ctx, e); err != nil {
+	if e.Lease != nil && h.flush != nil {
+		if err := h.flush(ctx, e.Lease.Run); err != nil {
+			h.log.Warn("flushing read manifest", "run", e.Lease.Run, "err", err)
+		}
+	}
+	if _, err := h.rec.Append(ctx, e.toRecord()); err != nil {
 		return &Error{Status: http.StatusServiceUnavailable, Code: "RecorderUnavailable", Retryable: true,
 			Message: "the flight recorder could not record this operation, so it was not performed: " + err.Error()}
 	}
 	return nil
-}
-
-// event records an event after the fact (logged, not fatal).
-func (h *Handler) event(ctx context.Context, kind string, l *lease.Lease, repo, detail string) {
-	if err := h.eventErr(ctx, kind, l, repo, detail); err != nil {
-		h.log.Error("flight recorder", "kind", kind, "err", err)
-	}
 }
 
 // Error is a control-API error.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/lease"
+	"github.com/agentnas/nas/record"
 )
 
 // LeaseJSON is a lease as the control API shows it: the specification's
@@ -167,7 +168,7 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 			return nil, err
 		} else if existing != "" {
 			name = existing // the run continues on its branch
-		} else if err := h.eventErr(ctx, "branch.created", nil, a.Repo, name); err != nil {
+		} else if err := h.eventErr(ctx, record.KindBranchCreated, nil, a.Repo, name); err != nil {
 			return nil, err
 		} else if _, err := h.b.CreateBranch(ctx, a.Repo, name, a.ForkFrom); err != nil {
 			return nil, err
@@ -198,7 +199,7 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 // recordIssue records an issued lease; a lease that cannot be recorded is
 // revoked at once, so no unrecorded lease is ever usable.
 func (h *Handler) recordIssue(ctx context.Context, l *lease.Lease, detail string) error {
-	if err := h.eventErr(ctx, "lease.issued", l, "", detail); err != nil {
+	if err := h.eventErr(ctx, record.KindLeaseIssued, l, "", detail); err != nil {
 		_, _ = h.leases.Revoke(context.WithoutCancel(ctx), l.ID)
 		return err
 	}
@@ -293,7 +294,7 @@ func (h *Handler) leaseRevoke(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	// Record first, then act.
-	if err := h.eventErr(ctx, "lease.revoked", l, "", "cascades to descendants"); err != nil {
+	if err := h.eventErr(ctx, record.KindLeaseRevoked, l, "", "cascades to descendants"); err != nil {
 		return nil, err
 	}
 	ids, err := h.leases.Revoke(ctx, l.ID)
@@ -331,7 +332,7 @@ func (h *Handler) shareGrant(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.eventErr(ctx, "share.granted", l, "", a.Path); err != nil {
+	if err := h.eventErr(ctx, record.KindShareGranted, l, "", a.Path); err != nil {
 		return nil, err
 	}
 	g, err := h.leases.AddGrant(ctx, a.LeaseID, lease.Grant{Path: a.Path, Actions: acts, ExpiresAt: time.Now().Add(ttl), SingleUse: a.SingleUse})

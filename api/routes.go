@@ -10,6 +10,7 @@ import (
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/record"
 )
 
 // RepoJSON describes a repository.
@@ -136,6 +137,9 @@ func (h *Handler) routes() map[string]verb {
 		"role/get":         {fn: h.roleGet},
 		"role/list":        {fn: h.roleList},
 		"role/delete":      {write: true, fn: h.roleDelete},
+		"record/list":      {fn: h.recordList},
+		"record/explain":   {fn: h.recordExplain},
+		"record/verify":    {fn: h.recordVerify},
 	}
 }
 
@@ -222,7 +226,7 @@ func (h *Handler) branchCreate(ctx context.Context, c *call) (any, error) {
 	if err := required("repo", a.Repo, "name", a.Name); err != nil {
 		return nil, err
 	}
-	if err := h.eventErrFull(ctx, Event{Kind: "branch.created", Actor: c.principal, Repo: a.Repo, Branch: a.Name, Detail: "from " + a.From}); err != nil {
+	if err := h.eventErrFull(ctx, Event{Kind: record.KindBranchCreated, Actor: c.principal, Repo: a.Repo, Branch: a.Name, Detail: "from " + a.From}); err != nil {
 		return nil, err
 	}
 	b, err := h.b.CreateBranch(ctx, a.Repo, a.Name, a.From)
@@ -270,7 +274,7 @@ func (h *Handler) branchDelete(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	if err := h.eventErrFull(ctx, Event{Kind: "branch.deleted", Actor: c.principal, Repo: a.Repo, Branch: a.Name}); err != nil {
+	if err := h.eventErrFull(ctx, Event{Kind: record.KindBranchDeleted, Actor: c.principal, Repo: a.Repo, Branch: a.Name}); err != nil {
 		return nil, err
 	}
 	if err := h.b.DeleteBranch(ctx, a.Repo, a.Name); err != nil {
@@ -285,9 +289,9 @@ func (h *Handler) branchProtect(on bool) func(context.Context, *call) (any, erro
 		if err := c.decode(&a); err != nil {
 			return nil, err
 		}
-		kind := "branch.unprotected"
+		kind := record.KindBranchUnprotected
 		if on {
-			kind = "branch.protected"
+			kind = record.KindBranchProtected
 		}
 		if err := h.eventErrFull(ctx, Event{Kind: kind, Actor: c.principal, Repo: a.Repo, Branch: a.Name}); err != nil {
 			return nil, err
@@ -330,7 +334,7 @@ func (h *Handler) commitCreate(ctx context.Context, c *call) (any, error) {
 		}
 	}
 	o.Intent = func(id manifest.CommitID) error {
-		return h.eventErrFull(ctx, Event{Kind: "commit", Lease: c.lease, Actor: c.principal, Repo: a.Repo, Branch: a.Branch, Commit: id.String(), Detail: a.Message})
+		return h.eventErrFull(ctx, Event{Kind: record.KindCommit, Lease: c.lease, Actor: c.principal, Repo: a.Repo, Branch: a.Branch, Commit: id.String(), Detail: a.Message})
 	}
 	id, err := h.b.Commit(ctx, a.Repo, a.Branch, o)
 	if err != nil {

@@ -18,7 +18,10 @@ import (
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/s3api"
+	"github.com/agentnas/nas/sts"
 )
 
 // Config configures a Gateway.
@@ -37,13 +40,16 @@ type Config struct {
 
 // Gateway is an opened data directory with its handlers.
 type Gateway struct {
-	DB       *kv.Badger
-	Chunks   *cas.Store
-	Branches *branch.Service
-	Leases   *lease.Store
-	S3       *s3api.Server
-	API      *api.Handler
-	log      *slog.Logger
+	DB        *kv.Badger
+	Chunks    *cas.Store
+	Branches  *branch.Service
+	Leases    *lease.Store
+	Recorder  *record.Recorder
+	Manifests *record.Manifests
+	S3        *s3api.Server
+	API       *api.Handler
+	STS       *sts.Handler
+	log       *slog.Logger
 
 	stop context.CancelFunc // ends background work started by Start
 	bg   sync.WaitGroup     // background goroutines
@@ -73,10 +79,63 @@ func Open(c Config) (*Gateway, error) {
 		db.Close()
 		return nil, err
 	}
-	g := &Gateway{DB: db, Chunks: chunks, Branches: b, Leases: leases, log: c.Log}
-	g.S3 = s3api.New(s3api.Config{Branches: b, Owner: c.Owner, Region: c.Region, Domains: c.Domains, Log: c.Log, Leases: leases})
-	g.API = api.New(api.Config{Branches: b, Leases: leases, Auth: g.S3, Log: c.Log})
+	g := &Gateway{DB: db, Chunks: chunks, Branches: b, Leases: leases, log: c.Log,
+		Recorder: record.New(kdb, record.Options{}), Manifests: record.NewManifests(kdb, record.ManifestOptions{})}
+	g.S3 = s3api.New(s3api.Config{Branches: b, Owner: c.Owner, Region: c.Region, Domains: c.Domains, Log: c.Log, Leases: leases,
+		OnDeny: g.recordDenial, OnRead: g.recordRead, OnGrantUsed: g.recordGrantUsed, OnDelete: g.recordDelete})
+	g.API = api.New(api.Config{Branches: b, Leases: leases, Recorder: g.Recorder, FlushReads: g.Manifests.Flush, Auth: g.S3, Log: c.Log})
+	g.STS = sts.New(g.S3, leases, b, g.Recorder, c.Log)
+	g.STS.ErrorMapper = s3api.ErrorFor
 	return g, nil
+}
+
+// provenance fills an event's run, lease and principal from l.
+func provenance(e *record.Event, l *lease.Lease) {
+	if l == nil {
+		return
+	}
+	e.Run, e.Principal, e.OnBehalfOf, e.Lease, e.Purpose = l.Run, l.Principal, l.OnBehalfOf, l.ID, l.Purpose
+}
+
+// recordDenial writes a refused lease request to the flight recorder.
+func (g *Gateway) recordDenial(ctx context.Context, l *lease.Lease, action, repo, branch, key string, v lease.Verdict) {
+	e := record.Event{Kind: record.KindDenied, Repo: repo, Branch: branch, Subject: record.Subject{Path: key},
+		Decision: record.Decision{Effect: record.Effect(v.Decision.String()), Rule: v.Rule}, Details: map[string]string{"action": action}}
+	provenance(&e, l)
+	if _, err := g.Recorder.Append(context.WithoutCancel(ctx), e); err != nil {
+		g.log.Error("flight recorder: denial not recorded", "lease", l.ID, "err", err)
+	}
+}
+
+// recordRead adds a lease's read to its run's read manifest: the path, the
+// branch head it was read at, the version, range and ETag (never content).
+func (g *Gateway) recordRead(ctx context.Context, l *lease.Lease, repo, br, key string, e *manifest.Entry, off, n int64) {
+	rd := record.Read{Path: key, VersionID: e.VersionID, Offset: off, Length: n, ETag: e.ETag}
+	if b, err := g.Branches.GetBranch(ctx, repo, br); err == nil {
+		rd.Commit = b.Head.String()
+	}
+	if err := g.Manifests.Add(context.WithoutCancel(ctx), l.Run, rd); err != nil {
+		g.log.Error("read manifest", "run", l.Run, "err", err)
+	}
+}
+
+func (g *Gateway) recordGrantUsed(ctx context.Context, l *lease.Lease, key string, used []lease.Grant) {
+	for _, gr := range used {
+		e := record.Event{Kind: record.KindShareUsed, Repo: l.Repo, Branch: l.Branch, Subject: record.Subject{Path: key},
+			Details: map[string]string{"grant": gr.ID}}
+		provenance(&e, l)
+		if _, err := g.Recorder.Append(context.WithoutCancel(ctx), e); err != nil {
+			g.log.Error("flight recorder: grant use not recorded", "err", err)
+		}
+	}
+}
+
+// recordDelete writes a delete's intent record before the delete happens.
+func (g *Gateway) recordDelete(ctx context.Context, l *lease.Lease, actor, repo, br, key, vid string) error {
+	e := record.Event{Kind: record.KindDelete, Principal: actor, Repo: repo, Branch: br, Subject: record.Subject{Path: key, VersionID: vid}}
+	provenance(&e, l)
+	_, err := g.Recorder.Append(ctx, e)
+	return err
 }
 
 // Start begins the gateway's background work (usage write-behind, kv
@@ -84,7 +143,8 @@ func Open(c Config) (*Gateway, error) {
 func (g *Gateway) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
-	for _, run := range []func(context.Context){g.DB.Run, g.Leases.Run} {
+	runManifests := func(ctx context.Context) { _ = g.Manifests.Run(ctx) }
+	for _, run := range []func(context.Context){g.DB.Run, g.Leases.Run, runManifests} {
 		g.bg.Add(1)
 		go func() {
 			defer g.bg.Done()
@@ -100,6 +160,9 @@ func (g *Gateway) Close() error {
 		g.bg.Wait()
 	}
 	g.Leases.Close()
+	if err := g.Manifests.Close(); err != nil {
+		g.log.Error("closing read manifests", "err", err)
+	}
 	g.Chunks.Close()
 	return g.DB.Close()
 }
@@ -111,6 +174,10 @@ func (g *Gateway) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/_nas/") {
 			g.API.ServeHTTP(w, r)
+			return
+		}
+		if sts.IsSTS(r) {
+			g.STS.ServeHTTP(w, r)
 			return
 		}
 		g.S3.ServeHTTP(w, r)

@@ -273,6 +273,8 @@ func (s *Server) deleteObjects(req *request) error {
 			if e := toS3(aerr); e.Code != "NoSuchKey" {
 				err = aerr
 			}
+		} else if err = s.recordDelete(req, o.Key, o.VersionID); err != nil {
+			// not deleted: reported below
 		} else if o.VersionID != "" {
 			res, err = s.b.DeleteVersion(req.ctx(), req.repo, req.branch, o.Key, o.VersionID)
 			if isNotFound(err) && !isBucketMissing(err) {

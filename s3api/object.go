@@ -304,6 +304,9 @@ func (s *Server) deleteObject(req *request) error {
 		}
 		return err
 	}
+	if err := s.recordDelete(req, req.key, req.query.Get("versionId")); err != nil {
+		return err
+	}
 	var res branch.DeleteResult
 	var err error
 	if vid := req.query.Get("versionId"); vid != "" {

@@ -50,7 +50,14 @@ type Config struct {
 	OnRead ReadFunc
 	// OnGrantUsed, when set, is told when a single-use grant is consumed.
 	OnGrantUsed func(ctx context.Context, l *lease.Lease, key string, used []lease.Grant)
+	// OnDelete, when set, records a delete before it happens; an error
+	// stops the delete ("record first, then act").
+	OnDelete DeleteFunc
 }
+
+// DeleteFunc records a delete of key (or of one version) by a principal
+// (its lease, nil for the owner, and its access key).
+type DeleteFunc func(ctx context.Context, l *lease.Lease, actor, repo, branch, key, versionID string) error
 
 // ReadFunc receives a lease's read: repository, branch, key, the entry
 // read (its version ID and ETag) and the byte range.
@@ -75,6 +82,7 @@ type Server struct {
 	onDeny      DenyFunc
 	onRead      ReadFunc
 	onGrantUsed func(ctx context.Context, l *lease.Lease, key string, used []lease.Grant)
+	onDelete    DeleteFunc
 }
 
 // New returns a Server.
@@ -89,7 +97,7 @@ func New(c Config) *Server {
 	s := &Server{
 		b: c.Branches, ms: c.Branches.Manifest(), chunks: c.Branches.Chunks(),
 		owner: c.Owner, ownerID: hex.EncodeToString(sum[:]), region: c.Region,
-		domains: c.Domains, log: c.Log, leases: c.Leases, onDeny: c.OnDeny, onRead: c.OnRead, onGrantUsed: c.OnGrantUsed,
+		domains: c.Domains, log: c.Log, leases: c.Leases, onDeny: c.OnDeny, onRead: c.OnRead, onGrantUsed: c.OnGrantUsed, onDelete: c.OnDelete,
 	}
 	s.verify = &sigv4.Verifier{Lookup: s, Now: c.Now}
 	return s
@@ -359,3 +367,22 @@ func (req *request) ctx() context.Context { return req.r.Context() }
 
 // isNotFound reports whether err is any not-found.
 func isNotFound(err error) bool { return errors.Is(err, branch.ErrNotFound) }
+
+// recordDelete writes a delete's intent record first; if it cannot be
+// written the delete must not happen.
+func (s *Server) recordDelete(req *request, key, versionID string) error {
+	if s.onDelete == nil {
+		return nil
+	}
+	if err := s.onDelete(req.ctx(), req.lease, req.auth.AccessKey, req.repo, req.branch, key, versionID); err != nil {
+		return errServiceUnavailable("the flight recorder could not record this delete, so it was not performed")
+	}
+	return nil
+}
+
+// ErrorFor maps an error to the S3 status, code and message the S3 edge
+// would answer with; STS shares it for authentication failures.
+func ErrorFor(err error) (status int, code, msg string) {
+	e := toS3(err)
+	return e.Status, e.Code, e.Message
+}
