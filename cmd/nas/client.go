@@ -22,6 +22,7 @@ import (
 // clientFlags are the credentials and endpoint of every client command.
 type clientFlags struct {
 	endpoint, accessKey, secretKey, sessionToken string
+	leaseJSON                                    string
 	json                                         bool
 }
 
@@ -33,6 +34,7 @@ func addClientFlags(root *cobra.Command) {
 	f.StringVar(&cf.accessKey, "access-key", "", "access key (default $NAS_ACCESS_KEY, $AWS_ACCESS_KEY_ID)")
 	f.StringVar(&cf.secretKey, "secret-key", "", "secret key (default $NAS_SECRET_KEY, $AWS_SECRET_ACCESS_KEY)")
 	f.StringVar(&cf.sessionToken, "session-token", "", "session token (default $NAS_SESSION_TOKEN, $AWS_SESSION_TOKEN)")
+	f.StringVar(&cf.leaseJSON, "lease-json", "", "use the credentials and endpoint of this lease file (the output of `nas lease create --json`)")
 	f.BoolVar(&cf.json, "json", false, "print JSON")
 }
 
@@ -70,9 +72,39 @@ func dataDirCredentials() (string, string) {
 	return c.AccessKey, c.SecretKey
 }
 
+// leaseFile is the part of a lease JSON file a client needs.
+type leaseFile struct {
+	Endpoint     string `json:"endpoint"`
+	AccessKeyID  string `json:"access_key_id"`
+	Secret       string `json:"secret_access_key"`
+	SessionToken string `json:"session_token"`
+}
+
 func newClient() (*client, error) {
-	ak := firstOf(cf.accessKey, os.Getenv("NAS_ACCESS_KEY"), os.Getenv("AWS_ACCESS_KEY_ID"))
-	sk := firstOf(cf.secretKey, os.Getenv("NAS_SECRET_KEY"), os.Getenv("AWS_SECRET_ACCESS_KEY"))
+	if cf.leaseJSON != "" {
+		b, err := os.ReadFile(cf.leaseJSON)
+		if err != nil {
+			return nil, err
+		}
+		var lf leaseFile
+		if err := json.Unmarshal(b, &lf); err != nil || lf.AccessKeyID == "" || lf.Secret == "" {
+			return nil, usagef("--lease-json %s: not a lease file with credentials", cf.leaseJSON)
+		}
+		cf.accessKey, cf.secretKey, cf.sessionToken = lf.AccessKeyID, lf.Secret, lf.SessionToken
+		if cf.endpoint == "" {
+			cf.endpoint = lf.Endpoint
+		}
+	}
+	// Key, secret and token come as a set from one source: flags, then
+	// NAS_*, then AWS_*.
+	ak, sk, tok := cf.accessKey, cf.secretKey, cf.sessionToken
+	switch {
+	case ak != "":
+	case os.Getenv("NAS_ACCESS_KEY") != "":
+		ak, sk, tok = os.Getenv("NAS_ACCESS_KEY"), os.Getenv("NAS_SECRET_KEY"), os.Getenv("NAS_SESSION_TOKEN")
+	default:
+		ak, sk, tok = os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")
+	}
 	if ak == "" && sk == "" {
 		ak, sk = dataDirCredentials()
 	}
@@ -82,7 +114,7 @@ func newClient() (*client, error) {
 	ep := strings.TrimSuffix(firstOf(cf.endpoint, os.Getenv("NAS_ENDPOINT"), os.Getenv("AWS_ENDPOINT_URL"), "http://127.0.0.1:9000"), "/")
 	return &client{
 		endpoint: ep,
-		creds:    aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, SessionToken: firstOf(cf.sessionToken, os.Getenv("NAS_SESSION_TOKEN"), os.Getenv("AWS_SESSION_TOKEN"))},
+		creds:    aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, SessionToken: tok},
 		http:     &http.Client{Timeout: 10 * time.Minute},
 		signer:   v4.NewSigner(),
 	}, nil

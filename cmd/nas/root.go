@@ -34,7 +34,8 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	addClientFlags(root)
 	root.AddCommand(newServeCmd(), newRepoCmd(), newBranchCmd(), newCommitCmd(), newLogCmd(),
-		newDiffCmd(), newChangesCmd(), newFsckCmd(), newGCCmd())
+		newDiffCmd(), newChangesCmd(), newFsckCmd(), newGCCmd(), newLeaseCmd(), newShareCmd(), newRoleCmd(),
+		newExplainCmd(), newAuditCmd(), newVerifyCmd())
 	return root
 }
 
