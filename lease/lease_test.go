@@ -290,3 +290,19 @@ func TestParsePolicy(t *testing.T) {
 		t.Fatalf("intersect: %+v", got)
 	}
 }
+
+// FuzzParsePolicy: any document either parses into valid rules or is
+// refused; it never panics.
+func FuzzParsePolicy(f *testing.F) {
+	f.Add(`{"Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"arn:aws:s3:::data/a/*"}]}`)
+	f.Add(`{"Statement":{"Effect":"Allow","Action":["s3:*"],"Resource":["*"]}}`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		rules, err := ParsePolicy(doc, "data")
+		if err != nil {
+			return
+		}
+		if _, err := cleanView(rules); err != nil && len(rules) > 0 {
+			t.Fatalf("parsed rules do not validate: %v (%+v)", err, rules)
+		}
+	})
+}

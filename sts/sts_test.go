@@ -1,0 +1,32 @@
+package sts
+
+import "testing"
+
+func TestRoleName(t *testing.T) {
+	for arn, want := range map[string]string{
+		"arn:aws:iam::000000000000:role/cleo":        "cleo",
+		"arn:aws:iam::123456789012:role/agents/cleo": "cleo",
+		"arn:aws:iam::000000000000:user/cleo":        "",
+		"arn:aws:s3:::bucket":                        "",
+		"cleo":                                       "",
+		"arn:aws:iam::000000000000:role/":            "",
+	} {
+		got, err := roleName(arn)
+		if (err == nil) != (want != "") || got != want {
+			t.Errorf("roleName(%q) = %q, %v; want %q", arn, got, err, want)
+		}
+	}
+}
+
+func TestSessionAndBranch(t *testing.T) {
+	for s, ok := range map[string]bool{"run-91ab": true, "a": false, "Run@Example.com": true, "has space": false, "x/y": false} {
+		if err := validSession(s); (err == nil) != ok {
+			t.Errorf("validSession(%q): %v", s, err)
+		}
+	}
+	for run, seg := range map[string]string{"run-91ab": "run-91ab", "Run@Example.com": "run-example.com", "_x": "r_x", "A+B=C": "a-b-c"} {
+		if got := branchSegment(run); got != seg {
+			t.Errorf("branchSegment(%q) = %q, want %q", run, got, seg)
+		}
+	}
+}
