@@ -33,11 +33,19 @@ type Handler struct {
 	leases *lease.Store // nil: leases off
 	rec    Recorder     // nil: no flight recorder
 	flush  func(ctx context.Context, run string) error
+	onRead ReadFunc
+	onDeny DenyFunc
 	auth   Authenticator
 	db     kv.DB
 	log    *slog.Logger
 	verbs  map[string]verb
 }
+
+// ReadFunc records a lease's read of key (an open when n is 0).
+type ReadFunc func(ctx context.Context, l *lease.Lease, repo, branch, key string, e *manifest.Entry, off, n int64)
+
+// DenyFunc records a refused lease request.
+type DenyFunc func(ctx context.Context, l *lease.Lease, action, repo, branch, key string, v lease.Verdict)
 
 // Recorder is the flight recorder as the control API uses it.
 type Recorder interface {
@@ -86,8 +94,12 @@ type Config struct {
 	// FlushReads, when set, writes a run's buffered read manifest before an
 	// event that names it.
 	FlushReads func(ctx context.Context, run string) error
-	Auth       Authenticator
-	Log        *slog.Logger
+	// OnRead records a lease's read in its run's read manifest; OnDeny
+	// records a refusal (both shared with the S3 edge).
+	OnRead ReadFunc
+	OnDeny DenyFunc
+	Auth   Authenticator
+	Log    *slog.Logger
 }
 
 // verb handles one NOUN/VERB. It decodes its own arguments from body.
@@ -118,7 +130,8 @@ func New(c Config) *Handler {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{b: c.Branches, leases: c.Leases, rec: c.Recorder, flush: c.FlushReads, auth: c.Auth, db: c.Branches.Manifest().DB(), log: c.Log}
+	h := &Handler{b: c.Branches, leases: c.Leases, rec: c.Recorder, flush: c.FlushReads, onRead: c.OnRead, onDeny: c.OnDeny,
+		auth: c.Auth, db: c.Branches.Manifest().DB(), log: c.Log}
 	h.verbs = h.routes()
 	return h
 }

@@ -140,6 +140,10 @@ func (h *Handler) routes() map[string]verb {
 		"record/list":      {fn: h.recordList},
 		"record/explain":   {fn: h.recordExplain},
 		"record/verify":    {fn: h.recordVerify},
+		"object/stat":      {lease: true, fn: h.objectStat},
+		"object/reads":     {lease: true, fn: h.objectReads},
+		"object/compose":   {write: true, lease: true, fn: h.objectCompose},
+		"object/rename":    {write: true, lease: true, fn: h.objectRename},
 	}
 }
 

@@ -83,7 +83,8 @@ func Open(c Config) (*Gateway, error) {
 		Recorder: record.New(kdb, record.Options{}), Manifests: record.NewManifests(kdb, record.ManifestOptions{})}
 	g.S3 = s3api.New(s3api.Config{Branches: b, Owner: c.Owner, Region: c.Region, Domains: c.Domains, Log: c.Log, Leases: leases,
 		OnDeny: g.recordDenial, OnRead: g.recordRead, OnGrantUsed: g.recordGrantUsed, OnDelete: g.recordDelete})
-	g.API = api.New(api.Config{Branches: b, Leases: leases, Recorder: g.Recorder, FlushReads: g.Manifests.Flush, Auth: g.S3, Log: c.Log})
+	g.API = api.New(api.Config{Branches: b, Leases: leases, Recorder: g.Recorder, FlushReads: g.Manifests.Flush,
+		OnRead: g.recordRead, OnDeny: g.recordDenial, Auth: g.S3, Log: c.Log})
 	g.STS = sts.New(g.S3, leases, b, g.Recorder, c.Log)
 	g.STS.ErrorMapper = s3api.ErrorFor
 	return g, nil

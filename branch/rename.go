@@ -1,0 +1,143 @@
+package branch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
+)
+
+// Rename moves one key to another name on a branch in one transaction:
+// the new key gets a new version sharing the old content (no bytes move)
+// and the old key a delete marker. With noReplace it fails with
+// ErrPrecondition when the target exists.
+func (s *Service) Rename(ctx context.Context, repo, branch, from, to string, noReplace bool) (*manifest.Entry, error) {
+	if err := ValidKey(to); err != nil {
+		return nil, err
+	}
+	var out *manifest.Entry
+	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		v, err := s.writableView(ctx, txn, repo, branch)
+		if err != nil {
+			return err
+		}
+		out, err = s.renameIn(ctx, txn, v, from, to, noReplace)
+		return err
+	})
+	return out, err
+}
+
+func (s *Service) renameIn(ctx context.Context, txn kv.Txn, v *view, from, to string, noReplace bool) (*manifest.Entry, error) {
+	cur, err := s.lookup(ctx, txn, v, from)
+	if err != nil {
+		return nil, err
+	}
+	if cur.entry == nil {
+		return nil, fmt.Errorf("%s: %w", from, ErrNoSuchKey)
+	}
+	if noReplace {
+		dst, err := s.lookup(ctx, txn, v, to)
+		if err != nil {
+			return nil, err
+		}
+		if dst.entry != nil {
+			return nil, fmt.Errorf("%s exists: %w", to, ErrPrecondition)
+		}
+	}
+	e, err := manifest.DecodeEntry(cur.entry)
+	if err != nil {
+		return nil, err
+	}
+	seq := s.clk.next()
+	e.VersionID = newVersionID(seq, rand.Uint32())
+	e.ModTime = time.Now().UnixNano()
+	if err := s.stage(txn, v, to, staged{seq: seq, vid: e.VersionID, entry: e.Encode()}); err != nil {
+		return nil, err
+	}
+	var ignored DeleteResult
+	if err := s.tombstone(txn, v, from, &ignored); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// renameBatch bounds the keys one rename transaction moves, keeping every
+// transaction far below the kv limits however large the directory.
+const renameBatch = 256
+
+// RenameResult says what RenamePrefix did.
+type RenameResult struct {
+	Renamed int
+	// Atomic is true when every key moved in one transaction; a rename of
+	// more than one batch is not atomic: a crash or a concurrent writer can
+	// observe it half done (each key is either at its old or its new name,
+	// never lost or duplicated).
+	Atomic bool
+}
+
+// RenamePrefix moves every key under prefix from to prefix to (a
+// directory rename), in batches. allow, when set, is asked for each key
+// (old and new name) and can stop the rename with its error; keys it skips
+// by returning ErrNotFound are left in place.
+func (s *Service) RenamePrefix(ctx context.Context, repo, branch, from, to string, allow func(oldKey, newKey string) error) (RenameResult, error) {
+	var res RenameResult
+	if from == "" || strings.HasPrefix(to, from) {
+		return res, fmt.Errorf("cannot rename %q into itself (%q): %w", from, to, ErrInvalid)
+	}
+	batches := 0
+	after := ""
+	for {
+		page, err := s.List(ctx, repo, branch, ListOptions{Prefix: from, After: after, MaxKeys: renameBatch})
+		if err != nil {
+			return res, err
+		}
+		var keys []string
+		for _, o := range page.Objects {
+			after = o.Key
+			nk := to + strings.TrimPrefix(o.Key, from)
+			if allow != nil {
+				if err := allow(o.Key, nk); err != nil {
+					if errIsNotFound(err) {
+						continue
+					}
+					return res, err
+				}
+			}
+			if err := ValidKey(nk); err != nil {
+				return res, err
+			}
+			keys = append(keys, o.Key)
+		}
+		if len(keys) > 0 {
+			err := s.db.Update(ctx, func(txn kv.Txn) error {
+				v, err := s.writableView(ctx, txn, repo, branch)
+				if err != nil {
+					return err
+				}
+				for _, k := range keys {
+					if _, err := s.renameIn(ctx, txn, v, k, to+strings.TrimPrefix(k, from), false); err != nil && !errIsNotFound(err) {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return res, err
+			}
+			res.Renamed += len(keys)
+			batches++
+		}
+		if !page.Truncated {
+			break
+		}
+	}
+	res.Atomic = batches <= 1
+	return res, nil
+}
+
+func errIsNotFound(err error) bool { return err != nil && errors.Is(err, ErrNotFound) }
