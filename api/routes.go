@@ -111,7 +111,7 @@ func required(fields ...string) error {
 }
 
 func (h *Handler) routes() map[string]verb {
-	return map[string]verb{
+	m := map[string]verb{
 		"repo/create":      {write: true, fn: h.repoCreate},
 		"repo/get":         {fn: h.repoGet},
 		"repo/list":        {fn: h.repoList},
@@ -145,6 +145,10 @@ func (h *Handler) routes() map[string]verb {
 		"object/compose":   {write: true, lease: true, fn: h.objectCompose},
 		"object/rename":    {write: true, lease: true, fn: h.objectRename},
 	}
+	for name, v := range h.sourceRoutes() {
+		m[name] = v
+	}
+	return m
 }
 
 func (h *Handler) repoCreate(ctx context.Context, c *call) (any, error) {

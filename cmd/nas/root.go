@@ -35,7 +35,7 @@ func newRootCmd() *cobra.Command {
 	addClientFlags(root)
 	root.AddCommand(newServeCmd(), newRepoCmd(), newBranchCmd(), newCommitCmd(), newLogCmd(),
 		newDiffCmd(), newChangesCmd(), newFsckCmd(), newGCCmd(), newLeaseCmd(), newShareCmd(), newRoleCmd(),
-		newExplainCmd(), newAuditCmd(), newVerifyCmd())
+		newExplainCmd(), newAuditCmd(), newVerifyCmd(), newSourceCmd(), newMountCmd(), newUnmountCmd())
 	return root
 }
 
