@@ -122,8 +122,24 @@ func (s *Service) Commit(ctx context.Context, repo, branch string, o CommitOptio
 // same transaction. maxSeq is the highest version sequence the commit
 // includes.
 func (s *Service) swapHead(ctx context.Context, v *view, root cas.Hash, maxSeq, sealed uint64, o CommitOptions) (manifest.CommitID, error) {
+	return s.swapHeadMerge(ctx, v, root, maxSeq, sealed, o, nil)
+}
+
+// mergeIn describes the other side of a merge commit: its head becomes
+// the second parent and its lineage joins the branch's, so versions it
+// has seen become visible on the branch.
+type mergeIn struct {
+	head    manifest.CommitID
+	lineage []lineageItem
+}
+
+func (s *Service) swapHeadMerge(ctx context.Context, v *view, root cas.Hash, maxSeq, sealed uint64, o CommitOptions, m *mergeIn) (manifest.CommitID, error) {
+	parents := []manifest.CommitID{v.br.Head}
+	if m != nil {
+		parents = append(parents, m.head)
+	}
 	c := &manifest.Commit{
-		Tree: root, Parents: []manifest.CommitID{v.br.Head},
+		Tree: root, Parents: parents,
 		Message: o.Message, Principal: o.Principal, OnBehalfOf: o.OnBehalfOf,
 		Run: o.Run, Lease: o.Lease, Time: time.Now().UnixNano(), Extra: o.Extra,
 	}
@@ -147,6 +163,9 @@ func (s *Service) swapHead(ctx context.Context, v *view, root cas.Hash, maxSeq, 
 		br.Head = id
 		br.SealedGen = 0
 		br.CommitSeq = max(br.CommitSeq, maxSeq)
+		if m != nil {
+			br.Lineage = joinLineage(br.Lineage, m.lineage)
+		}
 		ci, _ := json.Marshal(commitInfo{Branch: br.ID, Seq: br.CommitSeq, Lineage: br.Lineage})
 		if err := txn.Set(commitInfoKey(v.rr.ID, id), ci); err != nil {
 			return err
@@ -453,4 +472,22 @@ func (s *Service) Sees(ctx context.Context, repo, branchName string, id manifest
 		return nil
 	})
 	return ok, err
+}
+
+// joinLineage returns a lineage that sees everything a or b sees.
+func joinLineage(a, b []lineageItem) []lineageItem {
+	out := append([]lineageItem(nil), a...)
+	for _, x := range b {
+		found := false
+		for i := range out {
+			if out[i].Branch == x.Branch {
+				out[i].MaxSeq = max(out[i].MaxSeq, x.MaxSeq)
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, x)
+		}
+	}
+	return out
 }

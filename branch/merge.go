@@ -1,0 +1,301 @@
+package branch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/tree"
+)
+
+// ErrMergeConflict is returned (with the result listing every conflict)
+// when both sides changed a key differently and no pattern resolves it.
+var ErrMergeConflict = fmt.Errorf("merge conflict: %w", ErrConflict)
+
+// MergeOptions tunes Merge.
+type MergeOptions struct {
+	CommitOptions
+	// Ours and Theirs are key globs (see the lease package's syntax) whose
+	// conflicts resolve to the target's or the source's side.
+	Ours, Theirs []string
+	// Match matches a glob against a key; set by the caller (lease.Match).
+	Match func(glob, key string) bool
+	// AllowProtected lets a merge into a protected branch: the control
+	// plane sets it once policy or a person approved.
+	AllowProtected bool
+	// ExpectSource and ExpectTarget, when set, bind the merge to the heads
+	// a decision was made on: if either moved, the merge does not happen.
+	ExpectSource, ExpectTarget manifest.CommitID
+	// DryRun computes the result without committing.
+	DryRun bool
+}
+
+// Conflict is a key both sides changed differently.
+type Conflict struct {
+	Key          string
+	Base         *manifest.Entry // nil if the key did not exist at the base
+	Ours, Theirs *manifest.Entry // nil if that side deleted it
+}
+
+// MergeResult reports a merge.
+type MergeResult struct {
+	Base, Ours, Theirs manifest.CommitID
+	Commit             manifest.CommitID // zero when nothing was merged
+	Applied            int               // keys the merge changed on the target
+	Conflicts          []Conflict
+	// Deleted lists what the merge removed from the target, with the entry
+	// it had, for the trash of a protected branch.
+	Deleted []Object
+	UpToDate bool // the source had nothing the target lacks
+}
+
+// Merge merges ref from (a branch or commit) into branch into with a
+// three-way merge against their merge base, in O(changes): equal subtrees
+// are skipped by hash. A conflict stops the merge, changes nothing and is
+// reported per key with both sides; patterns in o resolve conflicts.
+// Merging commits a merge commit with two parents and the provenance in o.
+// The target must have no uncommitted changes.
+func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOptions) (*MergeResult, error) {
+	lock := s.commitLock(repo, into)
+	lock.Lock()
+	defer lock.Unlock()
+	s.gcMu.RLock()
+	defer s.gcMu.RUnlock()
+
+	var v *view
+	var theirs manifest.CommitID
+	var theirsInfo *commitInfo
+	staged := false
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		var err error
+		if v, err = s.openView(ctx, r, repo, into); err != nil {
+			return err
+		}
+		if theirs, err = s.resolve(ctx, r, v.rr, from); err != nil {
+			return err
+		}
+		if theirsInfo, err = s.commitInfo(r, v.rr, theirs); err != nil {
+			return err
+		}
+		if v.br.SealedGen != 0 {
+			staged = true
+			return nil
+		}
+		return r.Scan(kv.Prefix(stagePrefix(v.rr.ID, v.br.ID, v.br.Gen)), func(_, _ []byte) error {
+			staged = true
+			return kv.ErrStop
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if v.br.Protected && !o.AllowProtected {
+		return nil, fmt.Errorf("merge into %s/%s: %w", repo, into, ErrProtected)
+	}
+	if staged {
+		return nil, fmt.Errorf("%s/%s has uncommitted changes; commit them first: %w", repo, into, ErrConflict)
+	}
+	res := &MergeResult{Ours: v.br.Head, Theirs: theirs}
+	if !o.ExpectSource.IsZero() && o.ExpectSource != theirs || !o.ExpectTarget.IsZero() && o.ExpectTarget != v.br.Head {
+		return res, fmt.Errorf("the branches moved since the merge was decided: %w", ErrConflict)
+	}
+	base, err := s.mergeBase(ctx, v.br.Head, theirs)
+	if err != nil {
+		return nil, err
+	}
+	res.Base = base
+	if base == theirs {
+		res.UpToDate = true
+		return res, nil
+	}
+	roots := make(map[manifest.CommitID]cas.Hash)
+	for _, id := range []manifest.CommitID{base, v.br.Head, theirs} {
+		if roots[id], err = s.root(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	t := s.treeFor(v.rr)
+	edits, err := s.threeWay(ctx, t, roots[base], roots[v.br.Head], roots[theirs], o, res)
+	if err != nil {
+		return res, err
+	}
+	if len(res.Conflicts) > 0 {
+		return res, fmt.Errorf("%d conflicting key(s): %w", len(res.Conflicts), ErrMergeConflict)
+	}
+	res.Applied = len(edits)
+	if o.DryRun {
+		return res, nil
+	}
+	root, err := t.Apply(ctx, roots[v.br.Head], tree.SliceEdits(edits))
+	if err != nil {
+		return nil, fmt.Errorf("apply merge: %w", err)
+	}
+	if o.Message == "" {
+		o.Message = fmt.Sprintf("merge %s into %s", from, into)
+	}
+	id, err := s.swapHeadMerge(ctx, v, root, v.br.CommitSeq, 0, o.CommitOptions, &mergeIn{head: theirs, lineage: theirsInfo.lineageAt()})
+	if err != nil {
+		return nil, err
+	}
+	res.Commit = id
+	return res, nil
+}
+
+// threeWay joins the two sides' changes since base and returns the edits
+// to apply to ours, filling conflicts and deletions into res.
+func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs cas.Hash, o MergeOptions, res *MergeResult) ([]tree.Edit, error) {
+	nextO, stopO := iter.Pull2(diffSeq(ctx, t, base, ours))
+	defer stopO()
+	nextT, stopT := iter.Pull2(diffSeq(ctx, t, base, theirs))
+	defer stopT()
+	co, eo, okO := nextO()
+	ct, et, okT := nextT()
+	matches := func(globs []string, key string) bool {
+		for _, g := range globs {
+			if o.Match != nil && o.Match(g, key) {
+				return true
+			}
+		}
+		return false
+	}
+	var edits []tree.Edit
+	for okO || okT {
+		if eo != nil {
+			return nil, eo
+		}
+		if et != nil {
+			return nil, et
+		}
+		switch {
+		case okT && (!okO || bytes.Compare(ct.Key, co.Key) < 0):
+			// Only the source changed this key.
+			edits = appendEdit(edits, ct, res)
+			ct, et, okT = nextT()
+		case okO && (!okT || bytes.Compare(co.Key, ct.Key) < 0):
+			// Only the target changed it: keep.
+			co, eo, okO = nextO()
+		default:
+			// Both changed the same key.
+			key := string(co.Key)
+			switch {
+			case sameObject(co.New, ct.New):
+			case matches(o.Ours, key):
+			case matches(o.Theirs, key):
+				edits = appendEdit(edits, ct, res)
+			default:
+				c := Conflict{Key: key}
+				var err error
+				if c.Base, err = decodeOpt(co.Old); err != nil {
+					return nil, err
+				}
+				if c.Ours, err = decodeOpt(co.New); err != nil {
+					return nil, err
+				}
+				if c.Theirs, err = decodeOpt(ct.New); err != nil {
+					return nil, err
+				}
+				res.Conflicts = append(res.Conflicts, c)
+			}
+			co, eo, okO = nextO()
+			ct, et, okT = nextT()
+		}
+	}
+	return edits, nil
+}
+
+func appendEdit(edits []tree.Edit, c tree.Change, res *MergeResult) []tree.Edit {
+	if c.New == nil {
+		if e, err := manifest.DecodeEntry(c.Old); err == nil {
+			res.Deleted = append(res.Deleted, Object{Key: string(c.Key), Entry: e})
+		}
+		return append(edits, tree.Edit{Key: bytes.Clone(c.Key), Delete: true})
+	}
+	return append(edits, tree.Edit{Key: bytes.Clone(c.Key), Value: c.New})
+}
+
+func decodeOpt(b []byte) (*manifest.Entry, error) {
+	if b == nil {
+		return nil, nil
+	}
+	return manifest.DecodeEntry(b)
+}
+
+// sameObject reports whether two entries hold the same object (content,
+// headers and metadata), whatever their version IDs and times.
+func sameObject(a, b []byte) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	ea, err1 := manifest.DecodeEntry(a)
+	eb, err2 := manifest.DecodeEntry(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	ea.VersionID, eb.VersionID, ea.ModTime, eb.ModTime = "", "", 0, 0
+	return bytes.Equal(ea.Encode(), eb.Encode())
+}
+
+// diffSeq adapts Tree.Diff to a pull-able sequence.
+func diffSeq(ctx context.Context, t *tree.Tree, from, to cas.Hash) iter.Seq2[tree.Change, error] {
+	return func(yield func(tree.Change, error) bool) {
+		err := t.Diff(ctx, from, to, func(c tree.Change) error {
+			if !yield(c, nil) {
+				return errStopIter
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopIter) {
+			yield(tree.Change{}, err)
+		}
+	}
+}
+
+// mergeBase returns the nearest common ancestor of a and b.
+func (s *Service) mergeBase(ctx context.Context, a, b manifest.CommitID) (manifest.CommitID, error) {
+	ancestors := map[manifest.CommitID]bool{}
+	queue := []manifest.CommitID{a}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if ancestors[id] {
+			continue
+		}
+		ancestors[id] = true
+		c, err := s.ms.GetCommit(ctx, id)
+		if errors.Is(err, manifest.ErrNotFound) {
+			continue // expired history
+		}
+		if err != nil {
+			return manifest.CommitID{}, err
+		}
+		queue = append(queue, c.Parents...)
+	}
+	seen := map[manifest.CommitID]bool{}
+	queue = []manifest.CommitID{b}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if ancestors[id] {
+			return id, nil
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		c, err := s.ms.GetCommit(ctx, id)
+		if errors.Is(err, manifest.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return manifest.CommitID{}, err
+		}
+		queue = append(queue, c.Parents...)
+	}
+	return manifest.CommitID{}, fmt.Errorf("no common history between %s and %s: %w", a, b, ErrConflict)
+}
+
