@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -35,6 +36,7 @@ type Handler struct {
 	flush  func(ctx context.Context, run string) error
 	onRead ReadFunc
 	onDeny DenyFunc
+	gates  *gate.Service // nil: no proposals and gates
 	auth   Authenticator
 	db     kv.DB
 	log    *slog.Logger
@@ -98,6 +100,7 @@ type Config struct {
 	// records a refusal (both shared with the S3 edge).
 	OnRead ReadFunc
 	OnDeny DenyFunc
+	Gates  *gate.Service
 	Auth   Authenticator
 	Log    *slog.Logger
 }
@@ -130,7 +133,7 @@ func New(c Config) *Handler {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{b: c.Branches, leases: c.Leases, rec: c.Recorder, flush: c.FlushReads, onRead: c.OnRead, onDeny: c.OnDeny,
+	h := &Handler{b: c.Branches, leases: c.Leases, rec: c.Recorder, flush: c.FlushReads, onRead: c.OnRead, onDeny: c.OnDeny, gates: c.Gates,
 		auth: c.Auth, db: c.Branches.Manifest().DB(), log: c.Log}
 	h.verbs = h.routes()
 	return h
@@ -350,3 +353,6 @@ func (h *Handler) idempotent(ctx context.Context, key string, fn func() (any, er
 	}
 	return json.RawMessage(b), nil
 }
+
+// timeNow is the clock of lease checks.
+func timeNow() time.Time { return time.Now() }

@@ -188,6 +188,35 @@ func (s *Service) markRepo(ctx context.Context, m *marker, rr *repoRecord, cutof
 			}
 		}
 	}
+	// Checkpoints pin their commits like heads do.
+	err = s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix(u64([]byte("CK/"), rr.ID)), func(_, v []byte) error {
+			var cp Checkpoint
+			if err := json.Unmarshal(v, &cp); err != nil {
+				return err
+			}
+			if id, err := manifest.ParseCommitID(cp.CommitH); err == nil {
+				queue = append(queue, id)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	// The trash keeps the content of what merges deleted.
+	err = s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix(trashPrefix(rr.ID)), func(_, v []byte) error {
+			var te TrashEntry
+			if err := json.Unmarshal(v, &te); err != nil {
+				return err
+			}
+			return m.entry(ctx, te.EntryB)
+		})
+	})
+	if err != nil {
+		return err
+	}
 	pinned := len(queue)
 	for i := 0; i < len(queue); i++ {
 		id := queue[i]

@@ -51,6 +51,9 @@ type MergeResult struct {
 	// Deleted lists what the merge removed from the target, with the entry
 	// it had, for the trash of a protected branch.
 	Deleted []Object
+	// Changes lists, in key order, what the merge changes on the target
+	// (filled by a dry run): the diff a reviewer approves.
+	Changes  []Change
 	UpToDate bool // the source had nothing the target lacks
 }
 
@@ -129,6 +132,21 @@ func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOpt
 	}
 	res.Applied = len(edits)
 	if o.DryRun {
+		for _, e := range edits {
+			old, _, err := t.Get(ctx, roots[v.br.Head], e.Key)
+			if err != nil {
+				return nil, err
+			}
+			var nv []byte
+			if !e.Delete {
+				nv = e.Value
+			}
+			ch, err := toChange(e.Key, old, nv)
+			if err != nil {
+				return nil, err
+			}
+			res.Changes = append(res.Changes, ch)
+		}
 		return res, nil
 	}
 	root, err := t.Apply(ctx, roots[v.br.Head], tree.SliceEdits(edits))

@@ -16,6 +16,7 @@ import (
 	"github.com/agentnas/nas/api"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -49,6 +50,7 @@ type Gateway struct {
 	S3        *s3api.Server
 	API       *api.Handler
 	STS       *sts.Handler
+	Gates     *gate.Service
 	log       *slog.Logger
 
 	stop context.CancelFunc // ends background work started by Start
@@ -83,8 +85,9 @@ func Open(c Config) (*Gateway, error) {
 		Recorder: record.New(kdb, record.Options{}), Manifests: record.NewManifests(kdb, record.ManifestOptions{})}
 	g.S3 = s3api.New(s3api.Config{Branches: b, Owner: c.Owner, Region: c.Region, Domains: c.Domains, Log: c.Log, Leases: leases,
 		OnDeny: g.recordDenial, OnRead: g.recordRead, OnGrantUsed: g.recordGrantUsed, OnDelete: g.recordDelete})
+	g.Gates = gate.New(b, kdb, leases, g.Recorder)
 	g.API = api.New(api.Config{Branches: b, Leases: leases, Recorder: g.Recorder, FlushReads: g.Manifests.Flush,
-		OnRead: g.recordRead, OnDeny: g.recordDenial, Auth: g.S3, Log: c.Log})
+		OnRead: g.recordRead, OnDeny: g.recordDenial, Gates: g.Gates, Auth: g.S3, Log: c.Log})
 	g.STS = sts.New(g.S3, leases, b, g.Recorder, c.Log)
 	g.STS.ErrorMapper = s3api.ErrorFor
 	return g, nil

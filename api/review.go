@@ -1,0 +1,380 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/gate"
+	"github.com/agentnas/nas/lease"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/record"
+)
+
+// Merging, proposals, gates, checkpoints and the trash. Only proposals are
+// open to leases; deciding a gate, merging directly, and touching
+// checkpoints or the trash are the owner's, on every interface.
+
+func (h *Handler) needGates() error {
+	if h.gates == nil {
+		return notFound("proposals and gates are not enabled on this gateway")
+	}
+	return nil
+}
+
+func gateError(err error) error {
+	switch {
+	case errors.Is(err, gate.ErrNotFound):
+		return notFound(err.Error())
+	case errors.Is(err, gate.ErrDecided):
+		return &Error{Status: http.StatusConflict, Code: "AlreadyDecided", Message: err.Error()}
+	case errors.Is(err, gate.ErrVoid):
+		return &Error{Status: http.StatusConflict, Code: "ApprovalVoid", Message: err.Error()}
+	}
+	return err
+}
+
+// mergeCreate is the owner's direct merge (`nas merge`).
+func (h *Handler) mergeCreate(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "merge/create"); err != nil {
+		return nil, err
+	}
+	var a struct {
+		Repo    string   `json:"repo"`
+		From    string   `json:"from"`
+		Into    string   `json:"into"`
+		Message string   `json:"message"`
+		Ours    []string `json:"ours"`
+		Theirs  []string `json:"theirs"`
+		DryRun  bool     `json:"dry_run"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := required("repo", a.Repo, "from", a.From, "into", a.Into); err != nil {
+		return nil, err
+	}
+	o := branch.MergeOptions{Ours: a.Ours, Theirs: a.Theirs, Match: lease.Match, AllowProtected: true, DryRun: a.DryRun,
+		CommitOptions: branch.CommitOptions{Message: a.Message, Principal: c.principal}}
+	o.Intent = func(id manifest.CommitID) error {
+		return h.eventErrFull(ctx, Event{Kind: record.KindMerge, Actor: c.principal, Repo: a.Repo, Branch: a.Into, Commit: id.String(), Detail: "from " + a.From})
+	}
+	res, err := h.b.Merge(ctx, a.Repo, a.From, a.Into, o)
+	out := map[string]any{"result": mergeJSON(res)}
+	if errors.Is(err, branch.ErrMergeConflict) {
+		return nil, &Error{Status: http.StatusConflict, Code: "MergeConflict", Message: err.Error(), Details: out}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !res.Commit.IsZero() {
+		if br, err := h.b.GetBranch(ctx, a.Repo, a.Into); err == nil && br.Protected {
+			if err := h.b.Trash(ctx, a.Repo, a.Into, res.Commit, res.Deleted); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func mergeJSON(r *branch.MergeResult) map[string]any {
+	if r == nil {
+		return nil
+	}
+	m := map[string]any{"base": r.Base.String(), "ours": r.Ours.String(), "theirs": r.Theirs.String(),
+		"applied": r.Applied, "up_to_date": r.UpToDate}
+	if !r.Commit.IsZero() {
+		m["commit"] = r.Commit.String()
+	}
+	var conflicts []map[string]any
+	for _, c := range r.Conflicts {
+		cj := map[string]any{"key": c.Key}
+		for name, e := range map[string]*manifest.Entry{"base_etag": c.Base, "ours_etag": c.Ours, "theirs_etag": c.Theirs} {
+			if e != nil {
+				cj[name] = e.ETag
+			} else {
+				cj[name] = nil
+			}
+		}
+		conflicts = append(conflicts, cj)
+	}
+	if conflicts != nil {
+		m["conflicts"] = conflicts
+	}
+	if r.Changes != nil {
+		var ch []ChangeJSON
+		for _, c := range r.Changes {
+			ch = append(ch, changeJSON(c))
+		}
+		m["changes"] = ch
+	}
+	return m
+}
+
+// proposeCreate is `nas propose`: open to a lease for its own branch.
+func (h *Handler) proposeCreate(ctx context.Context, c *call) (any, error) {
+	if err := h.needGates(); err != nil {
+		return nil, err
+	}
+	var a struct {
+		Repo   string `json:"repo"`
+		Branch string `json:"branch"`
+		Into   string `json:"into"`
+		Intent string `json:"intent"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if a.Into == "" {
+		a.Into = branch.DefaultBranch
+	}
+	if l := c.lease; l != nil {
+		if a.Branch == "" {
+			a.Branch = l.Branch
+		}
+		if a.Repo != l.Repo || a.Branch != l.Branch {
+			return nil, notFound("no branch " + a.Branch + " in " + a.Repo)
+		}
+		if !l.AllowsAnywhere(lease.Propose, timeNow()) && !l.AllowsAnywhere(lease.Write, timeNow()) {
+			return nil, denied("the lease grants neither propose nor write")
+		}
+	}
+	if err := required("repo", a.Repo, "branch", a.Branch); err != nil {
+		return nil, err
+	}
+	p, err := h.gates.Propose(ctx, gate.ProposeRequest{Repo: a.Repo, From: a.Branch, Into: a.Into, Intent: a.Intent, Lease: c.lease, Actor: c.principal})
+	if err != nil {
+		return nil, gateError(err)
+	}
+	return map[string]any{"proposal": p}, nil
+}
+
+func (h *Handler) gateList(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "gate/list"); err != nil {
+		return nil, err
+	}
+	if err := h.needGates(); err != nil {
+		return nil, err
+	}
+	var a struct {
+		Status string `json:"status"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	gs, err := h.gates.ListGates(ctx, a.Status)
+	if err != nil {
+		return nil, err
+	}
+	if gs == nil {
+		gs = []gate.Gate{}
+	}
+	return map[string]any{"gates": gs}, nil
+}
+
+func (h *Handler) gateGet(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "gate/get"); err != nil {
+		return nil, err
+	}
+	if err := h.needGates(); err != nil {
+		return nil, err
+	}
+	var a struct {
+		GateID string `json:"gate_id"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	g, err := h.gates.GetGate(ctx, a.GateID)
+	if err != nil {
+		return nil, gateError(err)
+	}
+	return map[string]any{"gate": g}, nil
+}
+
+// gateDecide approves or denies: the owner's alone, never a lease's.
+func (h *Handler) gateDecide(approve bool) func(context.Context, *call) (any, error) {
+	return func(ctx context.Context, c *call) (any, error) {
+		if err := ownerOnly(c, "deciding a gate"); err != nil {
+			return nil, err
+		}
+		if err := h.needGates(); err != nil {
+			return nil, err
+		}
+		var a struct {
+			GateID string `json:"gate_id"`
+			Reason string `json:"reason"`
+		}
+		if err := c.decode(&a); err != nil {
+			return nil, err
+		}
+		g, err := h.gates.Decide(ctx, a.GateID, c.principal, approve, a.Reason)
+		if err != nil {
+			if errors.Is(err, gate.ErrVoid) {
+				return nil, &Error{Status: http.StatusConflict, Code: "ApprovalVoid", Message: err.Error(), Details: map[string]any{"gate": g}}
+			}
+			return nil, gateError(err)
+		}
+		return map[string]any{"gate": g}, nil
+	}
+}
+
+func (h *Handler) gateStats(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "gate/stats"); err != nil {
+		return nil, err
+	}
+	if err := h.needGates(); err != nil {
+		return nil, err
+	}
+	if err := c.decode(&struct{}{}); err != nil {
+		return nil, err
+	}
+	st, err := h.gates.GateStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"stats": st}, nil
+}
+
+func (h *Handler) policyGet(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "policy/get"); err != nil {
+		return nil, err
+	}
+	if err := h.needGates(); err != nil {
+		return nil, err
+	}
+	var a repoArg
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	p, err := h.gates.Policy(ctx, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"policy": p}, nil
+}
+
+func (h *Handler) policySet(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "policy/set"); err != nil {
+		return nil, err
+	}
+	if err := h.needGates(); err != nil {
+		return nil, err
+	}
+	var a struct {
+		Repo   string      `json:"repo"`
+		Policy gate.Policy `json:"policy"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if _, err := h.b.GetRepo(ctx, a.Repo); err != nil {
+		return nil, err
+	}
+	if err := h.gates.SetPolicy(ctx, a.Repo, &a.Policy); err != nil {
+		return nil, err
+	}
+	return map[string]any{"policy": a.Policy}, nil
+}
+
+type checkpointArgs struct {
+	Repo   string `json:"repo"`
+	Branch string `json:"branch"`
+	Name   string `json:"name"`
+}
+
+func (h *Handler) checkpointCreate(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "checkpoint/create"); err != nil {
+		return nil, err
+	}
+	var a checkpointArgs
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	cp, err := h.b.CreateCheckpoint(ctx, a.Repo, a.Branch, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"checkpoint": cp}, nil
+}
+
+func (h *Handler) checkpointList(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "checkpoint/list"); err != nil {
+		return nil, err
+	}
+	var a checkpointArgs
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	cps, err := h.b.ListCheckpoints(ctx, a.Repo, a.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if cps == nil {
+		cps = []branch.Checkpoint{}
+	}
+	return map[string]any{"checkpoints": cps}, nil
+}
+
+func (h *Handler) checkpointRestore(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "checkpoint/restore"); err != nil {
+		return nil, err
+	}
+	var a checkpointArgs
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	o := branch.CommitOptions{Principal: c.principal}
+	o.Intent = func(id manifest.CommitID) error {
+		return h.eventErrFull(ctx, Event{Kind: record.KindCommit, Actor: c.principal, Repo: a.Repo, Branch: a.Branch, Commit: id.String(), Detail: "restore checkpoint " + a.Name})
+	}
+	id, err := h.b.RestoreCheckpoint(ctx, a.Repo, a.Branch, a.Name, o)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"commit": id.String()}, nil
+}
+
+func (h *Handler) trashList(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "trash/list"); err != nil {
+		return nil, err
+	}
+	var a struct {
+		Repo   string `json:"repo"`
+		Prefix string `json:"prefix"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	items, err := h.b.ListTrash(ctx, a.Repo, a.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	if items == nil {
+		items = []branch.TrashEntry{}
+	}
+	return map[string]any{"trash": items}, nil
+}
+
+func (h *Handler) trashRestore(ctx context.Context, c *call) (any, error) {
+	if err := ownerOnly(c, "trash/restore"); err != nil {
+		return nil, err
+	}
+	var a struct {
+		Repo string `json:"repo"`
+		Path string `json:"path"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	o := branch.CommitOptions{Principal: c.principal}
+	o.Intent = func(id manifest.CommitID) error {
+		return h.eventErrFull(ctx, Event{Kind: record.KindCommit, Actor: c.principal, Repo: a.Repo, Path: a.Path, Commit: id.String(), Detail: "restore from the trash"})
+	}
+	id, err := h.b.RestoreTrash(ctx, a.Repo, a.Path, o)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"commit": id.String()}, nil
+}

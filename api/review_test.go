@@ -1,0 +1,134 @@
+package api_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/manifest"
+)
+
+// leaseClient issues a lease through the control API and returns a client
+// using its credentials.
+func leaseClient(t *testing.T, c *client, args map[string]any) (*client, map[string]any) {
+	t.Helper()
+	l := c.ok("lease/create", args)["lease"].(map[string]any)
+	return &client{t: t, srv: c.srv, creds: aws.Credentials{AccessKeyID: l["access_key_id"].(string),
+		SecretAccessKey: l["secret_access_key"].(string), SessionToken: l["session_token"].(string)}}, l
+}
+
+func TestProposeGateMerge(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	svc := c.srv.Gateway.Branches
+	c.ok("repo/create", map[string]any{"repo": "rev", "protected": false})
+	for _, k := range []string{"docs/a.md", "docs/old.md", "src/main.go"} {
+		if _, err := svc.Put(ctx, "rev", "main", k, &manifest.Entry{ETag: "v1-" + k}, branch.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.ok("commit/create", map[string]any{"repo": "rev", "branch": "main", "message": "seed"})
+	c.ok("branch/protect", map[string]any{"repo": "rev", "name": "main"})
+	c.ok("checkpoint/create", map[string]any{"repo": "rev", "branch": "main", "name": "before-run"})
+
+	lc, l := leaseClient(t, c, map[string]any{"repo": "rev", "role": "cleo", "fork_from": "main", "paths": []string{"docs/**"},
+		"actions": []string{"list", "read", "write", "delete", "propose"}})
+	br := l["branch"].(string)
+	if _, err := svc.Put(ctx, "rev", br, "docs/a.md", &manifest.Entry{ETag: "v2"}, branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Delete(ctx, "rev", br, "docs/old.md", branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	p := lc.ok("propose/create", map[string]any{"repo": "rev", "into": "main", "intent": "update the docs"})["proposal"].(map[string]any)
+	if p["status"] != "pending" || p["decision"] != "gate" || p["diff_sha256"] == "" {
+		t.Fatalf("proposal: %v", p)
+	}
+	gid := p["gate_id"].(string)
+	card := c.ok("gate/get", map[string]any{"gate_id": gid})["gate"].(map[string]any)["card"].(map[string]any)
+	action := card["action"].(map[string]any)
+	if action["files_changed"].(float64) != 2 || action["diff_sha256"] != p["diff_sha256"] || card["default"] != "deny" {
+		t.Fatalf("card: %v", card)
+	}
+	// The run cannot decide its own gate.
+	lc.fails("gate/approve", map[string]any{"gate_id": gid}, 403, "AccessDenied")
+	lc.fails("gate/list", map[string]any{}, 403, "AccessDenied")
+	g := c.ok("gate/approve", map[string]any{"gate_id": gid, "reason": "looks right"})["gate"].(map[string]any)
+	if g["status"] != "approved" || g["merge_commit"] == "" {
+		t.Fatalf("approve: %v", g)
+	}
+	if e, err := svc.Get(ctx, "rev", "main", "docs/a.md"); err != nil || e.ETag != "v2" {
+		t.Fatalf("main after the approved merge: %v %v", e, err)
+	}
+	// The merge deleted docs/old.md from protected main: it is in the trash.
+	trash := c.ok("trash/list", map[string]any{"repo": "rev"})["trash"].([]any)
+	if len(trash) != 1 || trash[0].(map[string]any)["key"] != "docs/old.md" {
+		t.Fatalf("trash: %v", trash)
+	}
+	c.ok("trash/restore", map[string]any{"repo": "rev", "path": "docs/old.md"})
+	if _, err := svc.Get(ctx, "rev", "main", "docs/old.md"); err != nil {
+		t.Fatalf("restored from the trash: %v", err)
+	}
+	lc.fails("trash/restore", map[string]any{"repo": "rev", "path": "docs/old.md"}, 403, "AccessDenied")
+	lc.fails("checkpoint/list", map[string]any{"repo": "rev"}, 403, "AccessDenied")
+
+	// An approval after the diff changed is void: nothing merges.
+	if _, err := svc.Put(ctx, "rev", br, "docs/b.md", &manifest.Entry{ETag: "b1"}, branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	p2 := lc.ok("propose/create", map[string]any{"repo": "rev", "into": "main", "intent": "more"})["proposal"].(map[string]any)
+	if _, err := svc.Put(ctx, "rev", br, "docs/c.md", &manifest.Entry{ETag: "sneaky"}, branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	lc.ok("commit/create", map[string]any{"repo": "rev", "branch": br, "message": "after the card"})
+	c.fails("gate/approve", map[string]any{"gate_id": p2["gate_id"]}, 409, "ApprovalVoid")
+	if _, err := svc.Get(ctx, "rev", "main", "docs/c.md"); err == nil {
+		t.Fatal("a void approval merged")
+	}
+
+	// Policy: small doc changes merge at once, anything touching src/ is refused.
+	c.ok("policy/set", map[string]any{"repo": "rev", "policy": map[string]any{"rules": []map[string]any{
+		{"name": "no-src", "touches": []string{"src/**"}, "then": "refuse"},
+		{"name": "small-docs", "within": []string{"docs/**"}, "max_changes": 5, "then": "merge"},
+	}}})
+	p3 := lc.ok("propose/create", map[string]any{"repo": "rev", "into": "main"})["proposal"].(map[string]any)
+	if p3["status"] != "merged" || p3["rule"] != "small-docs" {
+		t.Fatalf("policy merge: %v", p3)
+	}
+	st := c.ok("gate/stats", map[string]any{})["stats"].(map[string]any)
+	if st["Approved"].(float64) != 1 || st["Void"].(float64) != 1 {
+		t.Fatalf("stats: %v", st)
+	}
+	// Checkpoint restore brings back the tree of before the run.
+	c.ok("checkpoint/restore", map[string]any{"repo": "rev", "branch": "main", "name": "before-run"})
+	if e, _ := svc.Get(ctx, "rev", "main", "docs/a.md"); e.ETag != "v1-docs/a.md" {
+		t.Fatalf("after checkpoint restore: %v", e.ETag)
+	}
+	// Record: gate requests, decisions and merges are in the flight recorder.
+	recs := c.ok("record/list", map[string]any{"kinds": []string{"gate.requested", "gate.decided", "merge"}})["records"].([]any)
+	if len(recs) < 5 {
+		t.Fatalf("%d gate/merge records", len(recs))
+	}
+}
+
+func TestGateTimeout(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	svc := c.srv.Gateway.Branches
+	c.srv.Gateway.Gates.Timeout = time.Millisecond
+	c.ok("repo/create", map[string]any{"repo": "slow", "protected": true})
+	c.ok("branch/create", map[string]any{"repo": "slow", "name": "work", "from": "main"})
+	if _, err := svc.Put(ctx, "slow", "work", "x", &manifest.Entry{ETag: "1"}, branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	p := c.ok("propose/create", map[string]any{"repo": "slow", "branch": "work", "into": "main"})["proposal"].(map[string]any)
+	time.Sleep(5 * time.Millisecond)
+	g := c.ok("gate/get", map[string]any{"gate_id": p["gate_id"]})["gate"].(map[string]any)
+	if g["status"] != "expired" {
+		t.Fatalf("a gate past its deadline: %v", g["status"])
+	}
+	c.fails("gate/approve", map[string]any{"gate_id": p["gate_id"]}, 409, "AlreadyDecided")
+}

@@ -1,0 +1,282 @@
+package branch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/tree"
+)
+
+// Checkpoints and the trash belong to the owner: the control plane never
+// lets a lease reach these functions, and garbage collection keeps what
+// they name.
+//
+// kv layout:
+//
+//	CK/<repo><branch name>\x00<checkpoint name>   checkpoint (JSON)
+//	TR/<repo><esc key><^time>                     trashed entry (JSON)
+
+// Checkpoint is a named commit of a branch kept by the owner.
+type Checkpoint struct {
+	Branch  string            `json:"branch"`
+	Name    string            `json:"name"`
+	Commit  manifest.CommitID `json:"-"`
+	CommitH string            `json:"commit"`
+	Created time.Time         `json:"created"`
+}
+
+func checkpointKey(repo uint64, br, name string) []byte {
+	return append(append(u64([]byte("CK/"), repo), br+"\x00"...), name...)
+}
+
+// CreateCheckpoint names the branch's head commit.
+func (s *Service) CreateCheckpoint(ctx context.Context, repo, br, name string) (*Checkpoint, error) {
+	if name == "" || len(name) > 128 {
+		return nil, fmt.Errorf("checkpoint name must be 1-128 bytes: %w", ErrInvalid)
+	}
+	var cp *Checkpoint
+	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		v, err := s.openView(ctx, txn, repo, br)
+		if err != nil {
+			return err
+		}
+		k := checkpointKey(v.rr.ID, br, name)
+		if _, err := txn.Get(k); err == nil {
+			return fmt.Errorf("checkpoint %s of %s: %w", name, br, ErrExists)
+		}
+		cp = &Checkpoint{Branch: br, Name: name, Commit: v.br.Head, CommitH: v.br.Head.String(), Created: time.Now().UTC()}
+		b, _ := json.Marshal(cp)
+		return txn.Set(k, b)
+	})
+	return cp, err
+}
+
+// ListCheckpoints returns a branch's checkpoints ("" for every branch).
+func (s *Service) ListCheckpoints(ctx context.Context, repo, br string) ([]Checkpoint, error) {
+	var out []Checkpoint
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		rr, err := s.repo(r, repo)
+		if err != nil {
+			return err
+		}
+		p := u64([]byte("CK/"), rr.ID)
+		if br != "" {
+			p = append(p, br+"\x00"...)
+		}
+		return r.Scan(kv.Prefix(p), func(_, v []byte) error {
+			var cp Checkpoint
+			if err := json.Unmarshal(v, &cp); err != nil {
+				return err
+			}
+			cp.Commit, _ = manifest.ParseCommitID(cp.CommitH)
+			out = append(out, cp)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// RestoreCheckpoint makes a new commit on the branch whose tree is the
+// checkpoint's, keeping history (the old head is its parent). It works on
+// protected branches: restoring is the owner's undo.
+func (s *Service) RestoreCheckpoint(ctx context.Context, repo, br, name string, o CommitOptions) (manifest.CommitID, error) {
+	var cp Checkpoint
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		rr, err := s.repo(r, repo)
+		if err != nil {
+			return err
+		}
+		b, err := r.Get(checkpointKey(rr.ID, br, name))
+		if errors.Is(err, kv.ErrNotFound) {
+			return fmt.Errorf("checkpoint %s of %s: %w", name, br, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, &cp)
+	})
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	id, err := manifest.ParseCommitID(cp.CommitH)
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	root, err := s.root(ctx, id)
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	if o.Message == "" {
+		o.Message = "restore checkpoint " + name
+	}
+	return s.ownerCommit(ctx, repo, br, func(cas.Hash) (cas.Hash, error) { return root, nil }, o)
+}
+
+// ownerCommit commits a new tree computed from the head's on a branch,
+// protected or not, which must have no staged changes. It is for the
+// owner's restores.
+func (s *Service) ownerCommit(ctx context.Context, repo, br string, next func(head cas.Hash) (cas.Hash, error), o CommitOptions) (manifest.CommitID, error) {
+	lock := s.commitLock(repo, br)
+	lock.Lock()
+	defer lock.Unlock()
+	s.gcMu.RLock()
+	defer s.gcMu.RUnlock()
+	var v *view
+	staged := false
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		var err error
+		if v, err = s.openView(ctx, r, repo, br); err != nil {
+			return err
+		}
+		staged = v.br.SealedGen != 0
+		return r.Scan(kv.Prefix(stagePrefix(v.rr.ID, v.br.ID, v.br.Gen)), func(_, _ []byte) error {
+			staged = true
+			return kv.ErrStop
+		})
+	})
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	if staged {
+		return manifest.CommitID{}, fmt.Errorf("%s/%s has uncommitted changes; commit them first: %w", repo, br, ErrConflict)
+	}
+	root, err := next(v.root)
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	return s.swapHead(ctx, v, root, v.br.CommitSeq, 0, o)
+}
+
+// TrashEntry is an object a merge deleted from a protected branch.
+type TrashEntry struct {
+	Repo      string          `json:"repo"`
+	Branch    string          `json:"branch"`
+	Key       string          `json:"key"`
+	DeletedAt time.Time       `json:"deleted_at"`
+	Commit    string          `json:"commit"` // the merge that deleted it
+	ETag      string          `json:"etag"`
+	Size      int64           `json:"size"`
+	EntryB    []byte          `json:"entry"`
+	Entry     *manifest.Entry `json:"-"`
+}
+
+func trashPrefix(repo uint64) []byte { return u64([]byte("TR/"), repo) }
+
+// Trash keeps entries a merge deleted from a protected branch.
+func (s *Service) Trash(ctx context.Context, repo, br string, commit manifest.CommitID, deleted []Object) error {
+	if len(deleted) == 0 {
+		return nil
+	}
+	now := time.Now().UTC()
+	return s.db.Update(ctx, func(txn kv.Txn) error {
+		rr, err := s.repo(txn, repo)
+		if err != nil {
+			return err
+		}
+		for _, o := range deleted {
+			te := TrashEntry{Repo: repo, Branch: br, Key: o.Key, DeletedAt: now, Commit: commit.String(),
+				ETag: o.Entry.ETag, Size: o.Entry.Size, EntryB: o.Entry.Encode()}
+			b, _ := json.Marshal(te)
+			k := u64(escKey(trashPrefix(rr.ID), o.Key), ^uint64(now.UnixNano()))
+			if err := txn.Set(k, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ListTrash returns trashed entries under prefix, newest first per key.
+func (s *Service) ListTrash(ctx context.Context, repo, prefix string) ([]TrashEntry, error) {
+	var out []TrashEntry
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		rr, err := s.repo(r, repo)
+		if err != nil {
+			return err
+		}
+		esc := escKey(trashPrefix(rr.ID), prefix)
+		return r.Scan(kv.Prefix(esc[:len(esc)-2]), func(_, v []byte) error {
+			var te TrashEntry
+			if err := json.Unmarshal(v, &te); err != nil {
+				return err
+			}
+			out = append(out, te)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// RestoreTrash puts the newest trashed version of key back on its branch
+// with a commit (protected or not) and removes it from the trash.
+func (s *Service) RestoreTrash(ctx context.Context, repo, key string, o CommitOptions) (manifest.CommitID, error) {
+	items, err := s.ListTrash(ctx, repo, key)
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	var te *TrashEntry
+	for i := range items {
+		if items[i].Key == key {
+			te = &items[i]
+			break
+		}
+	}
+	if te == nil {
+		return manifest.CommitID{}, fmt.Errorf("%s is not in the trash of %s: %w", key, repo, ErrNotFound)
+	}
+	if o.Message == "" {
+		o.Message = "restore " + key + " from the trash"
+	}
+	var t *tree.Tree
+	err = s.db.View(ctx, func(r kv.Reader) error {
+		rr, err := s.repo(r, repo)
+		if err == nil {
+			t = s.treeFor(rr)
+		}
+		return err
+	})
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	id, err := s.ownerCommit(ctx, repo, te.Branch, func(head cas.Hash) (cas.Hash, error) {
+		return t.Apply(ctx, head, tree.SliceEdits([]tree.Edit{{Key: []byte(key), Value: te.EntryB}}))
+	}, o)
+	if err != nil {
+		return id, err
+	}
+	err = s.db.Update(ctx, func(txn kv.Txn) error {
+		rr, err := s.repo(txn, repo)
+		if err != nil {
+			return err
+		}
+		k := u64(escKey(trashPrefix(rr.ID), key), ^uint64(te.DeletedAt.UnixNano()))
+		return txn.Delete(k)
+	})
+	return id, err
+}
+
+// ExpireTrash drops trash entries older than keep and returns how many.
+func (s *Service) ExpireTrash(ctx context.Context, keep time.Duration) (int, error) {
+	cutoff := time.Now().Add(-keep)
+	var old [][]byte
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix([]byte("TR/")), func(k, v []byte) error {
+			var te TrashEntry
+			if json.Unmarshal(v, &te) == nil && te.DeletedAt.Before(cutoff) {
+				old = append(old, append([]byte(nil), k...))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(old), s.deleteKeys(ctx, old)
+}
+

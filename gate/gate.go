@@ -1,0 +1,556 @@
+package gate
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/lease"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/record"
+)
+
+// Errors.
+var (
+	// ErrNotFound is returned for an unknown proposal or gate.
+	ErrNotFound = errors.New("gate: not found")
+	// ErrDecided is returned when deciding a gate that is no longer pending.
+	ErrDecided = errors.New("gate: already decided")
+	// ErrVoid is returned when an approval no longer matches the diff: a
+	// branch moved or the proposing lease was revoked after the card was
+	// made. Nothing is merged.
+	ErrVoid = errors.New("gate: approval void, the diff changed since the card was made")
+	// ErrRefused is returned when the policy refuses a proposal.
+	ErrRefused = errors.New("gate: refused by policy")
+)
+
+// Recorder writes flight-recorder events.
+type Recorder interface {
+	Append(ctx context.Context, e record.Event) (record.Event, error)
+	ManifestSummary(ctx context.Context, run string) (record.ManifestSummary, error)
+}
+
+// Service handles proposals and gates.
+type Service struct {
+	b      *branch.Service
+	db     kv.DB
+	leases *lease.Store
+	rec    Recorder
+	now    func() time.Time
+	// Timeout is how long a gate waits for a person before it is denied.
+	Timeout time.Duration
+}
+
+// New returns a Service.
+func New(b *branch.Service, db kv.DB, leases *lease.Store, rec Recorder) *Service {
+	return &Service{b: b, db: db, leases: leases, rec: rec, now: time.Now, Timeout: 24 * time.Hour}
+}
+
+// ChangeLine is one change of a proposal's diff.
+type ChangeLine struct {
+	Kind    string `json:"kind"`
+	Key     string `json:"key"`
+	OldETag string `json:"old_etag,omitempty"`
+	NewETag string `json:"new_etag,omitempty"`
+	NewSize int64  `json:"new_size,omitempty"`
+}
+
+// Proposal is an Agent PR.
+type Proposal struct {
+	ID         string                  `json:"proposal_id"`
+	Repo       string                  `json:"repo"`
+	From       string                  `json:"from"`
+	Into       string                  `json:"into"`
+	SourceHead string                  `json:"source_head"`
+	TargetHead string                  `json:"target_head"`
+	Base       string                  `json:"base"`
+	Intent     string                  `json:"intent,omitempty"`
+	Run        string                  `json:"run,omitempty"`
+	Lease      string                  `json:"lease,omitempty"`
+	Principal  string                  `json:"principal"`
+	Counts     map[string]int          `json:"counts"`
+	Changes    []ChangeLine            `json:"changes"`
+	Digest     string                  `json:"diff_sha256"`
+	Reads      *record.ManifestSummary `json:"read_manifest,omitempty"`
+	Action     Action                  `json:"decision"`
+	Rule       string                  `json:"rule"`
+	Status     string                  `json:"status"` // merged, pending, refused, conflict, up_to_date
+	GateID     string                  `json:"gate_id,omitempty"`
+	Merge      string                  `json:"merge_commit,omitempty"`
+	Conflicts  []string                `json:"conflicts,omitempty"`
+	Created    time.Time               `json:"created"`
+}
+
+// Card is the specification's Gate Card, rendered by the gateway.
+type Card struct {
+	GateID string `json:"gate_id"`
+	Run    string `json:"run"`
+	Lease  string `json:"lease"`
+	Action struct {
+		Op           string       `json:"op"`
+		From         string       `json:"from"`
+		Into         string       `json:"into"`
+		FilesChanged int          `json:"files_changed"`
+		DiffSHA256   string       `json:"diff_sha256"`
+		Changes      []ChangeLine `json:"changes"`
+	} `json:"action"`
+	Why  string `json:"why"`
+	Risk struct {
+		SessionTaint []string `json:"session_taint"`
+		Sources      []string `json:"sources"`
+		Destructive  bool     `json:"destructive"`
+		Egress       bool     `json:"egress"`
+	} `json:"risk"`
+	ReadManifest *record.ManifestSummary `json:"read_manifest,omitempty"`
+	Options      []string                `json:"options"`
+	Default      string                  `json:"default"`
+	ExpiresAt    time.Time               `json:"expires_at"`
+}
+
+// Gate is a pending or decided gate.
+type Gate struct {
+	ID         string    `json:"gate_id"`
+	Proposal   string    `json:"proposal_id"`
+	Repo       string    `json:"repo"`
+	Card       Card      `json:"card"`
+	Status     string    `json:"status"` // pending, approved, denied, expired, void
+	Created    time.Time `json:"created"`
+	DecidedAt  time.Time `json:"decided_at,omitzero"`
+	DecidedBy  string    `json:"decided_by,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+	Merge      string    `json:"merge_commit,omitempty"`
+	sourceHead string
+	targetHead string
+}
+
+func newID(prefix string) string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}
+
+// digest hashes the diff together with both heads and the lease, so an
+// approval cannot be replayed onto anything else.
+func digest(repo, source, target, leaseID string, changes []ChangeLine) string {
+	h := sha256.New()
+	field := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	field("agentnas merge digest v1")
+	for _, s := range []string{repo, source, target, leaseID} {
+		field(s)
+	}
+	for _, c := range changes {
+		for _, s := range []string{c.Kind, c.Key, c.OldETag, c.NewETag} {
+			field(s)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func lines(changes []branch.Change) ([]ChangeLine, map[string]int, bool) {
+	out := make([]ChangeLine, 0, len(changes))
+	counts := map[string]int{"added": 0, "modified": 0, "deleted": 0}
+	deletes := false
+	for _, c := range changes {
+		l := ChangeLine{Kind: string(c.Kind), Key: c.Key}
+		if c.Old != nil {
+			l.OldETag = c.Old.ETag
+		}
+		if c.New != nil {
+			l.NewETag, l.NewSize = c.New.ETag, c.New.Size
+		}
+		switch c.Kind {
+		case branch.Added:
+			counts["added"]++
+		case branch.Modified:
+			counts["modified"]++
+		case branch.Deleted:
+			counts["deleted"]++
+			deletes = true
+		}
+		out = append(out, l)
+	}
+	return out, counts, deletes
+}
+
+// ProposeRequest asks to merge From into Into.
+type ProposeRequest struct {
+	Repo, From, Into string
+	Intent           string
+	Lease            *lease.Lease // the proposing run; nil for the owner
+	Actor            string       // the access key
+}
+
+// Propose commits the source's staged changes, computes the merge's real
+// diff and digest, asks the policy, and merges, opens a gate or refuses.
+func (s *Service) Propose(ctx context.Context, r ProposeRequest) (*Proposal, error) {
+	co := branch.CommitOptions{Message: "propose: " + r.Intent, Principal: r.Actor}
+	if l := r.Lease; l != nil {
+		co.Principal, co.OnBehalfOf, co.Run, co.Lease = l.Principal, l.OnBehalfOf, l.Run, l.ID
+	}
+	if _, err := s.b.Commit(ctx, r.Repo, r.From, co); err != nil && !errors.Is(err, branch.ErrNothingToCommit) {
+		return nil, err
+	}
+	res, err := s.b.Merge(ctx, r.Repo, r.From, r.Into, branch.MergeOptions{DryRun: true, AllowProtected: true})
+	p := &Proposal{ID: newID("pr_"), Repo: r.Repo, From: r.From, Into: r.Into, Intent: r.Intent, Principal: r.Actor,
+		Created: s.now().UTC(), Counts: map[string]int{}, Changes: []ChangeLine{}}
+	if l := r.Lease; l != nil {
+		p.Run, p.Lease, p.Principal = l.Run, l.ID, l.Principal
+	}
+	if res != nil {
+		p.SourceHead, p.TargetHead, p.Base = res.Theirs.String(), res.Ours.String(), res.Base.String()
+	}
+	switch {
+	case errors.Is(err, branch.ErrMergeConflict):
+		p.Status = "conflict"
+		for _, c := range res.Conflicts {
+			p.Conflicts = append(p.Conflicts, c.Key)
+		}
+		return p, s.save(ctx, p, nil)
+	case err != nil:
+		return nil, err
+	case res.UpToDate:
+		p.Status = "up_to_date"
+		return p, nil
+	}
+	var deletes bool
+	p.Changes, p.Counts, deletes = lines(res.Changes)
+	p.Digest = digest(r.Repo, p.SourceHead, p.TargetHead, p.Lease, p.Changes)
+	if p.Run != "" && s.rec != nil {
+		if sum, err := s.rec.ManifestSummary(ctx, p.Run); err == nil {
+			p.Reads = &sum
+		}
+	}
+	pol, err := s.Policy(ctx, r.Repo)
+	if err != nil {
+		return nil, err
+	}
+	role := "owner"
+	if r.Lease != nil {
+		role = r.Lease.Role
+	}
+	keys := make([]string, len(p.Changes))
+	for i, c := range p.Changes {
+		keys[i] = c.Key
+	}
+	p.Action, p.Rule = pol.Decide(facts{role: role, into: r.Into, keys: keys, deletes: deletes})
+	// A lease that does not grant propose can only ask; a person decides.
+	if r.Lease != nil && !r.Lease.AllowsAnywhere(lease.Propose, s.now()) && p.Action == Merge {
+		p.Action, p.Rule = Hold, "the lease does not grant propose"
+	}
+	switch p.Action {
+	case Refuse:
+		p.Status = "refused"
+		if err := s.event(ctx, record.KindDenied, p, record.Decision{Effect: record.EffectDeny, Rule: p.Rule}, nil); err != nil {
+			return nil, err
+		}
+		return p, s.save(ctx, p, nil)
+	case Merge:
+		if err := s.merge(ctx, p, "policy: "+p.Rule); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	g := &Gate{ID: newID("gt_"), Proposal: p.ID, Repo: p.Repo, Status: "pending", Created: p.Created}
+	g.Card = s.card(p, g.ID)
+	p.GateID, p.Status = g.ID, "pending"
+	if err := s.event(ctx, record.KindGateRequested, p, record.Decision{Rule: p.Rule, Reason: "waits for a person"},
+		map[string]string{"gate": g.ID, "diff_sha256": p.Digest}); err != nil {
+		return nil, err
+	}
+	return p, s.save(ctx, p, g)
+}
+
+func (s *Service) card(p *Proposal, id string) Card {
+	var c Card
+	c.GateID, c.Run, c.Lease = id, p.Run, p.Lease
+	c.Action.Op, c.Action.From, c.Action.Into = "merge", p.From, p.Into
+	c.Action.FilesChanged, c.Action.DiffSHA256, c.Action.Changes = len(p.Changes), p.Digest, p.Changes
+	c.Why = p.Intent
+	c.Risk.SessionTaint, c.Risk.Sources = []string{}, []string{}
+	c.Risk.Destructive = p.Counts["deleted"] > 0
+	c.ReadManifest = p.Reads
+	c.Options, c.Default = []string{"approve", "deny"}, "deny"
+	c.ExpiresAt = p.Created.Add(s.Timeout)
+	return c
+}
+
+// merge performs an approved proposal, bound to its heads.
+func (s *Service) merge(ctx context.Context, p *Proposal, why string) error {
+	src, err := manifest.ParseCommitID(p.SourceHead)
+	if err != nil {
+		return err
+	}
+	dst, err := manifest.ParseCommitID(p.TargetHead)
+	if err != nil {
+		return err
+	}
+	o := branch.MergeOptions{AllowProtected: true, ExpectSource: src, ExpectTarget: dst, Match: lease.Match,
+		CommitOptions: branch.CommitOptions{Message: fmt.Sprintf("merge %s into %s (%s)", p.From, p.Into, why), Principal: p.Principal, Run: p.Run, Lease: p.Lease,
+			Extra: []manifest.Pair{{Name: "proposal", Value: p.ID}, {Name: "diff_sha256", Value: p.Digest}}}}
+	o.Intent = func(id manifest.CommitID) error {
+		return s.event(ctx, record.KindMerge, p, record.Decision{Effect: record.EffectAllow, Rule: p.Rule},
+			map[string]string{"commit": id.String(), "diff_sha256": p.Digest})
+	}
+	res, err := s.b.Merge(ctx, p.Repo, p.From, p.Into, o)
+	if errors.Is(err, branch.ErrConflict) {
+		return fmt.Errorf("%w: %v", ErrVoid, err)
+	}
+	if err != nil {
+		return err
+	}
+	p.Status, p.Merge = "merged", res.Commit.String()
+	if br, err := s.b.GetBranch(ctx, p.Repo, p.Into); err == nil && br.Protected {
+		if err := s.b.Trash(ctx, p.Repo, p.Into, res.Commit, res.Deleted); err != nil {
+			return err
+		}
+	}
+	return s.save(ctx, p, nil)
+}
+
+func (s *Service) event(ctx context.Context, kind record.Kind, p *Proposal, d record.Decision, details map[string]string) error {
+	if s.rec == nil {
+		return nil
+	}
+	e := record.Event{Kind: kind, Run: p.Run, Lease: p.Lease, Principal: p.Principal, Repo: p.Repo, Branch: p.Into,
+		Decision: d, Details: map[string]string{"proposal": p.ID, "from": p.From}}
+	if p.Run != "" {
+		e.ReadManifest = record.ManifestID(p.Run)
+	}
+	for k, v := range details {
+		e.Details[k] = v
+	}
+	if c := details["commit"]; c != "" {
+		e.Subject.Commit = c
+	}
+	_, err := s.rec.Append(ctx, e)
+	return err
+}
+
+func (s *Service) save(ctx context.Context, p *Proposal, g *Gate) error {
+	return s.db.Update(ctx, func(txn kv.Txn) error {
+		b, _ := json.Marshal(p)
+		if err := txn.Set([]byte("PR/"+p.ID), b); err != nil {
+			return err
+		}
+		if g != nil {
+			gb, _ := json.Marshal(gateRecord{Gate: *g, SourceHead: p.SourceHead, TargetHead: p.TargetHead})
+			return txn.Set([]byte("GT/"+g.ID), gb)
+		}
+		return nil
+	})
+}
+
+type gateRecord struct {
+	Gate
+	SourceHead string `json:"source_head"`
+	TargetHead string `json:"target_head"`
+}
+
+// GetProposal returns a proposal.
+func (s *Service) GetProposal(ctx context.Context, id string) (*Proposal, error) {
+	var p Proposal
+	if err := s.get(ctx, "PR/"+id, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// GetGate returns a gate, timing it out if its deadline passed.
+func (s *Service) GetGate(ctx context.Context, id string) (*Gate, error) {
+	var gr gateRecord
+	if err := s.get(ctx, "GT/"+id, &gr); err != nil {
+		return nil, err
+	}
+	g := gr.Gate
+	if g.Status == "pending" && s.now().After(g.Card.ExpiresAt) {
+		g.Status, g.Reason = "expired", "timed out: the default is deny"
+	}
+	return &g, nil
+}
+
+func (s *Service) get(ctx context.Context, key string, v any) error {
+	return s.db.View(ctx, func(r kv.Reader) error {
+		b, err := r.Get([]byte(key))
+		if errors.Is(err, kv.ErrNotFound) {
+			return fmt.Errorf("%s: %w", key, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, v)
+	})
+}
+
+// ListGates returns gates, newest first; status "" lists all.
+func (s *Service) ListGates(ctx context.Context, status string) ([]Gate, error) {
+	var ids []string
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix([]byte("GT/")), func(k, _ []byte) error {
+			ids = append(ids, string(k[3:]))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []Gate
+	for _, id := range ids {
+		g, err := s.GetGate(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if status == "" || g.Status == status {
+			out = append(out, *g)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
+	return out, nil
+}
+
+// Decide approves or denies a pending gate. An approval merges only if the
+// diff is still the one on the card (same heads, lease not revoked);
+// otherwise the gate becomes void and nothing merges.
+func (s *Service) Decide(ctx context.Context, id, by string, approve bool, reason string) (*Gate, error) {
+	g, err := s.GetGate(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if g.Status != "pending" {
+		return g, fmt.Errorf("gate %s is %s: %w", id, g.Status, ErrDecided)
+	}
+	p, err := s.GetProposal(ctx, g.Proposal)
+	if err != nil {
+		return nil, err
+	}
+	g.DecidedAt, g.DecidedBy, g.Reason = s.now().UTC(), by, reason
+	effect := record.EffectDeny
+	if approve {
+		effect = record.EffectAllow
+		g.Status = "approved"
+		if err := s.stillValid(ctx, p); err != nil {
+			g.Status, g.Reason = "void", err.Error()
+		}
+	} else {
+		g.Status = "denied"
+	}
+	if err := s.event(ctx, record.KindGateDecided, p, record.Decision{Effect: effect, Rule: "decided by " + by, Reason: g.Status},
+		map[string]string{"gate": g.ID, "diff_sha256": p.Digest}); err != nil {
+		return nil, err
+	}
+	if g.Status == "approved" {
+		if err := s.merge(ctx, p, "approved by "+by); err != nil {
+			if !errors.Is(err, ErrVoid) {
+				return nil, err
+			}
+			g.Status, g.Reason = "void", err.Error()
+		}
+		g.Merge = p.Merge
+	}
+	p.Status = g.Status
+	if g.Status == "approved" {
+		p.Status = "merged"
+	}
+	if err := s.save(ctx, p, g); err != nil {
+		return nil, err
+	}
+	if g.Status == "void" {
+		return g, ErrVoid
+	}
+	return g, nil
+}
+
+// stillValid checks that the diff approved is the diff that would merge.
+func (s *Service) stillValid(ctx context.Context, p *Proposal) error {
+	if p.Lease != "" && s.leases != nil {
+		if l, err := s.leases.Get(ctx, p.Lease); err == nil && l.Revoked {
+			return fmt.Errorf("the proposing lease %s was revoked", p.Lease)
+		}
+	}
+	res, err := s.b.Merge(ctx, p.Repo, p.From, p.Into, branch.MergeOptions{DryRun: true, AllowProtected: true})
+	if err != nil {
+		return err
+	}
+	changes, _, _ := lines(res.Changes)
+	if d := digest(p.Repo, res.Theirs.String(), res.Ours.String(), p.Lease, changes); d != p.Digest {
+		return fmt.Errorf("the diff changed since the card was made (digest %s, card %s)", d[:12], p.Digest[:12])
+	}
+	return nil
+}
+
+// Stats measures gate fatigue: approval rate and time to decide.
+type Stats struct {
+	Total, Pending, Approved, Denied, Expired, Void int
+	ApprovalRate                                    float64 `json:"approval_rate"`
+	MedianSecondsToDecide                           float64 `json:"median_seconds_to_decide"`
+}
+
+// GateStats computes Stats over every gate.
+func (s *Service) GateStats(ctx context.Context) (*Stats, error) {
+	gs, err := s.ListGates(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	st := &Stats{Total: len(gs)}
+	var secs []float64
+	for _, g := range gs {
+		switch g.Status {
+		case "pending":
+			st.Pending++
+		case "approved":
+			st.Approved++
+		case "denied":
+			st.Denied++
+		case "expired":
+			st.Expired++
+		case "void":
+			st.Void++
+		}
+		if !g.DecidedAt.IsZero() {
+			secs = append(secs, g.DecidedAt.Sub(g.Created).Seconds())
+		}
+	}
+	if decided := st.Approved + st.Denied + st.Expired + st.Void; decided > 0 {
+		st.ApprovalRate = float64(st.Approved) / float64(decided)
+	}
+	if len(secs) > 0 {
+		slices.Sort(secs)
+		st.MedianSecondsToDecide = secs[len(secs)/2]
+	}
+	return st, nil
+}
+
+// Policy returns a repository's policy (empty: every proposal is gated).
+func (s *Service) Policy(ctx context.Context, repo string) (*Policy, error) {
+	var p Policy
+	err := s.get(ctx, "POL/"+repo, &p)
+	if errors.Is(err, ErrNotFound) {
+		return &Policy{}, nil
+	}
+	return &p, err
+}
+
+// SetPolicy replaces a repository's policy.
+func (s *Service) SetPolicy(ctx context.Context, repo string, p *Policy) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", lease.ErrInvalid, err)
+	}
+	b, _ := json.Marshal(p)
+	return s.db.Update(ctx, func(txn kv.Txn) error { return txn.Set([]byte("POL/"+repo), b) })
+}
