@@ -279,4 +279,3 @@ func (s *Service) ExpireTrash(ctx context.Context, keep time.Duration) (int, err
 	}
 	return len(old), s.deleteKeys(ctx, old)
 }
-

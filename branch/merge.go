@@ -316,4 +316,3 @@ func (s *Service) mergeBase(ctx context.Context, a, b manifest.CommitID) (manife
 	}
 	return manifest.CommitID{}, fmt.Errorf("no common history between %s and %s: %w", a, b, ErrConflict)
 }
-
