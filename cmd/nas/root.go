@@ -35,7 +35,8 @@ func newRootCmd() *cobra.Command {
 	addClientFlags(root)
 	root.AddCommand(newServeCmd(), newRepoCmd(), newBranchCmd(), newCommitCmd(), newLogCmd(),
 		newDiffCmd(), newChangesCmd(), newFsckCmd(), newGCCmd(), newLeaseCmd(), newShareCmd(), newRoleCmd(),
-		newExplainCmd(), newAuditCmd(), newVerifyCmd(), newSourceCmd(), newMountCmd(), newUnmountCmd())
+		newExplainCmd(), newAuditCmd(), newVerifyCmd(), newSourceCmd(), newMountCmd(), newUnmountCmd(),
+		newMergeCmd(), newProposeCmd(), newGateCmd(), newPolicyCmd(), newCheckpointCmd(), newTrashCmd())
 	return root
 }
 
