@@ -53,6 +53,10 @@ type Gateway struct {
 	Gates     *gate.Service
 	log       *slog.Logger
 
+	authMu     sync.Mutex // guards authSecond and authCount
+	authSecond int64
+	authCount  int
+
 	stop context.CancelFunc // ends background work started by Start
 	bg   sync.WaitGroup     // background goroutines
 }
@@ -84,7 +88,8 @@ func Open(c Config) (*Gateway, error) {
 	g := &Gateway{DB: db, Chunks: chunks, Branches: b, Leases: leases, log: c.Log,
 		Recorder: record.New(kdb, record.Options{}), Manifests: record.NewManifests(kdb, record.ManifestOptions{})}
 	g.S3 = s3api.New(s3api.Config{Branches: b, Owner: c.Owner, Region: c.Region, Domains: c.Domains, Log: c.Log, Leases: leases,
-		OnDeny: g.recordDenial, OnRead: g.recordRead, OnGrantUsed: g.recordGrantUsed, OnDelete: g.recordDelete})
+		OnDeny: g.recordDenial, OnRead: g.recordRead, OnGrantUsed: g.recordGrantUsed, OnDelete: g.recordDelete,
+		OnAuthFailure: g.recordAuthFailure})
 	g.Gates = gate.New(b, kdb, leases, g.Recorder)
 	g.API = api.New(api.Config{Branches: b, Leases: leases, Recorder: g.Recorder, FlushReads: g.Manifests.Flush,
 		OnRead: g.recordRead, OnDeny: g.recordDenial, Gates: g.Gates, Auth: g.S3, Log: c.Log})
@@ -109,6 +114,46 @@ func (g *Gateway) recordDenial(ctx context.Context, l *lease.Lease, action, repo
 	if _, err := g.Recorder.Append(context.WithoutCancel(ctx), e); err != nil {
 		g.log.Error("flight recorder: denial not recorded", "lease", l.ID, "err", err)
 	}
+}
+
+// authFailures bounds how many refused unauthenticated requests are
+// recorded per second, so a flood cannot bury the record.
+const authFailuresPerSecond = 20
+
+// recordAuthFailure records a request refused before it had a principal:
+// who it claimed to be (the access key, if any) and why.
+func (g *Gateway) recordAuthFailure(ctx context.Context, r *http.Request, err error) {
+	g.authMu.Lock()
+	now := time.Now().Unix()
+	if now != g.authSecond {
+		g.authSecond, g.authCount = now, 0
+	}
+	g.authCount++
+	over := g.authCount > authFailuresPerSecond
+	g.authMu.Unlock()
+	if over {
+		return
+	}
+	_, code, _ := s3api.ErrorFor(err)
+	e := record.Event{Kind: record.KindDenied, Principal: claimedKey(r), Subject: record.Subject{Path: r.URL.EscapedPath()},
+		Decision: record.Decision{Effect: record.EffectDeny, Rule: "authentication", Reason: code},
+		Details:  map[string]string{"method": r.Method, "remote": r.RemoteAddr}}
+	if _, err := g.Recorder.Append(context.WithoutCancel(ctx), e); err != nil {
+		g.log.Error("flight recorder: refusal not recorded", "err", err)
+	}
+}
+
+// claimedKey returns the access key a request claims, or "anonymous".
+func claimedKey(r *http.Request) string {
+	if c := r.URL.Query().Get("X-Amz-Credential"); c != "" {
+		ak, _, _ := strings.Cut(c, "/")
+		return ak
+	}
+	if _, rest, ok := strings.Cut(r.Header.Get("Authorization"), "Credential="); ok {
+		ak, _, _ := strings.Cut(rest, "/")
+		return ak
+	}
+	return "anonymous"
 }
 
 // recordRead adds a lease's read to its run's read manifest: the path, the

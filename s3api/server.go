@@ -53,6 +53,9 @@ type Config struct {
 	// OnDelete, when set, records a delete before it happens; an error
 	// stops the delete ("record first, then act").
 	OnDelete DeleteFunc
+	// OnAuthFailure, when set, is told about every request refused before
+	// it had a principal (anonymous, bad signature, dead credentials).
+	OnAuthFailure func(ctx context.Context, r *http.Request, err error)
 }
 
 // DeleteFunc records a delete of key (or of one version) by a principal
@@ -83,6 +86,7 @@ type Server struct {
 	onRead      ReadFunc
 	onGrantUsed func(ctx context.Context, l *lease.Lease, key string, used []lease.Grant)
 	onDelete    DeleteFunc
+	onAuthFail  func(ctx context.Context, r *http.Request, err error)
 }
 
 // New returns a Server.
@@ -97,7 +101,7 @@ func New(c Config) *Server {
 	s := &Server{
 		b: c.Branches, ms: c.Branches.Manifest(), chunks: c.Branches.Chunks(),
 		owner: c.Owner, ownerID: hex.EncodeToString(sum[:]), region: c.Region,
-		domains: c.Domains, log: c.Log, leases: c.Leases, onDeny: c.OnDeny, onRead: c.OnRead, onGrantUsed: c.OnGrantUsed, onDelete: c.OnDelete,
+		domains: c.Domains, log: c.Log, leases: c.Leases, onDeny: c.OnDeny, onRead: c.OnRead, onGrantUsed: c.OnGrantUsed, onDelete: c.OnDelete, onAuthFail: c.OnAuthFailure,
 	}
 	s.verify = &sigv4.Verifier{Lookup: s, Now: c.Now}
 	return s
@@ -174,6 +178,9 @@ func (s *Server) serve(req *request) error {
 	}
 	l, res, err := s.Principal(r)
 	if err != nil {
+		if s.onAuthFail != nil {
+			s.onAuthFail(r.Context(), r, err)
+		}
 		return err
 	}
 	req.auth, req.lease = res, l
