@@ -115,7 +115,8 @@ type verb struct {
 // call is one control-API request.
 type call struct {
 	principal string
-	lease     *lease.Lease // nil for the owner
+	lease     *lease.Lease    // nil for the owner
+	consumed  map[string]bool // single-use grants this call consumed
 	body      json.RawMessage
 }
 
@@ -202,8 +203,13 @@ func toError(err error) *Error {
 		return mk(http.StatusConflict, "NothingToCommit", false)
 	case errors.Is(err, branch.ErrConflict), errors.Is(err, kv.ErrConflict):
 		return mk(http.StatusConflict, "Conflict", true)
-	case errors.Is(err, branch.ErrInvalid):
+	case errors.Is(err, branch.ErrInvalid), errors.Is(err, lease.ErrInvalid), errors.Is(err, lease.ErrWider),
+		errors.Is(err, lease.ErrMalformedPolicy):
 		return mk(http.StatusBadRequest, "InvalidArgument", false)
+	case errors.Is(err, lease.ErrNotFound):
+		return mk(http.StatusNotFound, "NotFound", false)
+	case errors.Is(err, lease.ErrRevoked), errors.Is(err, lease.ErrExpired):
+		return mk(http.StatusForbidden, "LeaseEnded", false)
 	case errors.Is(err, context.Canceled):
 		return mk(499, "Canceled", true)
 	}

@@ -124,12 +124,16 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 		if a.ForkFrom != "" {
 			return nil, denied("a lease cannot fork branches")
 		}
-		if req.Role == "" {
-			req.Role = p.Role
+		// A child works for its parent's run, as its parent's role and
+		// principal: it cannot take over another run or speak for someone
+		// else.
+		for name, v := range map[string]string{"role": a.Role, "run": a.Run, "principal": a.Principal, "on_behalf_of": a.OnBehalfOf} {
+			if v != "" && v != map[string]string{"role": p.Role, "run": p.Run, "principal": p.Principal, "on_behalf_of": p.OnBehalfOf}[name] {
+				return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument",
+					Message: "a child lease inherits its parent's " + name + "; it cannot name another"}
+			}
 		}
-		if req.Principal == "" {
-			req.Principal = p.Principal
-		}
+		req.Role, req.Run, req.Principal, req.OnBehalfOf = p.Role, p.Run, p.Principal, p.OnBehalfOf
 		if len(req.View) == 0 {
 			req.View = p.View
 		}

@@ -75,6 +75,16 @@ func (h *Handler) authorize(ctx context.Context, c *call, a lease.Action, repo, 
 		return nil
 	}
 	v := l.Check(a, repo, br, key, time.Now())
+	if v.Decision == lease.Allow && v.SingleUseGrant != "" && !c.consumed[v.SingleUseGrant] {
+		if _, err := h.leases.ConsumeGrant(ctx, l.ID, v.SingleUseGrant); err != nil {
+			v = lease.Verdict{Decision: lease.NotFound, Rule: "single-use grant already used or expired"}
+		} else {
+			if c.consumed == nil {
+				c.consumed = map[string]bool{}
+			}
+			c.consumed[v.SingleUseGrant] = true
+		}
+	}
 	switch v.Decision {
 	case lease.Allow:
 		return nil

@@ -229,6 +229,10 @@ func (d Decision) String() string {
 type Verdict struct {
 	Decision Decision
 	Rule     string // what matched, for the flight recorder and errors
+	// SingleUseGrant names the single-use grant that alone allows the
+	// request; the caller must consume it (Store.ConsumeGrant) before
+	// acting, so it serves exactly one request.
+	SingleUseGrant string
 }
 
 // Check is the authorization question for one key (key "" asks about the
@@ -236,24 +240,33 @@ type Verdict struct {
 // expiry; Store.Authorize does.
 func (l *Lease) Check(a Action, repo, branch, key string, now time.Time) Verdict {
 	if repo != l.Repo {
-		return Verdict{NotFound, "repo outside the lease"}
+		return Verdict{Decision: NotFound, Rule: "repo outside the lease"}
 	}
 	if branch != "" && branch != l.Branch {
-		return Verdict{NotFound, "branch outside the lease"}
+		return Verdict{Decision: NotFound, Rule: "branch outside the lease"}
 	}
 	if key == "" {
 		if l.AllowsAnywhere(a, now) {
-			return Verdict{Allow, "repo " + repo}
+			return Verdict{Decision: Allow, Rule: "repo " + repo}
 		}
-		return Verdict{Denied, fmt.Sprintf("action %s granted on no path", a)}
+		return Verdict{Decision: Denied, Rule: fmt.Sprintf("action %s granted on no path", a)}
 	}
 	if !l.Visible(key, now) {
-		return Verdict{NotFound, "no path glob matches"}
+		return Verdict{Decision: NotFound, Rule: "no path glob matches"}
 	}
-	for _, r := range l.rules(now) {
+	for _, r := range l.View {
 		if slices.Contains(r.Actions, a) && Match(r.Path, key) {
-			return Verdict{Allow, "path " + r.Path}
+			return Verdict{Decision: Allow, Rule: "path " + r.Path}
 		}
 	}
-	return Verdict{Denied, fmt.Sprintf("action %s not granted on this path", a)}
+	for _, g := range l.Grants {
+		if g.live(now) && slices.Contains(g.Actions, a) && Match(g.Path, key) {
+			v := Verdict{Decision: Allow, Rule: "grant " + g.ID}
+			if g.SingleUse {
+				v.SingleUseGrant = g.ID
+			}
+			return v
+		}
+	}
+	return Verdict{Decision: Denied, Rule: fmt.Sprintf("action %s not granted on this path", a)}
 }

@@ -248,9 +248,15 @@ func TestCheckAndGrants(t *testing.T) {
 	if v := l.Check(Read, "data", "b", "secret/other", now); v.Decision != NotFound {
 		t.Fatalf("grant leaks siblings: %v", v)
 	}
-	used, err := s.UseGrants(ctx, l, "secret/report.pdf")
-	if err != nil || len(used) != 1 || used[0].ID != g.ID {
-		t.Fatalf("use grant: %v %v", used, err)
+	v := l.Check(Read, "data", "b", "secret/report.pdf", now)
+	if v.SingleUseGrant != g.ID {
+		t.Fatalf("a single-use grant must be named for consumption: %+v", v)
+	}
+	if _, err := s.ConsumeGrant(ctx, l.ID, g.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ConsumeGrant(ctx, l.ID, g.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a single-use grant consumed twice: %v", err)
 	}
 	l, _ = s.Get(ctx, l.ID)
 	if v := l.Check(Read, "data", "b", "secret/report.pdf", now); v.Decision != NotFound {

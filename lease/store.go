@@ -274,9 +274,8 @@ func (s *Store) narrow(ctx context.Context, p, c *Lease, now time.Time) error {
 	}
 	pid := p.ID
 	c.Parent = &pid
-	if c.OnBehalfOf == "" {
-		c.OnBehalfOf = p.OnBehalfOf
-	}
+	// Provenance and the run are the parent's, whatever was asked.
+	c.Role, c.Run, c.Principal, c.OnBehalfOf = p.Role, p.Run, p.Principal, p.OnBehalfOf
 	return nil
 }
 
@@ -427,30 +426,24 @@ func (s *Store) AddGrant(ctx context.Context, id string, g Grant) (*Grant, error
 	return &g, err
 }
 
-// UseGrants marks the single-use grants through which a lease just touched
-// key as used; they disappear from its view. It returns the grants used.
-func (s *Store) UseGrants(ctx context.Context, l *Lease, key string) ([]Grant, error) {
+// ConsumeGrant marks a single-use grant used, atomically: of concurrent
+// requests relying on it exactly one succeeds, the others get ErrNotFound
+// (the path left the lease's view). Call it before acting.
+func (s *Store) ConsumeGrant(ctx context.Context, leaseID, grantID string) (*Grant, error) {
+	var used *Grant
 	now := s.now()
-	need := false
-	for _, g := range l.Grants {
-		if g.SingleUse && g.live(now) && Match(g.Path, key) {
-			need = true
-		}
-	}
-	if !need {
-		return nil, nil
-	}
-	var used []Grant
-	err := s.update(ctx, l.ID, func(cur *Lease) error {
-		used = used[:0]
+	err := s.update(ctx, leaseID, func(cur *Lease) error {
+		used = nil
 		for i := range cur.Grants {
 			g := &cur.Grants[i]
-			if g.SingleUse && g.live(now) && Match(g.Path, key) {
+			if g.ID == grantID && g.live(now) {
 				g.Used = true
-				used = append(used, *g)
+				cp := *g
+				used = &cp
+				return nil
 			}
 		}
-		return nil
+		return fmt.Errorf("grant %s: %w", grantID, ErrNotFound)
 	})
 	return used, err
 }

@@ -106,21 +106,21 @@ func (s *Store) Remaining(ctx context.Context, l *Lease) Remaining {
 // request, before any other check.
 func (s *Store) Admit(ctx context.Context, l *Lease) Verdict {
 	if l.Revoked || !s.now().Before(l.ExpiresAt) {
-		return Verdict{Expired, "lease expired or revoked"}
+		return Verdict{Decision: Expired, Rule: "lease expired or revoked"}
 	}
 	ls, err := s.chain(ctx, l)
 	if err != nil {
-		return Verdict{Expired, "ancestor lease missing"}
+		return Verdict{Decision: Expired, Rule: "ancestor lease missing"}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, x := range ls {
 		if x.Revoked {
-			return Verdict{Expired, "ancestor lease " + x.ID + " revoked"}
+			return Verdict{Decision: Expired, Rule: "ancestor lease " + x.ID + " revoked"}
 		}
 		u := s.meterFor(ctx, x.ID).Usage
 		if x.Budgets.Requests > 0 && u.Requests >= x.Budgets.Requests {
-			return Verdict{OverBudget, fmt.Sprintf("lease %s: request budget of %d spent", x.ID, x.Budgets.Requests)}
+			return Verdict{Decision: OverBudget, Rule: fmt.Sprintf("lease %s: request budget of %d spent", x.ID, x.Budgets.Requests)}
 		}
 	}
 	for _, x := range ls {
@@ -162,13 +162,13 @@ func (s *Store) Refund(ctx context.Context, l *Lease, read, written int64) {
 func (s *Store) reserve(ctx context.Context, l *Lease, n int64, limit func(Budgets) int64, field func(*meter) *int64, name string) Verdict {
 	ls, err := s.chain(ctx, l)
 	if err != nil {
-		return Verdict{Expired, "ancestor lease missing"}
+		return Verdict{Decision: Expired, Rule: "ancestor lease missing"}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, x := range ls {
 		if lim := limit(x.Budgets); lim > 0 && *field(s.meterFor(ctx, x.ID))+n > lim {
-			return Verdict{OverBudget, fmt.Sprintf("lease %s: %s budget of %d would be exceeded by %d bytes", x.ID, name, lim, n)}
+			return Verdict{Decision: OverBudget, Rule: fmt.Sprintf("lease %s: %s budget of %d would be exceeded by %d bytes", x.ID, name, lim, n)}
 		}
 	}
 	for _, x := range ls {

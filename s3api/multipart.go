@@ -218,9 +218,15 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if rng.length > maxPutSize {
 		return errInvalidRequest("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
 	}
+	// The part's ETag is the MD5 of the range: reading it reveals content,
+	// so it is charged and recorded as a read.
+	if err := s.reserveRead(req, rng.length); err != nil {
+		return err
+	}
 	if _, err := s.reserveWrite(req, rng.length); err != nil {
 		return err
 	}
+	s.recordRead(req, srcRepo, srcBranch, srcKey, src, rng)
 	content, err := s.ms.Content(req.ctx(), src)
 	if err != nil {
 		return err

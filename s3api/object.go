@@ -145,7 +145,6 @@ func (s *Server) putObject(req *request) error {
 		release()
 		return err
 	}
-	s.used(req, req.key)
 	out := req.w.Header()
 	out.Set("ETag", quote(stored.ETag))
 	out.Set("x-amz-version-id", stored.VersionID)
@@ -240,6 +239,15 @@ func (s *Server) getObject(req *request, head bool) error {
 			rng, partial = r, true
 		}
 	}
+	if !head {
+		// Before any object header is set: a refusal carries none.
+		if err := s.reserveRead(req, rng.length); err != nil {
+			return err
+		}
+		s.recordRead(req, req.repo, req.branch, req.key, e, rng)
+	} else {
+		s.recordRead(req, req.repo, req.branch, req.key, e, byteRange{})
+	}
 	setObjectHeaders(h, e)
 	for p, name := range responseOverrides {
 		if v := q.Get(p); v != "" {
@@ -248,13 +256,6 @@ func (s *Server) getObject(req *request, head bool) error {
 	}
 	if !partial && strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED") {
 		setChecksumHeaders(h, e)
-	}
-	if !head {
-		if err := s.reserveRead(req, rng.length); err != nil {
-			return err
-		}
-		s.recordRead(req, e, rng)
-		s.used(req, req.key)
 	}
 	h.Set("Content-Length", strconv.FormatInt(rng.length, 10))
 	status := http.StatusOK
@@ -463,7 +464,7 @@ func (s *Server) copyObject(req *request) error {
 		release()
 		return err
 	}
-	s.used(req, req.key)
+	s.recordRead(req, srcRepo, srcBranch, srcKey, src, byteRange{length: src.Size})
 	out := req.w.Header()
 	out.Set("x-amz-version-id", stored.VersionID)
 	if src.VersionID != "" {

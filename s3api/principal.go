@@ -86,6 +86,7 @@ func (s *Server) admit(req *request) error {
 	case lease.Expired:
 		return fmt.Errorf("%w: %s", errExpiredToken, v.Rule)
 	case lease.OverBudget:
+		s.deny(req, lease.Action("request"), req.key, v)
 		return errQuota(v.Rule)
 	}
 	if req.branch == "" && (req.repo == "" || req.repo == l.Repo) {
@@ -123,6 +124,21 @@ func (s *Server) allow(req *request, a lease.Action, repo, branch, key string, n
 		return nil
 	}
 	v := l.Check(a, repo, branch, key, time.Now())
+	if v.Decision == lease.Allow && v.SingleUseGrant != "" && !req.consumed[v.SingleUseGrant] {
+		// Consumed before acting, atomically: one request per grant.
+		g, err := s.leases.ConsumeGrant(req.ctx(), l.ID, v.SingleUseGrant)
+		if err != nil {
+			v = lease.Verdict{Decision: lease.NotFound, Rule: "single-use grant already used or expired"}
+		} else {
+			if req.consumed == nil {
+				req.consumed = map[string]bool{}
+			}
+			req.consumed[g.ID] = true
+			if s.onGrantUsed != nil {
+				s.onGrantUsed(req.ctx(), l, key, []lease.Grant{*g})
+			}
+		}
+	}
 	switch v.Decision {
 	case lease.Allow:
 		return nil
@@ -152,6 +168,7 @@ func (s *Server) reserveRead(req *request, n int64) error {
 		return nil
 	}
 	if v := s.leases.ReserveRead(req.ctx(), req.lease, n); v.Decision != lease.Allow {
+		s.deny(req, lease.Read, req.key, v)
 		return errQuota(v.Rule)
 	}
 	s.budgetHeaders(req)
@@ -165,29 +182,17 @@ func (s *Server) reserveWrite(req *request, n int64) (release func(), err error)
 		return func() {}, nil
 	}
 	if v := s.leases.ReserveWrite(req.ctx(), req.lease, n); v.Decision != lease.Allow {
+		s.deny(req, lease.Write, req.key, v)
 		return nil, errQuota(v.Rule)
 	}
 	s.budgetHeaders(req)
 	return func() { s.leases.Refund(context.WithoutCancel(req.ctx()), req.lease, 0, n) }, nil
 }
 
-// used consumes the single-use grants through which the request's lease
-// just touched key: the path leaves its view.
-func (s *Server) used(req *request, key string) {
-	if req.lease == nil {
-		return
-	}
-	if gs, err := s.leases.UseGrants(req.ctx(), req.lease, key); err != nil {
-		s.log.Warn("consuming share grant", "lease", req.lease.ID, "key", key, "err", err)
-	} else if len(gs) > 0 && s.onGrantUsed != nil {
-		s.onGrantUsed(req.ctx(), req.lease, key, gs)
-	}
-}
-
-// recordRead adds a read to the run's read manifest.
-func (s *Server) recordRead(req *request, e *manifest.Entry, rng byteRange) {
+// recordRead adds a read of key to the run's read manifest.
+func (s *Server) recordRead(req *request, repo, branch, key string, e *manifest.Entry, rng byteRange) {
 	if req.lease == nil || s.onRead == nil {
 		return
 	}
-	s.onRead(req.ctx(), req.lease, req.repo, req.branch, req.key, e, rng.start, rng.length)
+	s.onRead(req.ctx(), req.lease, repo, branch, key, e, rng.start, rng.length)
 }

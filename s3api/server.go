@@ -109,18 +109,19 @@ func New(c Config) *Server {
 
 // request is one parsed S3 request.
 type request struct {
-	w       http.ResponseWriter
-	r       *http.Request
-	id      string
-	auth    *sigv4.Result
-	lease   *lease.Lease // nil for the owner
-	bucket  string       // as addressed (may be an alias)
-	repo    string
-	branch  string // "" means the repository's default
-	key     string
-	hasKey  bool
-	query   url.Values
-	started bool // the response status has been written
+	w        http.ResponseWriter
+	r        *http.Request
+	id       string
+	auth     *sigv4.Result
+	lease    *lease.Lease    // nil for the owner
+	consumed map[string]bool // single-use grants this request consumed
+	bucket   string          // as addressed (may be an alias)
+	repo     string
+	branch   string // "" means the repository's default
+	key      string
+	hasKey   bool
+	query    url.Values
+	started  bool // the response status has been written
 }
 
 func newRequestID() string {

@@ -40,8 +40,17 @@ type errorDoc struct {
 	HostID     string   `xml:"HostId"`
 }
 
+// keepOnError are the headers an error response may carry; object headers
+// set before the failure (ETag, checksums, version, metadata) are dropped.
+var keepOnError = map[string]bool{"X-Amz-Request-Id": true, "X-Amz-Id-2": true, "Server": true, "X-Nas-Lease-Expires": true}
+
 func (s *Server) writeError(req *request, e *Error) {
 	h := req.w.Header()
+	for k := range h {
+		if !keepOnError[k] && !strings.HasPrefix(k, "X-Nas-Budget-") {
+			delete(h, k)
+		}
+	}
 	for k, vs := range e.Header {
 		h[k] = vs
 	}

@@ -2,6 +2,8 @@ package sts
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -181,9 +183,22 @@ func validSession(s string) error {
 	return nil
 }
 
-// branchSegment makes a run name usable as a branch segment: lower case,
-// other characters as '-', starting with a letter or digit.
+// branchSegment makes a run name a branch segment. A name that already is
+// one ([a-z0-9][a-z0-9._-]*) is kept; any other is lower-cased, its other
+// characters turned into '-', and a hash of the exact name appended, so
+// two different session names never share a branch ("JOB-7" and "job-7"
+// differ).
 func branchSegment(run string) string {
+	valid := run != ""
+	for i := 0; i < len(run); i++ {
+		c := run[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '.' || c == '_' || c == '-')) {
+			valid = false
+		}
+	}
+	if valid {
+		return run
+	}
 	b := []byte(strings.ToLower(run))
 	for i, c := range b {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
@@ -193,7 +208,8 @@ func branchSegment(run string) string {
 	if !(b[0] >= 'a' && b[0] <= 'z' || b[0] >= '0' && b[0] <= '9') {
 		b = append([]byte("r"), b...)
 	}
-	return string(b)
+	sum := sha256.Sum256([]byte(run))
+	return string(b) + "-" + hex.EncodeToString(sum[:4])
 }
 
 func (h *Handler) assumeRole(ctx context.Context, caller *lease.Lease, actor string, form url.Values) (any, error) {
@@ -297,7 +313,12 @@ func (h *Handler) runBranch(ctx context.Context, env *lease.Role, run string) (s
 		Details: map[string]string{"from": env.ForkFrom, "role": env.Name}}); err != nil {
 		return "", err
 	}
-	if _, err := h.branches.CreateBranch(ctx, env.Repo, name, env.ForkFrom); err != nil && !errors.Is(err, branch.ErrBranchExists) {
+	if _, err := h.branches.CreateBranch(ctx, env.Repo, name, env.ForkFrom); err != nil {
+		if errors.Is(err, branch.ErrBranchExists) {
+			// Someone else's branch: a run never adopts a branch it did
+			// not create.
+			return "", fail(400, "ValidationError", "branch %s already exists and is not this run's; choose another RoleSessionName", name)
+		}
 		return "", err
 	}
 	return name, nil

@@ -24,9 +24,15 @@ func TestSessionAndBranch(t *testing.T) {
 			t.Errorf("validSession(%q): %v", s, err)
 		}
 	}
-	for run, seg := range map[string]string{"run-91ab": "run-91ab", "Run@Example.com": "run-example.com", "_x": "r_x", "A+B=C": "a-b-c"} {
-		if got := branchSegment(run); got != seg {
-			t.Errorf("branchSegment(%q) = %q, want %q", run, got, seg)
+	if got := branchSegment("run-91ab"); got != "run-91ab" {
+		t.Errorf("a valid name is kept: %q", got)
+	}
+	seen := map[string]string{}
+	for _, run := range []string{"job-7", "JOB-7", "job@7", "job+7", "Job=7", "_x", "r_x", "A+B=C", "a-b-c"} {
+		seg := branchSegment(run)
+		if other, dup := seen[seg]; dup {
+			t.Errorf("%q and %q share branch segment %q", run, other, seg)
 		}
+		seen[seg] = run
 	}
 }
