@@ -148,7 +148,8 @@ func TestChildNeverWider(t *testing.T) {
 		"path":   {View: []Rule{{Path: "b/**", Actions: []Action{Read}}}},
 		"glob":   {View: []Rule{{Path: "**", Actions: []Action{Read}}}},
 		"action": {View: []Rule{{Path: "a/x", Actions: []Action{Write}}}},
-		"expiry": {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, TTL: 0},
+		"open":   {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, TTL: 0},
+		"expiry": {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, TTL: 2 * time.Hour},
 		"budget": {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Budgets: Budgets{BytesRead: 2000}},
 		"branch": {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Branch: "other"},
 		"egress": {View: []Rule{{Path: "a/x", Actions: []Action{Read}}}, Egress: true},
@@ -163,7 +164,7 @@ func TestChildNeverWider(t *testing.T) {
 		}
 		r.Parent = p
 		c, _, err := s.Issue(ctx, r)
-		if name == "expiry" {
+		if name == "open" {
 			// An open expiry is capped at the parent's, not refused.
 			if err != nil || c.ExpiresAt.After(p.ExpiresAt) {
 				t.Errorf("child expiry: %v %v", err, c)

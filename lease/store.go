@@ -82,6 +82,7 @@ type Request struct {
 // Issue validates and stores a lease and returns it with its credentials.
 func (s *Store) Issue(ctx context.Context, r Request) (*Lease, Credentials, error) {
 	now := s.now().UTC().Truncate(time.Second)
+	askedTTL := r.TTL != 0
 	if r.TTL == 0 {
 		r.TTL = DefaultTTL
 	}
@@ -113,6 +114,10 @@ func (s *Store) Issue(ctx context.Context, r Request) (*Lease, Credentials, erro
 	if p := r.Parent; p != nil {
 		if err := s.narrow(ctx, p, l, now); err != nil {
 			return nil, Credentials{}, err
+		}
+		if askedTTL && now.Add(r.TTL).After(p.ExpiresAt) {
+			return nil, Credentials{}, fmt.Errorf("%w: ttl %s outlives the parent, which expires at %s (in %s)",
+				ErrWider, r.TTL, p.ExpiresAt.Format(time.RFC3339), p.ExpiresAt.Sub(now))
 		}
 	}
 	l.summarize()
@@ -204,7 +209,8 @@ func cleanView(rules []Rule) ([]Rule, error) {
 }
 
 // narrow checks that child asks for nothing its parent lacks, and caps
-// what the child left open (expiry, budgets) at the parent's.
+// what the child left open (expiry, budgets) at the parent's. An expiry the
+// child asked for beyond the parent's is refused by Issue.
 func (s *Store) narrow(ctx context.Context, p, c *Lease, now time.Time) error {
 	wider := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrWider, fmt.Sprintf(format, a...))
