@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/spf13/cobra"
+
+	"github.com/agentnas/nas/conformance"
+	"github.com/agentnas/nas/gateway"
+	"github.com/agentnas/nas/s3api"
+)
+
+// version is the implementation version reported in conformance.json.
+var version = "0.1.0-dev"
+
+func newConformanceCmd() *cobra.Command {
+	var out string
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "conformance",
+		Short: "Run the Agent NAS L0-L1 acceptance tests and write conformance.json",
+		Long: `Run the Agent NAS specification's L0 and L1 acceptance tests.
+
+Without --endpoint the tests run against a fresh gateway started in this
+process on a temporary data directory, so the tamper half of L1.6 (altering
+a stored record and watching verification fail) runs too. With --endpoint
+they run against that gateway with the owner credentials given; they create
+a repository named conformance-<time> there and leave it behind.
+
+The report (the specification's conformance.json) is printed and, with
+--out, written to a file. The exit status is 1 when a test without a
+declared deviation fails, or with --strict when any test fails.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, err := runConformance(cmd.Context())
+			if err != nil {
+				return err
+			}
+			b, err := json.MarshalIndent(rep, "", "  ")
+			if err != nil {
+				return err
+			}
+			b = append(b, '\n')
+			if out != "" {
+				if err := os.WriteFile(out, b, 0o644); err != nil {
+					return err
+				}
+			}
+			if cf.json {
+				os.Stdout.Write(b)
+			} else {
+				printConformance(os.Stdout, rep)
+			}
+			return conformanceVerdict(rep, strict)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "write conformance.json here")
+	cmd.Flags().BoolVar(&strict, "strict", false, "fail on any failing test, even one with a declared deviation")
+	return cmd
+}
+
+// runConformance runs the suite against --endpoint, or against a gateway
+// of its own when none is given.
+func runConformance(ctx context.Context) (*conformance.Report, error) {
+	t := conformance.Target{Implementation: "agentnas", Version: version}
+	if cf.endpoint != "" || os.Getenv("NAS_ENDPOINT") != "" {
+		c, err := newClient()
+		if err != nil {
+			return nil, err
+		}
+		t.Endpoint, t.Owner = c.endpoint, c.creds
+		return conformance.Run(ctx, t), nil
+	}
+	dir, err := os.MkdirTemp("", "nas-conformance-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	owner := s3api.Credentials{AccessKey: "conformance-owner", SecretKey: "conformance-owner-secret-key"}
+	g, err := gateway.Open(gateway.Config{DataDir: dir, Owner: owner, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	g.Start()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	t.Endpoint = "http://" + ln.Addr().String()
+	t.Owner = aws.Credentials{AccessKeyID: owner.AccessKey, SecretAccessKey: owner.SecretKey}
+	t.Tamper = conformance.TamperFirstRecord(g.DB)
+	return conformance.Run(ctx, t), nil
+}
+
+// conformanceVerdict fails when a test failed that no deviation explains
+// (or any test, when strict).
+func conformanceVerdict(rep *conformance.Report, strict bool) error {
+	var failed []string
+	for id, res := range rep.Tests {
+		if res == "pass" {
+			continue
+		}
+		if strict || !rep.Declared(id) {
+			failed = append(failed, id)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	slices.Sort(failed)
+	return fmt.Errorf("conformance: %v failed", failed)
+}
+
+func printConformance(w io.Writer, rep *conformance.Report) {
+	ids := make([]string, 0, len(rep.Tests))
+	for id := range rep.Tests {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	level := rep.Level
+	if level == "" {
+		level = "none"
+	}
+	fmt.Fprintf(w, "%s %s, specification %s: level %s\n", rep.Implementation, rep.Version, rep.Spec, level)
+	for _, id := range ids {
+		fmt.Fprintf(w, "  %-5s %-4s %s\n", id, rep.Tests[id], rep.Details[id])
+	}
+	for _, d := range rep.Deviations {
+		fmt.Fprintf(w, "  deviation: %s\n", d)
+	}
+}
