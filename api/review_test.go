@@ -132,3 +132,43 @@ func TestGateTimeout(t *testing.T) {
 	}
 	c.fails("gate/approve", map[string]any{"gate_id": p["gate_id"]}, 409, "AlreadyDecided")
 }
+
+// TestProposeAgainWaits: proposing again what already waits at a gate
+// returns that gate (an agent retrying learns it waits); proposing after the
+// branch changed supersedes the old gate, whose approval could not merge.
+func TestProposeAgainWaits(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	svc := c.srv.Gateway.Branches
+	c.ok("repo/create", map[string]any{"repo": "again"})
+	lc, l := leaseClient(t, c, map[string]any{"repo": "again", "role": "cleo", "fork_from": "main", "paths": []string{"**"},
+		"actions": []string{"list", "read", "write", "propose"}})
+	br := l["branch"].(string)
+	if _, err := svc.Put(ctx, "again", br, "a", &manifest.Entry{ETag: "1"}, branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	p1 := lc.ok("propose/create", map[string]any{"repo": "again", "into": "main"})["proposal"].(map[string]any)
+	p2 := lc.ok("propose/create", map[string]any{"repo": "again", "into": "main"})["proposal"].(map[string]any)
+	if p1["status"] != "pending" || p2["gate_id"] != p1["gate_id"] || p2["proposal_id"] != p1["proposal_id"] {
+		t.Fatalf("proposing again: %v then %v", p1, p2)
+	}
+	if n := len(c.ok("gate/list", map[string]any{"status": "pending"})["gates"].([]any)); n != 1 {
+		t.Fatalf("%d pending gates after proposing twice", n)
+	}
+	if _, err := svc.Put(ctx, "again", br, "b", &manifest.Entry{ETag: "2"}, branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	p3 := lc.ok("propose/create", map[string]any{"repo": "again", "into": "main"})["proposal"].(map[string]any)
+	if p3["gate_id"] == p1["gate_id"] || p3["status"] != "pending" {
+		t.Fatalf("proposal after a change: %v", p3)
+	}
+	old := c.ok("gate/get", map[string]any{"gate_id": p1["gate_id"]})["gate"].(map[string]any)
+	if old["status"] != "void" {
+		t.Fatalf("the superseded gate is %v", old["status"])
+	}
+	c.fails("gate/approve", map[string]any{"gate_id": p1["gate_id"]}, 409, "AlreadyDecided")
+	g := c.ok("gate/approve", map[string]any{"gate_id": p3["gate_id"]})["gate"].(map[string]any)
+	if g["status"] != "approved" {
+		t.Fatalf("approving the new gate: %v", g)
+	}
+}

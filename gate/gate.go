@@ -232,6 +232,12 @@ func (s *Service) Propose(ctx context.Context, r ProposeRequest) (*Proposal, err
 	var deletes bool
 	p.Changes, p.Counts, deletes = lines(res.Changes)
 	p.Digest = digest(r.Repo, p.SourceHead, p.TargetHead, p.Lease, p.Changes)
+	// Proposing again what already waits for a person returns that gate,
+	// so an agent that retries learns it waits instead of queueing more; a
+	// waiting gate for an older diff of the same branches is superseded.
+	if waiting, err := s.waiting(ctx, p); err != nil || waiting != nil {
+		return waiting, err
+	}
 	if p.Run != "" && s.rec != nil {
 		if sum, err := s.rec.ManifestSummary(ctx, p.Run); err == nil {
 			p.Reads = &sum
@@ -275,6 +281,40 @@ func (s *Service) Propose(ctx context.Context, r ProposeRequest) (*Proposal, err
 		return nil, err
 	}
 	return p, s.save(ctx, p, g)
+}
+
+// waiting returns the proposal of a pending gate for the same branches and
+// diff as p, and voids pending gates for the same branches with another
+// diff (their approval could no longer merge anyway).
+func (s *Service) waiting(ctx context.Context, p *Proposal) (*Proposal, error) {
+	gs, err := s.ListGates(ctx, "pending")
+	if err != nil {
+		return nil, err
+	}
+	for i := range gs {
+		g := &gs[i]
+		if g.Repo != p.Repo || g.Card.Action.From != p.From || g.Card.Action.Into != p.Into {
+			continue
+		}
+		old, err := s.GetProposal(ctx, g.Proposal)
+		if err != nil {
+			return nil, err
+		}
+		if old.Digest == p.Digest {
+			return old, nil
+		}
+		g.Status, g.DecidedAt, g.DecidedBy = "void", s.now().UTC(), "gateway"
+		g.Reason = "superseded by proposal " + p.ID + ": the branch changed after the card was made"
+		old.Status = "void"
+		if err := s.event(ctx, record.KindGateDecided, old, record.Decision{Effect: record.EffectDeny, Rule: "superseded", Reason: g.Reason},
+			map[string]string{"gate": g.ID, "diff_sha256": old.Digest}); err != nil {
+			return nil, err
+		}
+		if err := s.save(ctx, old, g); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
 }
 
 func (s *Service) card(p *Proposal, id string) Card {
