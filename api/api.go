@@ -199,6 +199,8 @@ func toError(err error) *Error {
 		return mk(http.StatusNotFound, "NotFound", false)
 	case errors.Is(err, branch.ErrExists):
 		return mk(http.StatusConflict, "AlreadyExists", false)
+	case errors.Is(err, branch.ErrQuotaExceeded):
+		return mk(http.StatusForbidden, "QuotaExceeded", false)
 	case errors.Is(err, branch.ErrNothingToCommit):
 		return mk(http.StatusConflict, "NothingToCommit", false)
 	case errors.Is(err, branch.ErrConflict), errors.Is(err, kv.ErrConflict):

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/record"
 )
@@ -55,6 +56,13 @@ type leaseArgs struct {
 	SensitivityMax string        `json:"sensitivity_max"`
 	Egress         bool          `json:"egress"`
 	RequiresGate   []string      `json:"requires_gate"`
+	// Limits of the branch fork_from creates.
+	lease.BranchLimits
+}
+
+// runBranchLimits are the limits of a run's new branch.
+func runBranchLimits(b lease.BranchLimits, leaseTTL time.Duration) branch.Limits {
+	return branch.Limits{ExpiresAt: b.ExpiresAt(time.Now(), leaseTTL), QuotaBytes: b.QuotaBytes, QuotaObjects: b.QuotaObjects}
 }
 
 func (a *leaseArgs) view() ([]lease.Rule, error) {
@@ -166,6 +174,9 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 		req.Run = lease.NewRunID()
 	}
 	created := ""
+	if err := a.BranchLimits.Validate(); err != nil {
+		return nil, err
+	}
 	if a.ForkFrom != "" {
 		name := a.Role + "/" + req.Run
 		if existing, err := h.leases.RunBranch(ctx, a.Repo, a.Role, req.Run); err != nil {
@@ -174,7 +185,7 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 			name = existing // the run continues on its branch
 		} else if err := h.eventErr(ctx, record.KindBranchCreated, nil, a.Repo, name); err != nil {
 			return nil, err
-		} else if _, err := h.b.CreateBranch(ctx, a.Repo, name, a.ForkFrom); err != nil {
+		} else if _, err := h.b.CreateBranchWith(ctx, a.Repo, name, a.ForkFrom, runBranchLimits(a.BranchLimits, ttl)); err != nil {
 			return nil, err
 		} else {
 			created = name

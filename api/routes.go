@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentnas/nas/branch"
@@ -22,12 +24,23 @@ type RepoJSON struct {
 
 // BranchJSON describes a branch.
 type BranchJSON struct {
-	Repo      string    `json:"repo"`
-	Name      string    `json:"name"`
-	Head      string    `json:"head"`
-	Base      string    `json:"base,omitempty"`
-	Protected bool      `json:"protected"`
-	Created   time.Time `json:"created"`
+	Repo         string     `json:"repo"`
+	Name         string     `json:"name"`
+	Head         string     `json:"head"`
+	Base         string     `json:"base,omitempty"`
+	Protected    bool       `json:"protected"`
+	Created      time.Time  `json:"created"`
+	ExpiresAt    *time.Time `json:"expires_at,omitempty"`
+	QuotaBytes   int64      `json:"quota_bytes,omitempty"`
+	QuotaObjects int64      `json:"quota_objects,omitempty"`
+	// Usage is reported for branches with a quota (branch/get).
+	Usage *UsageJSON `json:"usage,omitempty"`
+}
+
+// UsageJSON is what a branch's current objects add up to.
+type UsageJSON struct {
+	Bytes   int64 `json:"bytes"`
+	Objects int64 `json:"objects"`
 }
 
 // CommitJSON describes a commit.
@@ -58,9 +71,13 @@ func repoJSON(r *branch.Repo) RepoJSON {
 }
 
 func branchJSON(b *branch.Branch) BranchJSON {
-	j := BranchJSON{Repo: b.Repo, Name: b.Name, Head: b.Head.String(), Protected: b.Protected, Created: b.Created.UTC()}
+	j := BranchJSON{Repo: b.Repo, Name: b.Name, Head: b.Head.String(), Protected: b.Protected, Created: b.Created.UTC(),
+		QuotaBytes: b.Limits.QuotaBytes, QuotaObjects: b.Limits.QuotaObjects}
 	if !b.Base.IsZero() {
 		j.Base = b.Base.String()
+	}
+	if t := b.Limits.ExpiresAt; !t.IsZero() {
+		j.ExpiresAt = &t
 	}
 	return j
 }
@@ -122,6 +139,7 @@ func (h *Handler) routes() map[string]verb {
 		"branch/delete":      {write: true, fn: h.branchDelete},
 		"branch/protect":     {write: true, fn: h.branchProtect(true)},
 		"branch/unprotect":   {write: true, fn: h.branchProtect(false)},
+		"branch/limits":      {write: true, fn: h.branchLimits},
 		"commit/create":      {write: true, lease: true, fn: h.commitCreate},
 		"commit/log":         {lease: true, fn: h.commitLog},
 		"diff/list":          {lease: true, fn: h.diffList},
@@ -241,6 +259,7 @@ func (h *Handler) branchCreate(ctx context.Context, c *call) (any, error) {
 		Repo string `json:"repo"`
 		Name string `json:"name"`
 		From string `json:"from"`
+		limitArgs
 	}
 	if err := c.decode(&a); err != nil {
 		return nil, err
@@ -248,14 +267,93 @@ func (h *Handler) branchCreate(ctx context.Context, c *call) (any, error) {
 	if err := required("repo", a.Repo, "name", a.Name); err != nil {
 		return nil, err
 	}
-	if err := h.eventErrFull(ctx, Event{Kind: record.KindBranchCreated, Actor: c.principal, Repo: a.Repo, Branch: a.Name, Detail: "from " + a.From}); err != nil {
+	u, err := a.limitArgs.update(time.Now())
+	if err != nil {
 		return nil, err
 	}
-	b, err := h.b.CreateBranch(ctx, a.Repo, a.Name, a.From)
+	var lim branch.Limits
+	if u.ExpiresAt != nil {
+		lim.ExpiresAt = *u.ExpiresAt
+	}
+	if u.QuotaBytes != nil {
+		lim.QuotaBytes = *u.QuotaBytes
+	}
+	if u.QuotaObjects != nil {
+		lim.QuotaObjects = *u.QuotaObjects
+	}
+	if err := h.eventErrFull(ctx, Event{Kind: record.KindBranchCreated, Actor: c.principal, Repo: a.Repo, Branch: a.Name, Detail: "from " + a.From + a.limitArgs.describe()}); err != nil {
+		return nil, err
+	}
+	b, err := h.b.CreateBranchWith(ctx, a.Repo, a.Name, a.From, lim)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"branch": branchJSON(b)}, nil
+}
+
+// limitArgs are a branch's time to live and quotas as the API takes them:
+// ttl is a Go duration from now ("0" removes it); a quota of 0 removes it.
+type limitArgs struct {
+	TTL          *string `json:"ttl"`
+	QuotaBytes   *int64  `json:"quota_bytes"`
+	QuotaObjects *int64  `json:"quota_objects"`
+}
+
+func (a limitArgs) update(now time.Time) (branch.LimitsUpdate, error) {
+	u := branch.LimitsUpdate{QuotaBytes: a.QuotaBytes, QuotaObjects: a.QuotaObjects}
+	if a.TTL != nil {
+		d, err := time.ParseDuration(*a.TTL)
+		if err != nil || d < 0 {
+			return u, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "ttl: want a duration such as 72h (0 removes it)"}
+		}
+		var t time.Time
+		if d > 0 {
+			t = now.Add(d).UTC()
+		}
+		u.ExpiresAt = &t
+	}
+	return u, nil
+}
+
+func (a limitArgs) describe() string {
+	var s string
+	if a.TTL != nil {
+		s += ", ttl " + *a.TTL
+	}
+	if a.QuotaBytes != nil {
+		s += fmt.Sprintf(", quota %d bytes", *a.QuotaBytes)
+	}
+	if a.QuotaObjects != nil {
+		s += fmt.Sprintf(", quota %d objects", *a.QuotaObjects)
+	}
+	return s
+}
+
+// branchLimits changes a branch's time to live and quotas.
+func (h *Handler) branchLimits(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		Repo string `json:"repo"`
+		Name string `json:"name"`
+		limitArgs
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := required("repo", a.Repo, "name", a.Name); err != nil {
+		return nil, err
+	}
+	u, err := a.limitArgs.update(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := h.eventErrFull(ctx, Event{Kind: record.KindBranchLimits, Actor: c.principal, Repo: a.Repo, Branch: a.Name, Detail: strings.TrimPrefix(a.limitArgs.describe(), ", ")}); err != nil {
+		return nil, err
+	}
+	b, err := h.b.SetLimits(ctx, a.Repo, a.Name, u)
+	if err != nil {
+		return nil, err
+	}
+	return h.branchAnswer(ctx, b)
 }
 
 func (h *Handler) branchGet(ctx context.Context, c *call) (any, error) {
@@ -267,7 +365,20 @@ func (h *Handler) branchGet(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"branch": branchJSON(b)}, nil
+	return h.branchAnswer(ctx, b)
+}
+
+// branchAnswer describes a branch, with its usage when it has a quota.
+func (h *Handler) branchAnswer(ctx context.Context, b *branch.Branch) (any, error) {
+	j := branchJSON(b)
+	if b.Limits.QuotaBytes > 0 || b.Limits.QuotaObjects > 0 {
+		u, err := h.b.Usage(ctx, b.Repo, b.Name)
+		if err != nil {
+			return nil, err
+		}
+		j.Usage = &UsageJSON{Bytes: u.Bytes, Objects: u.Objects}
+	}
+	return map[string]any{"branch": j}, nil
 }
 
 func (h *Handler) branchList(ctx context.Context, c *call) (any, error) {

@@ -13,8 +13,11 @@ import (
 // CheckReport summarises a consistency check.
 type CheckReport struct {
 	Repos, Branches, Commits, Entries int
-	Chunks                            cas.Stats
-	Problems                          []string
+	// Lazy counts the entries whose bytes live in an attached source
+	// (manifest.Entry.Lazy); they reference no chunks of their own.
+	Lazy     int
+	Chunks   cas.Stats
+	Problems []string
 }
 
 // OK reports whether no problem was found.
@@ -32,7 +35,10 @@ func (r *CheckReport) problem(format string, a ...any) {
 // Check verifies that every reference resolves: every branch head and its
 // history (as far as retained), every tree node (structure and hash), every
 // content list and chunk referenced by trees, staging, versions and parts;
-// and that every stored chunk hashes to its name.
+// every chunk a registered RootSource names (the lazy-source side index);
+// and that every stored chunk hashes to its name. A lazy entry must name
+// its source and pinned ETag; its bytes are not local, so it is not held
+// to a chunk list.
 func (s *Service) Check(ctx context.Context) (*CheckReport, error) {
 	rep := &CheckReport{}
 	repos, err := s.allRepos(ctx)
@@ -49,6 +55,13 @@ func (s *Service) Check(ctx context.Context) (*CheckReport, error) {
 		e, err := manifest.DecodeEntry(b)
 		if err != nil {
 			rep.problem("%s: undecodable entry: %v", where, err)
+			return
+		}
+		if e.Lazy() {
+			rep.Lazy++
+			if e.Remote.ETag == "" || e.Remote.Key == "" {
+				rep.problem("%s: lazy entry without a pinned key and ETag", where)
+			}
 			return
 		}
 		c, err := s.ms.Content(ctx, e)
@@ -151,6 +164,24 @@ func (s *Service) Check(ctx context.Context) (*CheckReport, error) {
 			if err != nil {
 				return nil, err
 			}
+		}
+	}
+	for _, rs := range s.extraRoots() {
+		err := rs.MarkRoots(ctx, func(h cas.Hash) {
+			ok, done := seenChunks[h]
+			if !done {
+				var err error
+				if ok, err = s.chunks.Has(ctx, h); err != nil {
+					rep.problem("external root: chunk %s: %v", h, err)
+				}
+				seenChunks[h] = ok
+			}
+			if !ok {
+				rep.problem("external root (lazy-source side index): missing chunk %s", h)
+			}
+		})
+		if err != nil {
+			rep.problem("external roots: %v", err)
 		}
 	}
 	st, err := s.chunks.Check(ctx, func(p cas.Problem) { rep.problem("chunk %s: %s", p.Hash, p.Detail) })

@@ -175,6 +175,11 @@ func (s *Service) swapHeadMerge(ctx context.Context, v *view, root cas.Hash, max
 	if err != nil {
 		return manifest.CommitID{}, err
 	}
+	if sealed == 0 {
+		// Not a fold of staged writes (a merge, a restore, an import): the
+		// branch's contents changed outside quota accounting.
+		s.usage.forget(v.rr.ID, v.br.ID)
+	}
 	return id, nil
 }
 

@@ -22,6 +22,9 @@ var (
 	// ErrImmutable is returned when deleting a committed, non-current
 	// version: history cannot be rewritten.
 	ErrImmutable = errors.New("committed history is immutable")
+	// ErrQuotaExceeded is returned for a write that would take a branch
+	// beyond its byte or object quota.
+	ErrQuotaExceeded = errors.New("branch quota exceeded")
 )
 
 // Specific errors.

@@ -41,6 +41,28 @@ type GCStats struct {
 	Chunks         cas.SweepStats
 }
 
+// RootSource keeps chunks alive from outside the trees: the lazy-source
+// side index (package source) is one. Collect marks what it names; Check
+// verifies that every chunk it names is present.
+type RootSource interface {
+	// MarkRoots calls mark for every chunk the source keeps alive.
+	MarkRoots(ctx context.Context, mark func(cas.Hash)) error
+}
+
+// AddRoots registers r as a source of garbage-collection roots for every
+// later Collect and Check.
+func (s *Service) AddRoots(r RootSource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rootSources = append(s.rootSources, r)
+}
+
+func (s *Service) extraRoots() []RootSource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]RootSource(nil), s.rootSources...)
+}
+
 // marker accumulates what is live.
 type marker struct {
 	s        *Service
@@ -101,8 +123,9 @@ func (m *marker) tree(ctx context.Context, t *tree.Tree, root cas.Hash) error {
 // Collect is mark-and-sweep garbage collection. Roots: branch heads and
 // fork points, commits younger than the retention window reachable from
 // them, staging, version records younger than the window, open multipart
-// uploads. Commits are blocked while it runs; PUTs are not (the chunk
-// store's cycle and the content-list registry protect what they reference).
+// uploads, and every registered RootSource (AddRoots). Commits are
+// blocked while it runs; PUTs are not (the chunk store's cycle and the
+// content-list registry protect what they reference).
 func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
 	var st GCStats
 	if o.Retention == 0 {
@@ -137,6 +160,11 @@ func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
 	for _, rr := range repos {
 		if err := s.markRepo(ctx, m, rr, cutoff, &st); err != nil {
 			return st, fmt.Errorf("mark %s: %w", rr.Name, err)
+		}
+	}
+	for _, rs := range s.extraRoots() {
+		if err := rs.MarkRoots(ctx, func(h cas.Hash) { m.chunks[h] = struct{}{} }); err != nil {
+			return st, fmt.Errorf("mark external roots: %w", err)
 		}
 	}
 	// Orphaned keys of deleted repositories and branches are garbage too.

@@ -12,10 +12,21 @@ import (
 	"github.com/agentnas/nas/tree"
 )
 
-// ImportEntry is one object of an Import.
+// ImportEntry is one object of an Import. With Delete set the key is
+// removed instead (a delete marker is recorded, as a DELETE would).
 type ImportEntry struct {
-	Key   string
-	Entry *manifest.Entry
+	Key    string
+	Entry  *manifest.Entry
+	Delete bool
+}
+
+// ImportOptions tunes ImportWith.
+type ImportOptions struct {
+	CommitOptions
+	// AllowProtected lets the import commit to a protected branch. Only the
+	// owner's source attach and refresh set it (a protected branch otherwise
+	// changes only through merges); nothing a lease can call does.
+	AllowProtected bool
 }
 
 // importBatch bounds the version records written per kv batch.
@@ -27,6 +38,11 @@ const importBatch = 1000
 // PUT would. Staged changes of the branch are left as they are. The chunks
 // and content lists the entries reference must already be durable.
 func (s *Service) Import(ctx context.Context, repo, branch string, entries iter.Seq2[ImportEntry, error], o CommitOptions) (manifest.CommitID, error) {
+	return s.ImportWith(ctx, repo, branch, entries, ImportOptions{CommitOptions: o})
+}
+
+// ImportWith is Import with options.
+func (s *Service) ImportWith(ctx context.Context, repo, branch string, entries iter.Seq2[ImportEntry, error], o ImportOptions) (manifest.CommitID, error) {
 	lock := s.commitLock(repo, branch)
 	lock.Lock()
 	defer lock.Unlock()
@@ -35,7 +51,11 @@ func (s *Service) Import(ctx context.Context, repo, branch string, entries iter.
 
 	var v *view
 	err := s.db.View(ctx, func(r kv.Reader) (err error) {
-		v, err = s.writableView(ctx, r, repo, branch)
+		if o.AllowProtected {
+			v, err = s.openView(ctx, r, repo, branch)
+		} else {
+			v, err = s.writableView(ctx, r, repo, branch)
+		}
 		return err
 	})
 	if err != nil {
@@ -57,12 +77,17 @@ func (s *Service) Import(ctx context.Context, repo, branch string, entries iter.
 			}
 			seq := s.clk.next()
 			maxSeq = seq
-			e := *ie.Entry
-			e.VersionID = newVersionID(seq, rand.Uint32())
-			if e.ModTime == 0 {
-				e.ModTime = time.Now().UnixNano()
+			var st staged
+			if ie.Delete {
+				st = staged{del: true, seq: seq, vid: newVersionID(seq, rand.Uint32())}
+			} else {
+				e := *ie.Entry
+				e.VersionID = newVersionID(seq, rand.Uint32())
+				if e.ModTime == 0 {
+					e.ModTime = time.Now().UnixNano()
+				}
+				st = staged{seq: seq, vid: e.VersionID, entry: e.Encode()}
 			}
-			st := staged{seq: seq, vid: e.VersionID, entry: e.Encode()}
 			if batch == nil {
 				batch = s.db.Batch(ctx)
 			}
@@ -82,7 +107,7 @@ func (s *Service) Import(ctx context.Context, repo, branch string, entries iter.
 				}
 				batch, pending = nil, 0
 			}
-			if !yield(tree.Edit{Key: []byte(ie.Key), Value: st.entry}, nil) {
+			if !yield(tree.Edit{Key: []byte(ie.Key), Value: st.entry, Delete: st.del}, nil) {
 				return
 			}
 		}
@@ -99,5 +124,5 @@ func (s *Service) Import(ctx context.Context, repo, branch string, entries iter.
 	if err != nil {
 		return manifest.CommitID{}, fmt.Errorf("import into %s/%s: %w", repo, branch, err)
 	}
-	return s.swapHead(ctx, v, root, maxSeq, 0, o)
+	return s.swapHead(ctx, v, root, maxSeq, 0, o.CommitOptions)
 }

@@ -188,7 +188,9 @@ func (s *Service) CompleteUpload(ctx context.Context, repo, key, id string, e *m
 	out := *e
 	var rrID uint64
 	defer s.touchLists(recs)()
+	var q *quotaTxn
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		q.release()
 		rr, err := s.repo(txn, repo)
 		if err != nil {
 			return err
@@ -215,7 +217,14 @@ func (s *Service) CompleteUpload(ctx context.Context, repo, key, id string, e *m
 		seq := s.clk.next()
 		out.VersionID = newVersionID(seq, rand.Uint32())
 		out.ModTime = time.Now().UnixNano()
-		if err := s.stage(txn, v, key, staged{seq: seq, vid: out.VersionID, entry: out.Encode()}); err != nil {
+		enc := out.Encode()
+		if q, err = s.quotaFor(ctx, v); err != nil {
+			return err
+		}
+		if err := q.change(cur.entry, enc); err != nil {
+			return err
+		}
+		if err := s.stage(txn, v, key, staged{seq: seq, vid: out.VersionID, entry: enc}); err != nil {
 			return err
 		}
 		for _, r := range recs {
@@ -226,6 +235,7 @@ func (s *Service) CompleteUpload(ctx context.Context, repo, key, id string, e *m
 		return txn.Delete(uploadKey(rr.ID, key, id))
 	})
 	if err != nil {
+		q.release()
 		return nil, err
 	}
 	if err := s.deleteRange(ctx, kv.Prefix(partPrefix(rrID, id))); err != nil {

@@ -31,6 +31,10 @@ func (s *Service) openView(ctx context.Context, r kv.Reader, repo, branch string
 	if err != nil {
 		return nil, err
 	}
+	if br.expired(time.Now()) {
+		return nil, fmt.Errorf("%s/%s expired at %s: %w", repo, branch,
+			time.Unix(0, br.ExpiresAt).UTC().Format(time.RFC3339), ErrNoSuchBranch)
+	}
 	root, err := s.root(ctx, br.Head)
 	if err != nil {
 		return nil, err
@@ -157,7 +161,9 @@ func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest
 	}
 	out := *e
 	defer s.touchLists(recs)()
+	var q *quotaTxn
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		q.release()
 		v, err := s.writableView(ctx, txn, repo, branch)
 		if err != nil {
 			return err
@@ -175,6 +181,12 @@ func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest
 			out.ModTime = time.Now().UnixNano()
 		}
 		st := staged{seq: seq, vid: out.VersionID, entry: out.Encode()}
+		if q, err = s.quotaFor(ctx, v); err != nil {
+			return err
+		}
+		if err := q.change(cur.entry, st.entry); err != nil {
+			return err
+		}
 		if err := s.stage(txn, v, key, st); err != nil {
 			return err
 		}
@@ -186,6 +198,7 @@ func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest
 		return nil
 	})
 	if err != nil {
+		q.release()
 		return nil, err
 	}
 	return &out, nil
@@ -224,7 +237,9 @@ type DeleteResult struct {
 // marker). Deleting an absent key succeeds and changes nothing.
 func (s *Service) Delete(ctx context.Context, repo, branch, key string, cond Condition) (DeleteResult, error) {
 	var res DeleteResult
+	var q *quotaTxn
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		q.release()
 		res = DeleteResult{}
 		v, err := s.writableView(ctx, txn, repo, branch)
 		if err != nil {
@@ -240,8 +255,17 @@ func (s *Service) Delete(ctx context.Context, repo, branch, key string, cond Con
 		if cur.entry == nil {
 			return nil
 		}
+		if q, err = s.quotaFor(ctx, v); err != nil {
+			return err
+		}
+		if err := q.change(cur.entry, nil); err != nil {
+			return err
+		}
 		return s.tombstone(txn, v, key, &res)
 	})
+	if err != nil {
+		q.release()
+	}
 	return res, err
 }
 
@@ -259,7 +283,9 @@ func (s *Service) tombstone(txn kv.Txn, v *view, key string, res *DeleteResult) 
 // committed version is refused with ErrImmutable.
 func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid string) (DeleteResult, error) {
 	res := DeleteResult{VersionID: vid}
+	var q *quotaTxn
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		q.release()
 		res = DeleteResult{VersionID: vid}
 		v, err := s.writableView(ctx, txn, repo, branch)
 		if err != nil {
@@ -281,6 +307,12 @@ func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid stri
 			cur.vid = e.VersionID
 		}
 		if cur.entry != nil && cur.vid == vid {
+			if q, err = s.quotaFor(ctx, v); err != nil {
+				return err
+			}
+			if err := q.change(cur.entry, nil); err != nil {
+				return err
+			}
 			var ignored DeleteResult
 			return s.tombstone(txn, v, key, &ignored)
 		}
@@ -301,6 +333,9 @@ func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid stri
 		}
 		return fmt.Errorf("%s version %s: %w", key, vid, ErrImmutable)
 	})
+	if err != nil {
+		q.release()
+	}
 	return res, err
 }
 

@@ -40,6 +40,10 @@ type branchRecord struct {
 	Created   int64             `json:"created"`
 	Lineage   []lineageItem     `json:"lineage"`
 	CommitSeq uint64            `json:"commit_seq,omitempty"` // highest sequence folded by a commit
+	// Limits (see Limits); zero means none.
+	ExpiresAt    int64 `json:"expires_at,omitempty"` // unix nanoseconds
+	QuotaBytes   int64 `json:"quota_bytes,omitempty"`
+	QuotaObjects int64 `json:"quota_objects,omitempty"`
 }
 
 func (b *branchRecord) encode() []byte {

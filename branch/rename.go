@@ -17,22 +17,43 @@ import (
 // and the old key a delete marker. With noReplace it fails with
 // ErrPrecondition when the target exists.
 func (s *Service) Rename(ctx context.Context, repo, branch, from, to string, noReplace bool) (*manifest.Entry, error) {
+	if from == to {
+		// rename(2) onto itself changes nothing (it must not delete it).
+		e, err := s.Get(ctx, repo, branch, from)
+		if err != nil {
+			return nil, err
+		}
+		if noReplace {
+			return nil, fmt.Errorf("%s exists: %w", to, ErrPrecondition)
+		}
+		return e, nil
+	}
 	if err := ValidKey(to); err != nil {
 		return nil, err
 	}
 	var out *manifest.Entry
+	var q *quotaTxn
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		q.release()
 		v, err := s.writableView(ctx, txn, repo, branch)
 		if err != nil {
 			return err
 		}
-		out, err = s.renameIn(ctx, txn, v, from, to, noReplace)
+		if q, err = s.quotaFor(ctx, v); err != nil {
+			return err
+		}
+		out, err = s.renameIn(ctx, txn, v, q, from, to, noReplace)
 		return err
 	})
+	if err != nil {
+		q.release()
+	}
 	return out, err
 }
 
-func (s *Service) renameIn(ctx context.Context, txn kv.Txn, v *view, from, to string, noReplace bool) (*manifest.Entry, error) {
+// renameIn moves one key inside a write transaction; q accounts the change
+// against the branch's quota (a rename over an existing key shrinks it).
+func (s *Service) renameIn(ctx context.Context, txn kv.Txn, v *view, q *quotaTxn, from, to string, noReplace bool) (*manifest.Entry, error) {
 	cur, err := s.lookup(ctx, txn, v, from)
 	if err != nil {
 		return nil, err
@@ -40,13 +61,16 @@ func (s *Service) renameIn(ctx context.Context, txn kv.Txn, v *view, from, to st
 	if cur.entry == nil {
 		return nil, fmt.Errorf("%s: %w", from, ErrNoSuchKey)
 	}
-	if noReplace {
+	if noReplace || q != nil {
 		dst, err := s.lookup(ctx, txn, v, to)
 		if err != nil {
 			return nil, err
 		}
-		if dst.entry != nil {
+		if noReplace && dst.entry != nil {
 			return nil, fmt.Errorf("%s exists: %w", to, ErrPrecondition)
+		}
+		if err := q.change(dst.entry, nil); err != nil {
+			return nil, err
 		}
 	}
 	e, err := manifest.DecodeEntry(cur.entry)
@@ -114,19 +138,25 @@ func (s *Service) RenamePrefix(ctx context.Context, repo, branch, from, to strin
 			keys = append(keys, o.Key)
 		}
 		if len(keys) > 0 {
+			var q *quotaTxn
 			err := s.db.Update(ctx, func(txn kv.Txn) error {
+				q.release()
 				v, err := s.writableView(ctx, txn, repo, branch)
 				if err != nil {
 					return err
 				}
+				if q, err = s.quotaFor(ctx, v); err != nil {
+					return err
+				}
 				for _, k := range keys {
-					if _, err := s.renameIn(ctx, txn, v, k, to+strings.TrimPrefix(k, from), false); err != nil && !errIsNotFound(err) {
+					if _, err := s.renameIn(ctx, txn, v, q, k, to+strings.TrimPrefix(k, from), false); err != nil && !errIsNotFound(err) {
 						return err
 					}
 				}
 				return nil
 			})
 			if err != nil {
+				q.release()
 				return res, err
 			}
 			res.Renamed += len(keys)

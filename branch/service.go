@@ -38,6 +38,8 @@ type Service struct {
 	// outside one. Guarded by mu.
 	touchedLists map[cas.Hash]struct{}
 	listPins     map[cas.Hash]int // content lists of writes in flight; guarded by mu
+	rootSources  []RootSource     // roots kept outside the trees (AddRoots); guarded by mu
+	usage        usageTracker     // per branch with a quota
 
 	// gcMu is held for writing by Collect and for reading by everything
 	// that creates tree nodes or commits, so a sweep never deletes a node a
@@ -91,6 +93,7 @@ type Branch struct {
 	Base      manifest.CommitID // the commit it was forked from; zero for main
 	Protected bool
 	Created   time.Time
+	Limits    Limits
 }
 
 func randomID() uint64 {
@@ -215,7 +218,7 @@ func (s *Service) ListRepos(ctx context.Context) ([]Repo, error) {
 }
 
 func (br *branchRecord) public(repo string) *Branch {
-	b := &Branch{Repo: repo, Name: br.Name, Head: br.Head, Protected: br.Protected, Created: time.Unix(0, br.Created)}
+	b := &Branch{Repo: repo, Name: br.Name, Head: br.Head, Protected: br.Protected, Created: time.Unix(0, br.Created), Limits: br.limits()}
 	if br.Base != "" {
 		b.Base, _ = manifest.ParseCommitID(br.Base)
 	}
@@ -265,17 +268,34 @@ func (s *Service) ListBranches(ctx context.Context, repo string) ([]Branch, erro
 // commit ID, in constant time: nothing but the new branch record is written.
 // Staged (uncommitted) changes of the source are not included.
 func (s *Service) CreateBranch(ctx context.Context, repo, name, from string) (*Branch, error) {
+	return s.CreateBranchWith(ctx, repo, name, from, Limits{})
+}
+
+// CreateBranchWith is CreateBranch with a time to live and quotas. A branch
+// of that name whose time to live ran out is recycled first.
+func (s *Service) CreateBranchWith(ctx context.Context, repo, name, from string, lim Limits) (*Branch, error) {
 	if err := ValidBranchName(name); err != nil {
 		return nil, err
 	}
 	var out *Branch
+	var stale *branchRecord
+	var rrID uint64
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		stale = nil
 		rr, err := s.repo(txn, repo)
 		if err != nil {
 			return err
 		}
-		if _, err := txn.Get(branchKey(rr.ID, name)); err == nil {
-			return fmt.Errorf("%s/%s: %w", repo, name, ErrBranchExists)
+		rrID = rr.ID
+		if b, err := txn.Get(branchKey(rr.ID, name)); err == nil {
+			old, err := decodeBranch(b)
+			if err != nil {
+				return err
+			}
+			if !old.expired(time.Now()) {
+				return fmt.Errorf("%s/%s: %w", repo, name, ErrBranchExists)
+			}
+			stale = old
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
@@ -292,13 +312,24 @@ func (s *Service) CreateBranch(ctx context.Context, repo, name, from string) (*B
 		}
 		br := &branchRecord{Name: name, ID: randomID(), Head: head, Base: head.String(), Gen: 1, Created: time.Now().UnixNano()}
 		br.Lineage = append(ci.lineageAt(), lineageItem{Branch: br.ID, MaxSeq: ^uint64(0)})
+		if err := checkLimits(rr, br, lim, time.Now()); err != nil {
+			return err
+		}
+		br.setLimits(lim)
 		if err := txn.Set(branchKey(rr.ID, name), br.encode()); err != nil {
 			return err
 		}
 		out = br.public(repo)
 		return nil
 	})
-	return out, err
+	if err != nil || stale == nil {
+		return out, err
+	}
+	s.usage.forget(rrID, stale.ID)
+	if err := s.deleteRange(ctx, kv.Prefix(branchStagePrefix(rrID, stale.ID))); err != nil {
+		s.log.Warn("clearing an expired branch's staging", "repo", repo, "branch", name, "err", err)
+	}
+	return out, nil
 }
 
 // resolve turns a branch name or a commit ID (hex) into a commit ID.
@@ -312,6 +343,9 @@ func (s *Service) resolve(ctx context.Context, r kv.Reader, rr *repoRecord, ref 
 	br, err := s.branch(r, rr, ref)
 	if err != nil {
 		return manifest.CommitID{}, err
+	}
+	if br.expired(time.Now()) {
+		return manifest.CommitID{}, fmt.Errorf("%s/%s expired: %w", rr.Name, ref, ErrNoSuchBranch)
 	}
 	return br.Head, nil
 }
@@ -385,6 +419,7 @@ func (s *Service) DeleteBranch(ctx context.Context, repo, name string) error {
 	if err != nil {
 		return err
 	}
+	s.usage.forget(rr.ID, br.ID)
 	return s.deleteRange(ctx, kv.Prefix(branchStagePrefix(rr.ID, br.ID)))
 }
 

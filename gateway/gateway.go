@@ -22,6 +22,7 @@ import (
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/s3api"
+	"github.com/agentnas/nas/source"
 	"github.com/agentnas/nas/sts"
 )
 
@@ -37,6 +38,9 @@ type Config struct {
 	WrapDB func(kv.DB) kv.DB
 	// OnSync is passed to the chunk store (cas.Options.OnSync).
 	OnSync func(path string)
+	// Sources tunes attached sources (retries, timeouts; tests). Its
+	// OnCommit is the gateway's flight recorder.
+	Sources source.Options
 }
 
 // Gateway is an opened data directory with its handlers.
@@ -51,6 +55,7 @@ type Gateway struct {
 	API       *api.Handler
 	STS       *sts.Handler
 	Gates     *gate.Service
+	Sources   *source.Registry
 	log       *slog.Logger
 
 	authMu     sync.Mutex // guards authSecond and authCount
@@ -87,15 +92,32 @@ func Open(c Config) (*Gateway, error) {
 	}
 	g := &Gateway{DB: db, Chunks: chunks, Branches: b, Leases: leases, log: c.Log,
 		Recorder: record.New(kdb, record.Options{}), Manifests: record.NewManifests(kdb, record.ManifestOptions{})}
+	so := c.Sources
+	if so.Log == nil {
+		so.Log = c.Log
+	}
+	so.OnCommit = g.recordSourceCommit
+	g.Sources = source.New(kdb, b, so)
+	b.AddRoots(g.Sources.Materializer()) // the side index is a GC root
 	g.S3 = s3api.New(s3api.Config{Branches: b, Owner: c.Owner, Region: c.Region, Domains: c.Domains, Log: c.Log, Leases: leases,
 		OnDeny: g.recordDenial, OnRead: g.recordRead, OnGrantUsed: g.recordGrantUsed, OnDelete: g.recordDelete,
-		OnAuthFailure: g.recordAuthFailure})
+		OnAuthFailure: g.recordAuthFailure, Lazy: g.Sources.Materializer()})
 	g.Gates = gate.New(b, kdb, leases, g.Recorder)
 	g.API = api.New(api.Config{Branches: b, Leases: leases, Recorder: g.Recorder, FlushReads: g.Manifests.Flush,
 		OnRead: g.recordRead, OnDeny: g.recordDenial, Gates: g.Gates, Auth: g.S3, Log: c.Log})
+	g.API.SetSources(g.Sources)
 	g.STS = sts.New(g.S3, leases, b, g.Recorder, c.Log)
 	g.STS.ErrorMapper = s3api.ErrorFor
 	return g, nil
+}
+
+// recordSourceCommit writes the commit an attach or refresh is about to
+// make to the flight recorder, before the branch moves.
+func (g *Gateway) recordSourceCommit(ctx context.Context, repo, br string, id manifest.CommitID, message, principal string) error {
+	e := record.Event{Kind: record.KindCommit, Principal: principal, Repo: repo, Branch: br,
+		Subject: record.Subject{Commit: id.String()}, Details: map[string]string{"detail": message}}
+	_, err := g.Recorder.Append(ctx, e)
+	return err
 }
 
 // provenance fills an event's run, lease and principal from l.
@@ -193,7 +215,7 @@ func (g *Gateway) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
 	runManifests := func(ctx context.Context) { _ = g.Manifests.Run(ctx) }
-	for _, run := range []func(context.Context){g.DB.Run, g.Leases.Run, runManifests} {
+	for _, run := range []func(context.Context){g.DB.Run, g.Leases.Run, runManifests, g.Sources.Run, g.runExpiry} {
 		g.bg.Add(1)
 		go func() {
 			defer g.bg.Done()
@@ -209,6 +231,7 @@ func (g *Gateway) Close() error {
 		g.bg.Wait()
 	}
 	g.Leases.Close()
+	g.Sources.Close()
 	if err := g.Manifests.Close(); err != nil {
 		g.log.Error("closing read manifests", "err", err)
 	}

@@ -27,6 +27,36 @@ type Role struct {
 	RequiresGate   []string `json:"requires_gate,omitempty"`
 	Principal      string   `json:"principal,omitempty"`
 	OnBehalfOf     string   `json:"on_behalf_of,omitempty"`
+	// BranchLimits bound the branches forked for the role's runs.
+	BranchLimits
+}
+
+// BranchLimits are the time to live and quotas of a run's branch.
+type BranchLimits struct {
+	TTL          Duration `json:"branch_ttl,omitempty"`
+	QuotaBytes   int64    `json:"branch_quota_bytes,omitempty"`
+	QuotaObjects int64    `json:"branch_quota_objects,omitempty"`
+}
+
+// ExpiresAt returns when a run's branch forked now for a lease of leaseTTL
+// expires: after the branch TTL, but never before the lease, so a run's
+// work is never recycled under it. Zero when there is no branch TTL.
+func (b BranchLimits) ExpiresAt(now time.Time, leaseTTL time.Duration) time.Time {
+	if b.TTL <= 0 {
+		return time.Time{}
+	}
+	if leaseTTL <= 0 {
+		leaseTTL = DefaultTTL
+	}
+	return now.Add(max(time.Duration(b.TTL), leaseTTL))
+}
+
+// Validate refuses negative limits.
+func (b BranchLimits) Validate() error {
+	if b.TTL < 0 || b.QuotaBytes < 0 || b.QuotaObjects < 0 {
+		return fmt.Errorf("branch_ttl and branch quotas must not be negative: %w", ErrInvalid)
+	}
+	return nil
 }
 
 // Duration is a time.Duration that reads and writes as "1h30m" in JSON.
@@ -76,6 +106,12 @@ func (s *Store) PutRole(ctx context.Context, r Role) (*Role, error) {
 	}
 	if r.SensitivityMax != "" && !slices.Contains(Sensitivities, r.SensitivityMax) {
 		return nil, fmt.Errorf("sensitivity %q: %w", r.SensitivityMax, ErrInvalid)
+	}
+	if err := r.BranchLimits.Validate(); err != nil {
+		return nil, fmt.Errorf("role %s: %w", r.Name, err)
+	}
+	if r.BranchLimits != (BranchLimits{}) && r.Branch != "" {
+		return nil, fmt.Errorf("role %s: branch limits apply to forked run branches, not the fixed branch %s: %w", r.Name, r.Branch, ErrInvalid)
 	}
 	b, _ := json.Marshal(r)
 	if err := s.db.Update(ctx, func(txn kv.Txn) error { return txn.Set(roleKey(r.Name), b) }); err != nil {

@@ -33,6 +33,32 @@ type Entry struct {
 	// otherwise ContentRef names a content list stored by hash.
 	Content    *Content
 	ContentRef cas.Hash
+
+	// Remote, when set and the entry holds no content, makes the entry lazy:
+	// its bytes live in an attached source (package source) and are fetched
+	// on first read. Encoded under its own tag, so entries written before
+	// the field existed decode unchanged.
+	Remote *Remote
+}
+
+// Remote names the object of an attached source that a lazy entry stands
+// for, and the version of it the entry pins. A read must return exactly
+// the pinned bytes or fail; it never mixes versions.
+//
+// Encoding (inside the entry's tagRemote field, canonical like the entry):
+// tag 1 source ID, 2 key, 3 ETag, 4 version ID; empty fields omitted. About
+// 20 bytes plus the key and ETag.
+type Remote struct {
+	Source    string // the source's ID in the registry ("src_…")
+	Key       string // the object's key relative to the source's root
+	ETag      string // the pinned ETag, without quotes
+	VersionID string // the pinned remote version; "" when the remote keeps none
+}
+
+// Lazy reports whether e's bytes are not stored locally but in an attached
+// source: it has a Remote and no content of its own.
+func (e *Entry) Lazy() bool {
+	return e.Remote != nil && e.Content == nil && e.ContentRef.IsZero()
 }
 
 // Pair is a name and a value.
@@ -68,6 +94,7 @@ const (
 	tagChecksumType
 	tagContent
 	tagContentRef
+	tagRemote
 )
 
 // SetContent stores c in the entry, inline when small; when it is too large
@@ -107,6 +134,9 @@ func (e *Entry) Encode() []byte {
 	}
 	if !e.ContentRef.IsZero() {
 		w.bytes(tagContentRef, e.ContentRef[:])
+	}
+	if e.Remote != nil {
+		w.bytes(tagRemote, e.Remote.encode())
 	}
 	return w.b
 }
@@ -155,6 +185,8 @@ func DecodeEntry(b []byte) (*Entry, error) {
 				err = ErrCorrupt
 			}
 			copy(e.ContentRef[:], v)
+		case tagRemote:
+			e.Remote, err = decodeRemote(v)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("decode entry: %w", ErrCorrupt)
@@ -167,6 +199,52 @@ func DecodeEntry(b []byte) (*Entry, error) {
 		return nil, fmt.Errorf("decode entry: negative size: %w", ErrCorrupt)
 	}
 	return e, nil
+}
+
+const (
+	tagRemoteSource = iota + 1
+	tagRemoteKey
+	tagRemoteETag
+	tagRemoteVersionID
+)
+
+func (r *Remote) encode() []byte {
+	var w enc
+	w.str(tagRemoteSource, r.Source)
+	w.str(tagRemoteKey, r.Key)
+	w.str(tagRemoteETag, r.ETag)
+	w.str(tagRemoteVersionID, r.VersionID)
+	if len(w.b) == 0 {
+		// An empty Remote still marks the entry; keep it distinguishable
+		// from no Remote at all (decodeRemote rejects it as corrupt).
+		return []byte{0}
+	}
+	return w.b
+}
+
+func decodeRemote(b []byte) (*Remote, error) {
+	r := &Remote{}
+	d := dec{b: b}
+	for {
+		tag, v, ok := d.next()
+		if !ok {
+			break
+		}
+		switch tag {
+		case tagRemoteSource:
+			r.Source = string(v)
+		case tagRemoteKey:
+			r.Key = string(v)
+		case tagRemoteETag:
+			r.ETag = string(v)
+		case tagRemoteVersionID:
+			r.VersionID = string(v)
+		}
+	}
+	if d.err != nil || r.Source == "" {
+		return nil, ErrCorrupt
+	}
+	return r, nil
 }
 
 func encodePair(p Pair) []byte {

@@ -78,10 +78,14 @@ func (s *Store) GetContent(ctx context.Context, h cas.Hash) (*Content, error) {
 	return DecodeContent(b)
 }
 
-// Content returns e's content, loading it when it is stored by hash.
+// Content returns e's content, loading it when it is stored by hash. A
+// lazy entry has none here: ErrLazy.
 func (s *Store) Content(ctx context.Context, e *Entry) (*Content, error) {
 	if e.Content != nil {
 		return e.Content, nil
+	}
+	if e.Lazy() {
+		return nil, ErrLazy
 	}
 	if e.ContentRef.IsZero() {
 		return &Content{}, nil

@@ -26,6 +26,8 @@ const (
 	KindBranchDeleted     Kind = "branch.deleted"
 	KindBranchProtected   Kind = "branch.protected"
 	KindBranchUnprotected Kind = "branch.unprotected"
+	KindBranchLimits      Kind = "branch.limits"
+	KindBranchExpired     Kind = "branch.expired"
 	KindDelete            Kind = "delete"
 	KindDenied            Kind = "denied"
 	KindGateRequested     Kind = "gate.requested"

@@ -12,6 +12,7 @@ import (
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/sigv4"
+	"github.com/agentnas/nas/source"
 )
 
 // Error is an S3 error response.
@@ -159,6 +160,8 @@ func toS3(err error) *Error {
 		return errAccessDenied("Access Denied: " + err.Error())
 	case errors.Is(err, branch.ErrImmutable):
 		return errAccessDenied("Access Denied: " + err.Error())
+	case errors.Is(err, branch.ErrQuotaExceeded):
+		return s3err(http.StatusForbidden, "QuotaExceeded", "The branch's quota does not allow this write: "+err.Error())
 	case errors.Is(err, branch.ErrInvalidPartOrder):
 		return s3err(http.StatusBadRequest, "InvalidPartOrder", "The list of parts was not in ascending order. Parts must be ordered by part number.")
 	case errors.Is(err, branch.ErrInvalidPart):
@@ -175,6 +178,20 @@ func toS3(err error) *Error {
 		return errInvalidRequest("the request touches too many keys at once: " + err.Error())
 	case errors.Is(err, cas.ErrCorrupt), errors.Is(err, manifest.ErrCorrupt):
 		return errInternal()
+
+	// Attached sources (lazy entries). Messages name neither the remote nor
+	// its credentials: a lease reading through the gateway learns nothing
+	// of them.
+	case errors.Is(err, source.ErrChanged):
+		return s3err(http.StatusConflict, "RemoteObjectChanged", "This object lives in an attached source, and the source no longer holds the version this branch pinned (it was changed or deleted there). Nothing was served from the new version. The repository's owner can run `nas source refresh` to pin what the source holds now.")
+	case errors.Is(err, source.ErrRemoved):
+		return s3err(http.StatusConflict, "RemoteSourceRemoved", "This object lives in a source that was detached from the repository before the object was ever read, so its bytes are not available.")
+	case errors.Is(err, source.ErrThrottled):
+		return s3err(http.StatusServiceUnavailable, "SlowDown", "The attached source this object lives in is throttling the gateway; please reduce your request rate and retry.")
+	case errors.Is(err, source.ErrUnavailable), errors.Is(err, source.ErrCorrupt):
+		return errServiceUnavailable("The attached source this object lives in could not be read (unreachable, failing, or its bytes did not verify); nothing was stored. Please retry later.")
+	case errors.Is(err, manifest.ErrLazy):
+		return errNotImplemented("this operation does not support objects of attached sources")
 	}
 	return errInternal()
 }

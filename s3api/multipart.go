@@ -227,7 +227,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 		return err
 	}
 	s.recordRead(req, srcRepo, srcBranch, srcKey, src, rng)
-	content, err := s.ms.Content(req.ctx(), src)
+	content, err := s.contentOf(req, src)
 	if err != nil {
 		return err
 	}
@@ -244,6 +244,12 @@ func (s *Server) uploadPartCopy(req *request) error {
 		w = io.MultiWriter(md, sum)
 	}
 	var refs []cas.Ref
+	if src.Lazy() {
+		// Its bytes come through the materializer (a read of the source).
+		if refs, err = s.copyLazy(req, cu, w, src, rng); err != nil {
+			return err
+		}
+	}
 	var off int64
 	end := rng.start + rng.length
 	var buf bytes.Buffer

@@ -18,6 +18,7 @@ import (
 	"github.com/agentnas/nas/checksum"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/source"
 )
 
 // Size limits of S3.
@@ -205,7 +206,7 @@ func (s *Server) getObject(req *request, head bool) error {
 		}
 		return ce
 	}
-	content, err := s.ms.Content(req.ctx(), e)
+	content, err := s.contentOf(req, e)
 	if err != nil {
 		return err
 	}
@@ -239,10 +240,18 @@ func (s *Server) getObject(req *request, head bool) error {
 			rng, partial = r, true
 		}
 	}
+	var lazy *source.Reader
 	if !head {
 		// Before any object header is set: a refusal carries none.
 		if err := s.reserveRead(req, rng.length); err != nil {
 			return err
+		}
+		// A lazy entry's source answers before the status is written.
+		if lazy, err = s.openLazy(req, e, rng); err != nil {
+			return err
+		}
+		if lazy != nil {
+			defer lazy.Close()
 		}
 		s.recordRead(req, req.repo, req.branch, req.key, e, rng)
 	} else {
@@ -267,6 +276,9 @@ func (s *Server) getObject(req *request, head bool) error {
 	req.w.WriteHeader(status)
 	if head || rng.length == 0 {
 		return nil
+	}
+	if lazy != nil {
+		return lazy.Copy(req.ctx(), req.w)
 	}
 	return s.writeContent(req, content, rng)
 }
@@ -440,7 +452,9 @@ func (s *Server) copyObject(req *request) error {
 	} else if srcRepo == req.repo && srcBranch == req.branch && srcKey == req.key && srcVid == "" {
 		return errInvalidRequest("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
-	content, err := s.ms.Content(req.ctx(), src)
+	// A lazy source is copied as the entry it is: the copy pins the same
+	// remote version, and nothing is read.
+	content, err := s.contentOf(req, src)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/sigv4"
+	"github.com/agentnas/nas/source"
 )
 
 // Credentials are an access key and its secret.
@@ -56,6 +57,9 @@ type Config struct {
 	// OnAuthFailure, when set, is told about every request refused before
 	// it had a principal (anonymous, bad signature, dead credentials).
 	OnAuthFailure func(ctx context.Context, r *http.Request, err error)
+	// Lazy, when set, serves lazy entries (attached sources); without it
+	// reading one answers ServiceUnavailable.
+	Lazy *source.Materializer
 }
 
 // DeleteFunc records a delete of key (or of one version) by a principal
@@ -87,6 +91,7 @@ type Server struct {
 	onGrantUsed func(ctx context.Context, l *lease.Lease, key string, used []lease.Grant)
 	onDelete    DeleteFunc
 	onAuthFail  func(ctx context.Context, r *http.Request, err error)
+	lazy        *source.Materializer
 }
 
 // New returns a Server.
@@ -102,6 +107,7 @@ func New(c Config) *Server {
 		b: c.Branches, ms: c.Branches.Manifest(), chunks: c.Branches.Chunks(),
 		owner: c.Owner, ownerID: hex.EncodeToString(sum[:]), region: c.Region,
 		domains: c.Domains, log: c.Log, leases: c.Leases, onDeny: c.OnDeny, onRead: c.OnRead, onGrantUsed: c.OnGrantUsed, onDelete: c.OnDelete, onAuthFail: c.OnAuthFailure,
+		lazy: c.Lazy,
 	}
 	s.verify = &sigv4.Verifier{Lookup: s, Now: c.Now}
 	return s

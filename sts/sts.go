@@ -278,7 +278,7 @@ func (h *Handler) assumeRole(ctx context.Context, caller *lease.Lease, actor str
 		if req.Principal == "" {
 			req.Principal = "role:" + role
 		}
-		if req.Branch, err = h.runBranch(ctx, env, session); err != nil {
+		if req.Branch, err = h.runBranch(ctx, env, session, req.TTL); err != nil {
 			return nil, err
 		}
 		if l, cred, err = h.leases.Issue(ctx, req); err != nil {
@@ -300,7 +300,7 @@ func (h *Handler) assumeRole(ctx context.Context, caller *lease.Lease, actor str
 
 // runBranch returns the run's branch: the role's fixed branch, the branch
 // the run already has, or a new fork ROLE/RUN.
-func (h *Handler) runBranch(ctx context.Context, env *lease.Role, run string) (string, error) {
+func (h *Handler) runBranch(ctx context.Context, env *lease.Role, run string, ttl time.Duration) (string, error) {
 	if env.Branch != "" {
 		return env.Branch, nil
 	}
@@ -313,7 +313,8 @@ func (h *Handler) runBranch(ctx context.Context, env *lease.Role, run string) (s
 		Details: map[string]string{"from": env.ForkFrom, "role": env.Name}}); err != nil {
 		return "", err
 	}
-	if _, err := h.branches.CreateBranch(ctx, env.Repo, name, env.ForkFrom); err != nil {
+	lim := branch.Limits{ExpiresAt: env.BranchLimits.ExpiresAt(time.Now(), ttl), QuotaBytes: env.QuotaBytes, QuotaObjects: env.QuotaObjects}
+	if _, err := h.branches.CreateBranchWith(ctx, env.Repo, name, env.ForkFrom, lim); err != nil {
 		if errors.Is(err, branch.ErrBranchExists) {
 			// Someone else's branch: a run never adopts a branch it did
 			// not create.

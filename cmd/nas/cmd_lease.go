@@ -59,6 +59,32 @@ func (b *budgetFlags) json() map[string]int64 {
 	return map[string]int64{"bytes_read": b.read, "bytes_written": b.written, "requests": b.requests}
 }
 
+// runBranchFlags bound the branch a run forks (lease create --fork-from,
+// roles).
+type runBranchFlags struct {
+	ttl          time.Duration
+	quotaBytes   sizeFlag
+	quotaObjects int64
+}
+
+func (b *runBranchFlags) add(cmd *cobra.Command) {
+	cmd.Flags().DurationVar(&b.ttl, "branch-ttl", 0, "recycle the run's forked branch after this long (never before its lease ends; 0: keep it)")
+	cmd.Flags().Var(&b.quotaBytes, "branch-quota-bytes", "most bytes the run's forked branch may hold, e.g. 10GiB (0: no quota)")
+	cmd.Flags().Int64Var(&b.quotaObjects, "branch-quota-objects", 0, "most objects the run's forked branch may hold (0: no quota)")
+}
+
+func (b *runBranchFlags) args(m map[string]any) {
+	if b.ttl != 0 {
+		m["branch_ttl"] = b.ttl.String()
+	}
+	if b.quotaBytes.v != 0 {
+		m["branch_quota_bytes"] = b.quotaBytes.v
+	}
+	if b.quotaObjects != 0 {
+		m["branch_quota_objects"] = b.quotaObjects
+	}
+}
+
 func newLeaseCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "lease", Short: "Issue, show, list and revoke run leases (temporary credentials)"}
 	var o struct {
@@ -68,6 +94,7 @@ func newLeaseCmd() *cobra.Command {
 		ttl                                                                                time.Duration
 		egress                                                                             bool
 		budgets                                                                            budgetFlags
+		branchLimits                                                                       runBranchFlags
 	}
 	create := &cobra.Command{
 		Use:   "create REPO --role ROLE --paths GLOB --actions LIST [--fork-from main | --branch B]",
@@ -86,6 +113,7 @@ func newLeaseCmd() *cobra.Command {
 			if o.ttl != 0 {
 				req["ttl"] = o.ttl.String()
 			}
+			o.branchLimits.args(req)
 			if o.viewFile != "" {
 				vf, rules, err := readViewFile(o.viewFile)
 				if err != nil {
@@ -143,6 +171,7 @@ func newLeaseCmd() *cobra.Command {
 	f.StringVar(&o.sensitivity, "sensitivity-max", "", "highest sensitivity the run may touch: public, private, secret")
 	f.BoolVar(&o.egress, "egress", false, "the run may communicate outward")
 	o.budgets.add(create)
+	o.branchLimits.add(create)
 
 	show := &cobra.Command{
 		Use:   "show [LEASE_ID]",
@@ -278,6 +307,7 @@ func newRoleCmd() *cobra.Command {
 		maxTTL                                                              time.Duration
 		egress                                                              bool
 		budgets                                                             budgetFlags
+		branchLimits                                                        runBranchFlags
 	}
 	put := &cobra.Command{
 		Use:   "put NAME --repo REPO --paths GLOB --actions LIST [--fork-from main | --branch B] [--max-ttl 24h]",
@@ -291,9 +321,11 @@ func newRoleCmd() *cobra.Command {
 			for _, p := range o.paths {
 				view = append(view, map[string]any{"path": p, "actions": strings.Split(o.actions, ",")})
 			}
-			return jsonCall(cmd, "role/put", map[string]any{"name": args[0], "repo": o.repo, "branch": o.branch,
+			m := map[string]any{"name": args[0], "repo": o.repo, "branch": o.branch,
 				"fork_from": o.forkFrom, "view": view, "max_ttl": o.maxTTL.String(), "budgets": o.budgets.json(),
-				"sensitivity_max": o.sensitivity, "egress": o.egress, "principal": o.principal, "on_behalf_of": o.onBehalfOf})
+				"sensitivity_max": o.sensitivity, "egress": o.egress, "principal": o.principal, "on_behalf_of": o.onBehalfOf}
+			o.branchLimits.args(m)
+			return jsonCall(cmd, "role/put", m)
 		},
 	}
 	f := put.Flags()
@@ -308,6 +340,7 @@ func newRoleCmd() *cobra.Command {
 	f.StringVar(&o.principal, "principal", "", "who runs act as (default role:NAME)")
 	f.StringVar(&o.onBehalfOf, "on-behalf-of", "", "on whose behalf")
 	o.budgets.add(put)
+	o.branchLimits.add(put)
 	show := &cobra.Command{Use: "show NAME", Short: "Show a role", Args: exactArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
 		return jsonCall(cmd, "role/get", map[string]any{"name": args[0]})
 	}}

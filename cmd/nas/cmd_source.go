@@ -1,9 +1,335 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// sourceJSON is an attached source as the control API shows it (never
+// with credentials).
+type sourceJSON struct {
+	ID          string    `json:"id"`
+	Repo        string    `json:"repo"`
+	Branch      string    `json:"branch"`
+	Prefix      string    `json:"prefix"`
+	URL         string    `json:"url"`
+	Endpoint    string    `json:"endpoint"`
+	Versioned   bool      `json:"versioned"`
+	Credentials bool      `json:"credentials"`
+	State       string    `json:"state"`
+	Error       string    `json:"error"`
+	Listed      int64     `json:"listed"`
+	Added       int64     `json:"added"`
+	Changed     int64     `json:"changed"`
+	Removed     int64     `json:"removed"`
+	Kept        int64     `json:"kept"`
+	Skipped     int64     `json:"skipped"`
+	Base        string    `json:"base"`
+	Commit      string    `json:"commit"`
+	Commits     int       `json:"commits"`
+	Synced      time.Time `json:"synced"`
+}
 
 // newSourceCmd builds `nas source`: attaching remote buckets and local
 // folders to a repository.
 func newSourceCmd() *cobra.Command {
-	return &cobra.Command{Use: "source", Short: "Attach remote buckets and local folders (lazy sources)", Hidden: true}
+	cmd := &cobra.Command{Use: "source", Short: "Attach remote buckets and local folders (lazy sources)",
+		Long: "A source's objects appear in the repository without being copied: attaching imports the remote listing " +
+			"(one entry per object, pinned to its ETag and version), and each object is fetched on its first read, " +
+			"after which every branch and fork reads it locally. The remote is never written."}
+	cmd.AddCommand(newSourceAddCmd(), newSourceListCmd(), newSourceRefreshCmd(), newSourceRemoveCmd())
+	return cmd
+}
+
+type sourceAddOptions struct {
+	repo, url, prefix, branch, endpoint, region string
+	accessKey, secretKey, sessionToken          string
+	virtualHost, noWait                         bool
+}
+
+func newSourceAddCmd() *cobra.Command {
+	var o sourceAddOptions
+	cmd := &cobra.Command{
+		Use:   "add REPO s3://BUCKET[/PREFIX] | dir:/ABSOLUTE/PATH [--prefix P] [--branch B] [--endpoint URL] [--region R]",
+		Short: "Attach a bucket or a folder of the gateway's host under a prefix of the repository",
+		Long: "Attaching transfers no object bytes: the listing becomes entries in a commit on the branch (the repository's " +
+			"default branch unless --branch; protected branches included), imported in pages with progress.\n\n" +
+			"--endpoint and --region name the remote S3 endpoint (the gateway itself comes from $NAS_ENDPOINT). " +
+			"The remote's credentials (--source-access-key/--source-secret-key, or $NAS_SOURCE_ACCESS_KEY/" +
+			"$NAS_SOURCE_SECRET_KEY) are given once to the gateway, which keeps them: no run reading through the " +
+			"gateway ever sees them. Without credentials requests are anonymous.\n\n" +
+			"A folder (dir:/path) is read through os.Root: neither \"..\" nor a symbolic link leads outside it, and it is never written.",
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.repo, o.url = args[0], args[1]
+			return runSourceAdd(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.prefix, "prefix", "", "where the objects appear in the repository (e.g. data/)")
+	f.StringVar(&o.branch, "branch", "", "branch to attach to (default: the repository's default branch)")
+	f.StringVar(&o.endpoint, "endpoint", "", "the remote's S3 endpoint URL (default: AWS S3)")
+	f.StringVar(&o.region, "region", "", "the remote's region (default us-east-1)")
+	f.StringVar(&o.accessKey, "source-access-key", "", "the remote's access key (default $NAS_SOURCE_ACCESS_KEY)")
+	f.StringVar(&o.secretKey, "source-secret-key", "", "the remote's secret key (default $NAS_SOURCE_SECRET_KEY)")
+	f.StringVar(&o.sessionToken, "source-session-token", "", "the remote's session token (default $NAS_SOURCE_SESSION_TOKEN)")
+	f.BoolVar(&o.virtualHost, "virtual-host", false, "address the bucket as BUCKET.host (default: path style when --endpoint is given)")
+	f.BoolVar(&o.noWait, "no-wait", false, "return once the import started ('nas source list' shows its progress)")
+	return cmd
+}
+
+func runSourceAdd(ctx context.Context, o sourceAddOptions) error {
+	c, err := newClient()
+	if err != nil {
+		return err
+	}
+	if o.accessKey == "" {
+		o.accessKey, o.secretKey, o.sessionToken = os.Getenv("NAS_SOURCE_ACCESS_KEY"), os.Getenv("NAS_SOURCE_SECRET_KEY"), os.Getenv("NAS_SOURCE_SESSION_TOKEN")
+	}
+	if (o.accessKey == "") != (o.secretKey == "") {
+		return usagef("give both the remote's access key and secret key (--source-access-key, --source-secret-key)")
+	}
+	var out struct {
+		Source sourceJSON `json:"source"`
+	}
+	args := map[string]any{"repo": o.repo, "url": o.url, "prefix": o.prefix, "branch": o.branch, "endpoint": o.endpoint,
+		"region": o.region, "access_key": o.accessKey, "secret_key": o.secretKey, "session_token": o.sessionToken,
+		"virtual_host": o.virtualHost}
+	if err := c.call(ctx, "source/add", args, &out); err != nil {
+		return err
+	}
+	if o.noWait {
+		return printSource(out.Source, fmt.Sprintf("attaching %s as %s (importing in the background)", out.Source.URL, out.Source.ID))
+	}
+	s, err := waitSource(ctx, c, out.Source.ID)
+	if err != nil {
+		return err
+	}
+	return printSource(s, fmt.Sprintf("attached %s as %s at %q on %s/%s: %d objects in %d commit(s), head %s",
+		s.URL, s.ID, s.Prefix, s.Repo, s.Branch, s.Added, s.Commits, s.Commit))
+}
+
+// waitSource polls an attach or refresh until it ends, showing its
+// progress on a terminal.
+func waitSource(ctx context.Context, c *client, id string) (sourceJSON, error) {
+	tty := isTerminal(os.Stderr)
+	for {
+		var out struct {
+			Source sourceJSON `json:"source"`
+		}
+		if err := c.call(ctx, "source/get", map[string]any{"id": id}, &out); err != nil {
+			return out.Source, err
+		}
+		s := out.Source
+		if tty {
+			fmt.Fprintf(os.Stderr, "\r%s %s: %d listed, %d added, %d changed, %d removed, %d commit(s)   ",
+				s.State, s.ID, s.Listed, s.Added, s.Changed, s.Removed, s.Commits)
+		}
+		switch s.State {
+		case "ready":
+			if tty {
+				fmt.Fprintln(os.Stderr)
+			}
+			return s, nil
+		case "failed":
+			if tty {
+				fmt.Fprintln(os.Stderr)
+			}
+			return s, fmt.Errorf("source %s: %s (run `nas source refresh %s %s` to resume)", s.ID, s.Error, s.Repo, s.ID)
+		}
+		select {
+		case <-ctx.Done():
+			return s, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func printSource(s sourceJSON, line string) error {
+	if cf.json {
+		return printJSON(s)
+	}
+	fmt.Println(line)
+	return nil
+}
+
+func newSourceListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list [REPO]",
+		Short: "List attached sources (of one repository, or all)",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("%s takes at most 1 argument\nusage: %s", cmd.CommandPath(), cmd.UseLine())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			repo := ""
+			if len(args) == 1 {
+				repo = args[0]
+			}
+			srcs, err := listSources(cmd.Context(), repo)
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				return printJSON(srcs)
+			}
+			for _, s := range srcs {
+				state := s.State
+				if s.Error != "" {
+					state += " (" + s.Error + ")"
+				}
+				fmt.Printf("%s\t%s/%s\t%s\t%s\t%d objects\t%s\n", s.ID, s.Repo, s.Branch, orDash(s.Prefix), s.URL, s.Listed, state)
+			}
+			return nil
+		},
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func listSources(ctx context.Context, repo string) ([]sourceJSON, error) {
+	c, err := newClient()
+	if err != nil {
+		return nil, err
+	}
+	all := []sourceJSON{}
+	cursor := ""
+	for {
+		var out struct {
+			Sources    []sourceJSON `json:"sources"`
+			NextCursor string       `json:"next_cursor"`
+		}
+		if err := c.call(ctx, "source/list", map[string]any{"repo": repo, "cursor": cursor}, &out); err != nil {
+			return nil, err
+		}
+		all = append(all, out.Sources...)
+		if out.NextCursor == "" {
+			return all, nil
+		}
+		cursor = out.NextCursor
+	}
+}
+
+func newSourceRefreshCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "refresh REPO [SOURCE_ID...]",
+		Short: "List sources again and commit what changed there (added, re-pinned, removed objects)",
+		Long: "Refresh re-lists each source (every source of REPO when no ID is given) and commits the difference, so " +
+			"`nas diff REPO BASE COMMIT` shows the remote's drift. Objects written on the branch over the source's " +
+			"prefix are left as they are.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 {
+				return usagef("%s takes REPO and optional source IDs\nusage: %s", cmd.CommandPath(), cmd.UseLine())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			c, err := newClient()
+			if err != nil {
+				return err
+			}
+			ids := args[1:]
+			if len(ids) == 0 {
+				srcs, err := listSources(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				for _, s := range srcs {
+					ids = append(ids, s.ID)
+				}
+			}
+			var results []sourceJSON
+			for _, id := range ids {
+				var out struct {
+					Source sourceJSON `json:"source"`
+				}
+				if err := c.call(ctx, "source/refresh", map[string]any{"id": id}, &out); err != nil {
+					return err
+				}
+				if out.Source.Repo != args[0] {
+					return usagef("source %s belongs to repository %s, not %s", id, out.Source.Repo, args[0])
+				}
+				s, err := waitSource(ctx, c, id)
+				if err != nil {
+					return err
+				}
+				results = append(results, s)
+				if cf.json {
+					continue
+				}
+				line := fmt.Sprintf("refreshed %s: %d added, %d changed, %d removed", s.ID, s.Added, s.Changed, s.Removed)
+				if s.Commit != "" {
+					line += fmt.Sprintf("; see `nas diff %s %s %s`", s.Repo, s.Base, s.Commit)
+				} else {
+					line += " (nothing changed)"
+				}
+				fmt.Println(line)
+			}
+			if cf.json {
+				return printJSON(results)
+			}
+			return nil
+		},
+	}
+}
+
+func newSourceRemoveCmd() *cobra.Command {
+	var evict bool
+	cmd := &cobra.Command{
+		Use:   "remove REPO SOURCE_ID [--evict]",
+		Short: "Detach a source; the gateway forgets its credentials",
+		Long: "The entries stay in the branches (history is immutable). Objects already read keep reading from local " +
+			"chunks; the others then answer RemoteSourceRemoved. --evict also drops what was fetched from the source.",
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := newClient()
+			if err != nil {
+				return err
+			}
+			var got struct {
+				Source sourceJSON `json:"source"`
+			}
+			if err := c.call(cmd.Context(), "source/get", map[string]any{"id": args[1]}, &got); err != nil {
+				return err
+			}
+			if got.Source.Repo != args[0] {
+				return usagef("source %s belongs to repository %s, not %s", args[1], got.Source.Repo, args[0])
+			}
+			var raw json.RawMessage
+			if err := c.call(cmd.Context(), "source/remove", map[string]any{"id": args[1], "evict": evict}, &raw); err != nil {
+				return err
+			}
+			if cf.json {
+				return printJSON(raw)
+			}
+			msg := "removed source " + args[1]
+			if evict {
+				msg += " and evicted what was fetched from it"
+			}
+			fmt.Println(strings.TrimSpace(msg))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&evict, "evict", false, "also forget what was materialised from the source")
+	return cmd
 }

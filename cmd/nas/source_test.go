@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentnas/nas/nastest"
+)
+
+func TestCLISource(t *testing.T) {
+	srv := nastest.Start(t)
+	t.Setenv("NAS_ENDPOINT", srv.Endpoint)
+	t.Setenv("NAS_ACCESS_KEY", nastest.AccessKey)
+	t.Setenv("NAS_SECRET_KEY", nastest.SecretKey)
+	dir := t.TempDir()
+	for name, body := range map[string]string{"guide.md": "# guide", "api/ref.md": "ref"} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out := runCLI(t, "repo", "create", "kbase"); code != 0 {
+		t.Fatalf("repo create: %d %s", code, out)
+	}
+	code, out := runCLI(t, "source", "add", "kbase", "dir:"+dir, "--prefix", "docs/")
+	if code != 0 || !strings.Contains(out, "attached dir:"+dir) || !strings.Contains(out, "2 objects") {
+		t.Fatalf("source add (to the protected main): %d %q", code, out)
+	}
+	id := strings.Fields(out)[3]
+	steps := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"source", "list"}, 0, id + "\tkbase/main\tdocs/\tdir:" + dir + "\t2 objects\tready"},
+		{[]string{"source", "list", "kbase", "--json"}, 0, `"credentials": false`},
+		{[]string{"source", "add", "kbase", "dir:" + dir, "--prefix", "docs/"}, 1, ""},      // in use
+		{[]string{"source", "add", "kbase", "dir:relative", "--prefix", "other/"}, 2, ""},   // not absolute
+		{[]string{"source", "add", "kbase", "s3://b/x", "--source-access-key", "k"}, 2, ""}, // key without secret
+		{[]string{"source", "refresh", "kbase"}, 0, "refreshed " + id + ": 0 added, 0 changed, 0 removed (nothing changed)"},
+		{[]string{"source", "remove", "nope", id}, 2, ""},
+		{[]string{"source", "remove", "kbase", id, "--evict"}, 0, "removed source " + id},
+		{[]string{"source", "list", "kbase"}, 0, ""},
+	}
+	for _, s := range steps {
+		code, out := runCLI(t, s.args...)
+		if code != s.code || !strings.Contains(out, s.want) {
+			t.Errorf("nas %s: exit %d, output %q; want exit %d containing %q", strings.Join(s.args, " "), code, out, s.code, s.want)
+		}
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package source
+
+import "io/fs"
+
+func fileID(fs.FileInfo) uint64 { return 0 }
