@@ -19,6 +19,7 @@ import (
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/record"
+	"github.com/agentnas/nas/source"
 	"github.com/agentnas/nas/sigv4"
 )
 
@@ -41,6 +42,7 @@ type Handler struct {
 	db     kv.DB
 	log    *slog.Logger
 	verbs  map[string]verb
+	lazy   *source.Materializer // nil: no attached sources
 }
 
 // ReadFunc records a lease's read of key (an open when n is 0).
@@ -199,6 +201,8 @@ func toError(err error) *Error {
 		return mk(http.StatusNotFound, "NotFound", false)
 	case errors.Is(err, branch.ErrExists):
 		return mk(http.StatusConflict, "AlreadyExists", false)
+	case errors.Is(err, manifest.ErrLazy):
+		return mk(http.StatusNotImplemented, "NotImplemented", false)
 	case errors.Is(err, branch.ErrQuotaExceeded):
 		return mk(http.StatusForbidden, "QuotaExceeded", false)
 	case errors.Is(err, branch.ErrNothingToCommit):

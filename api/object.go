@@ -137,7 +137,7 @@ func (h *Handler) objectStat(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	content, err := h.b.Manifest().Content(ctx, e)
+	content, err := h.contentOf(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +276,7 @@ func (h *Handler) objectCompose(ctx context.Context, c *call) (any, error) {
 		if sg.Offset < 0 || sg.Length < 0 || sg.Offset+sg.Length > e.Size {
 			return nil, &Error{Status: 416, Code: "InvalidRange", Message: fmt.Sprintf("segment %d: %d+%d outside %s (%d bytes)", i, sg.Offset, sg.Length, sg.Key, e.Size)}
 		}
-		content, err := h.b.Manifest().Content(ctx, e)
+		content, err := h.contentOf(ctx, e)
 		if err != nil {
 			return nil, err
 		}

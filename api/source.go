@@ -36,6 +36,7 @@ func (h *Handler) sourceRoutes() map[string]verb {
 // SetSources enables the source verbs with r, and teaches object/stat
 // about lazy entries. Call it before serving.
 func (h *Handler) SetSources(r *source.Registry) {
+	h.lazy = r.Materializer()
 	for name, v := range sourceVerbs(r) {
 		h.verbs[name] = v
 	}
@@ -300,4 +301,19 @@ func (s sourceHandler) remove(ctx context.Context, c *call) (any, error) {
 		return nil, sourceError(err)
 	}
 	return map[string]any{"removed": a.ID, "source": info}, nil
+}
+
+// contentOf returns what an entry's bytes are made of. A lazy entry (of an
+// attached source) is made local first, fetching what is not, so stat and
+// compose work on it like on any other object.
+func (h *Handler) contentOf(ctx context.Context, e *manifest.Entry) (*manifest.Content, error) {
+	c, err := h.b.Manifest().Content(ctx, e)
+	if !errors.Is(err, manifest.ErrLazy) || h.lazy == nil {
+		return c, err
+	}
+	refs, err := h.lazy.ChunkMap(ctx, e)
+	if err != nil {
+		return nil, lazyError(err)
+	}
+	return &manifest.Content{Chunks: refs}, nil
 }
