@@ -19,8 +19,8 @@ import (
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/record"
-	"github.com/agentnas/nas/source"
 	"github.com/agentnas/nas/sigv4"
+	"github.com/agentnas/nas/source"
 )
 
 // Authenticator verifies a request's signature and returns its lease (nil
@@ -232,6 +232,9 @@ func requestID() string {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := requestID()
 	w.Header().Set("x-amz-request-id", id)
+	if h.serveStream(w, r) {
+		return
+	}
 	res, err := h.serve(r)
 	if err != nil {
 		e := toError(err)

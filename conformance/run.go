@@ -180,10 +180,7 @@ var checks = []check{
 		}
 		return true, "a file deleted from protected main by a merge was restored from the trash", ""
 	}},
-	{"L0.4", func(ctx context.Context, r *run) (bool, string, string) {
-		return false, "export and import (a Git repository with provenance trailers) are not implemented yet",
-			"export/import is not implemented yet"
-	}},
+	{"L0.4", checkExport},
 	{"L0.5", func(ctx context.Context, r *run) (bool, string, string) {
 		if _, err := r.owner.get(ctx, r.repo, "shared/launch/notes.md"); err != nil {
 			return false, "S3 view: " + err.Error(), ""
