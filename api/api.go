@@ -194,7 +194,9 @@ func toError(err error) *Error {
 		errors.Is(err, sigv4.ErrUnknownKey), errors.Is(err, sigv4.ErrInvalidToken),
 		errors.Is(err, sigv4.ErrExpired), errors.Is(err, sigv4.ErrRequestTimeTooSkewed),
 		errors.Is(err, sigv4.ErrMalformedAuth), errors.Is(err, sigv4.ErrUnsupportedAuth):
-		return mk(http.StatusForbidden, "Unauthenticated", false)
+		e := mk(http.StatusForbidden, "Unauthenticated", false)
+		e.Details = map[string]any{"reason": authReason(err)}
+		return e
 	case errors.Is(err, branch.ErrProtected), errors.Is(err, branch.ErrImmutable):
 		return mk(http.StatusForbidden, "AccessDenied", false)
 	case errors.Is(err, branch.ErrNotFound), errors.Is(err, manifest.ErrNoSuchCommit):
@@ -220,6 +222,29 @@ func toError(err error) *Error {
 		return mk(499, "Canceled", true)
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "InternalError", Message: "internal error", Retryable: true}
+}
+
+// authReason says why a request was not authenticated, so a client can
+// tell a dead lease from a bad key: "expired", "revoked", "unknown_key",
+// "signature", "clock_skew", "request_expired", "anonymous" or "malformed".
+func authReason(err error) string {
+	switch {
+	case errors.Is(err, lease.ErrExpired):
+		return "expired"
+	case errors.Is(err, lease.ErrRevoked):
+		return "revoked"
+	case errors.Is(err, sigv4.ErrUnknownKey), errors.Is(err, sigv4.ErrInvalidToken):
+		return "unknown_key"
+	case errors.Is(err, sigv4.ErrSignatureMismatch):
+		return "signature"
+	case errors.Is(err, sigv4.ErrRequestTimeTooSkewed):
+		return "clock_skew"
+	case errors.Is(err, sigv4.ErrExpired):
+		return "request_expired"
+	case errors.Is(err, sigv4.ErrMissingAuth):
+		return "anonymous"
+	}
+	return "malformed"
 }
 
 func requestID() string {
@@ -297,7 +322,11 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 		return nil, denied(name + " is an owner operation; a lease cannot call it")
 	}
 	if l != nil {
-		if v := h.leases.Admit(r.Context(), l); v.Decision != lease.Allow {
+		switch v := h.leases.Admit(r.Context(), l); v.Decision {
+		case lease.Allow:
+		case lease.Expired:
+			return nil, &Error{Status: http.StatusForbidden, Code: "Unauthenticated", Message: v.Rule, Details: map[string]any{"reason": "expired"}}
+		default:
 			return nil, &Error{Status: http.StatusForbidden, Code: "QuotaExceeded", Message: v.Rule}
 		}
 	}

@@ -30,15 +30,18 @@ type ChunkJSON struct {
 
 // StatJSON describes an object with its chunk map.
 type StatJSON struct {
-	Key         string            `json:"key"`
-	Size        int64             `json:"size"`
-	ETag        string            `json:"etag"`
-	VersionID   string            `json:"version_id"`
-	Commit      string            `json:"commit"` // the branch head the stat was taken at
-	ModTime     time.Time         `json:"mod_time"`
-	ContentType string            `json:"content_type"`
-	Meta        map[string]string `json:"meta,omitempty"`
-	Chunks      []ChunkJSON       `json:"chunks"`
+	EntryJSON
+	Commit string      `json:"commit"` // the branch head the stat was taken at
+	Chunks []ChunkJSON `json:"chunks"`
+}
+
+// statOf describes e with its chunk map, as seen at commit head.
+func statOf(key string, e *manifest.Entry, head string, refs []cas.Ref) StatJSON {
+	st := StatJSON{EntryJSON: entryJSON(key, e), Commit: head, Chunks: make([]ChunkJSON, 0, len(refs))}
+	for _, r := range refs {
+		st.Chunks = append(st.Chunks, ChunkJSON{Hash: r.Hash.String(), Size: r.Size})
+	}
+	return st
 }
 
 // objectArgs names an object on a branch.
@@ -145,17 +148,7 @@ func (h *Handler) objectStat(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := StatJSON{Key: a.Key, Size: e.Size, ETag: e.ETag, VersionID: e.VersionID, Commit: b.Head.String(),
-		ModTime: time.Unix(0, e.ModTime).UTC(), ContentType: e.ContentType, Chunks: []ChunkJSON{}}
-	for _, p := range e.Meta {
-		if st.Meta == nil {
-			st.Meta = map[string]string{}
-		}
-		st.Meta[p.Name] = p.Value
-	}
-	for _, r := range content.Chunks {
-		st.Chunks = append(st.Chunks, ChunkJSON{Hash: r.Hash.String(), Size: r.Size})
-	}
+	st := statOf(a.Key, e, b.Head.String(), content.Chunks)
 	if c.lease != nil && h.onRead != nil {
 		h.onRead(ctx, c.lease, a.Repo, br, a.Key, e, 0, 0)
 	}
@@ -302,9 +295,7 @@ func (h *Handler) objectCompose(ctx context.Context, c *call) (any, error) {
 	if e.ContentType == "" {
 		e.ContentType = "binary/octet-stream"
 	}
-	for k, v := range a.Meta {
-		e.Meta = append(e.Meta, manifest.Pair{Name: k, Value: v})
-	}
+	e.Meta = sortedMeta(a.Meta)
 	if len(refs) == 0 {
 		e.ETag = "d41d8cd98f00b204e9800998ecf8427e" // MD5 of nothing
 	}

@@ -150,10 +150,9 @@ func (h *Handler) proposeCreate(ctx context.Context, c *call) (any, error) {
 	return map[string]any{"proposal": p}, nil
 }
 
+// gateList lists gates; a lease sees only the gates of its own branch's
+// proposals (so a run learns that it waits for a person), never decides.
 func (h *Handler) gateList(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "gate/list"); err != nil {
-		return nil, err
-	}
 	if err := h.needGates(); err != nil {
 		return nil, err
 	}
@@ -166,6 +165,15 @@ func (h *Handler) gateList(ctx context.Context, c *call) (any, error) {
 	gs, err := h.gates.ListGates(ctx, a.Status)
 	if err != nil {
 		return nil, err
+	}
+	if l := c.lease; l != nil {
+		mine := gs[:0]
+		for _, g := range gs {
+			if g.Repo == l.Repo && g.Card.Action.From == l.Branch {
+				mine = append(mine, g)
+			}
+		}
+		gs = mine
 	}
 	if gs == nil {
 		gs = []gate.Gate{}

@@ -55,7 +55,10 @@ func TestProposeGateMerge(t *testing.T) {
 	}
 	// The run cannot decide its own gate.
 	lc.fails("gate/approve", map[string]any{"gate_id": gid}, 403, "AccessDenied")
-	lc.fails("gate/list", map[string]any{}, 403, "AccessDenied")
+	// It can see that it waits: its own branch's gates, and no others.
+	if gs := lc.ok("gate/list", map[string]any{"status": "pending"})["gates"].([]any); len(gs) != 1 || gs[0].(map[string]any)["gate_id"] != gid {
+		t.Fatalf("the run's gate/list: %v", gs)
+	}
 	g := c.ok("gate/approve", map[string]any{"gate_id": gid, "reason": "looks right"})["gate"].(map[string]any)
 	if g["status"] != "approved" || g["merge_commit"] == "" {
 		t.Fatalf("approve: %v", g)

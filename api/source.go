@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -80,17 +79,7 @@ func (h *Handler) lazyStat(ctx context.Context, c *call, m *source.Materializer)
 	if err != nil {
 		return nil, err
 	}
-	st := StatJSON{Key: a.Key, Size: e.Size, ETag: e.ETag, VersionID: e.VersionID, Commit: b.Head.String(),
-		ModTime: time.Unix(0, e.ModTime).UTC(), ContentType: e.ContentType, Chunks: []ChunkJSON{}}
-	for _, p := range e.Meta {
-		if st.Meta == nil {
-			st.Meta = map[string]string{}
-		}
-		st.Meta[p.Name] = p.Value
-	}
-	for _, r := range refs {
-		st.Chunks = append(st.Chunks, ChunkJSON{Hash: r.Hash.String(), Size: r.Size})
-	}
+	st := statOf(a.Key, e, b.Head.String(), refs)
 	if c.lease != nil && h.onRead != nil {
 		h.onRead(ctx, c.lease, a.Repo, br, a.Key, e, 0, 0)
 	}

@@ -312,14 +312,5 @@ func isBucketMissing(err error) bool {
 
 // listFilter restricts a listing to what the request's lease may list.
 func (s *Server) listFilter(req *request) *branch.Filter {
-	l := req.lease
-	if l == nil {
-		return nil
-	}
-	now := time.Now()
-	f := &branch.Filter{Match: func(key string) bool { return l.Allows(lease.List, key, now) }}
-	for _, r := range l.Ranges(lease.List, now) {
-		f.Ranges = append(f.Ranges, branch.KeyRange{Start: r.Start, End: r.End})
-	}
-	return f
+	return lease.Filter(req.lease, lease.List, time.Now())
 }

@@ -38,9 +38,9 @@ func (s *Server) LookupSecret(ctx context.Context, accessKey, token string) (str
 	l, secret, err := s.leases.Resolve(ctx, accessKey, token)
 	switch {
 	case errors.Is(err, lease.ErrExpired):
-		return "", fmt.Errorf("%w: %v", errExpiredToken, err)
+		return "", fmt.Errorf("%w: %w", errExpiredToken, err)
 	case errors.Is(err, lease.ErrRevoked):
-		return "", fmt.Errorf("%w: %v", sigv4.ErrUnknownKey, err)
+		return "", fmt.Errorf("%w: %w", sigv4.ErrUnknownKey, err)
 	case errors.Is(err, lease.ErrBadToken):
 		return "", fmt.Errorf("%w: %v", sigv4.ErrInvalidToken, err)
 	case err != nil:

@@ -64,10 +64,21 @@ func newDiffCmd() *cobra.Command {
 
 func newChangesCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "changes REPO BRANCH",
-		Short: "List what a branch changed since its fork point, staged changes included",
-		Args:  exactArgs(2),
+		Use:   "changes REPO BRANCH | changes DIR",
+		Short: "List what a branch (or the branch mounted at DIR) changed since its fork point, staged changes included",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 && len(args) != 2 {
+				return usagef("%s takes REPO BRANCH, or the DIR of a mount\nusage: %s", cmd.CommandPath(), cmd.UseLine())
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if ok, err := mountChanges(args[0]); ok {
+					return err
+				}
+				return usagef("%s is neither a mount nor REPO BRANCH", args[0])
+			}
 			return streamChanges(cmd.Context(), "changes/list", map[string]any{"repo": args[0], "branch": args[1]})
 		},
 	}

@@ -1,13 +1,184 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	nasclient "github.com/agentnas/nas/client"
+	"github.com/agentnas/nas/fuse"
+)
+
+// mountOpts are the flags of `nas mount`.
+type mountOpts struct {
+	repo, branch string
+	readOnly     bool
+	cacheDir     string
+	cacheSize    string
+	commitAfter  time.Duration
+	ttl          time.Duration
+	debug        bool
+}
 
 // newMountCmd builds `nas mount`: a branch as a directory through FUSE.
 func newMountCmd() *cobra.Command {
-	return &cobra.Command{Use: "mount", Short: "Mount a branch as a directory (FUSE)", Hidden: true}
+	var o mountOpts
+	cmd := &cobra.Command{
+		Use:   "mount DIR [--repo REPO] [--branch BRANCH] [--read-only]",
+		Short: "Mount a branch as a directory (FUSE), through the gateway and its lease checks",
+		Long: "Mount a branch at DIR and serve it in the foreground until SIGINT or SIGTERM (or `nas unmount DIR`).\n" +
+			"Credentials as for every client command: --lease-json FILE (repository and branch come from it),\n" +
+			"the AWS_* variables of a lease (repository and branch are asked of the gateway), or the owner's NAS_*\n" +
+			"variables with --repo (and --branch, default main).",
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runMount(cmd.Context(), args[0], o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.repo, "repo", "", "repository to mount (default: the lease's)")
+	f.StringVar(&o.branch, "branch", "", "branch to mount (default: the lease's branch, else main)")
+	f.BoolVar(&o.readOnly, "read-only", false, "refuse every change (EROFS)")
+	f.StringVar(&o.cacheDir, "cache-dir", "", "chunk cache and staging area, shared by the host's mounts (default ~/.cache/nas)")
+	f.StringVar(&o.cacheSize, "cache-size", "10GiB", "bound of the chunk cache")
+	f.DurationVar(&o.commitAfter, "commit-after", 5*time.Second, "commit the branch after this long without changes (0: only fsync of the root commits)")
+	f.DurationVar(&o.ttl, "ttl", time.Second, "how long names and attributes are trusted before asking the gateway again")
+	f.BoolVar(&o.debug, "debug", false, "log every FUSE request")
+	return cmd
+}
+
+func runMount(ctx context.Context, dir string, o mountOpts) error {
+	cfg, lf, err := resolveClient()
+	if err != nil {
+		return err
+	}
+	c := nasclient.New(cfg)
+	repo, br := o.repo, o.branch
+	if lf != nil {
+		repo, br = firstOf(repo, lf.Repo), firstOf(br, lf.Branch)
+	}
+	if (repo == "" || br == "") && c.Temporary() {
+		var out struct {
+			Lease struct {
+				Repo   string `json:"repo"`
+				Branch string `json:"branch"`
+			} `json:"lease"`
+		}
+		if err := c.Call(ctx, "lease/get", map[string]any{}, &out); err != nil {
+			return fmt.Errorf("ask the gateway for the lease's branch: %w", err)
+		}
+		repo, br = firstOf(repo, out.Lease.Repo), firstOf(br, out.Lease.Branch)
+	}
+	if repo == "" {
+		return usagef("nas mount: name the repository with --repo (or mount with a lease's credentials)")
+	}
+	if br == "" {
+		br = "main"
+	}
+	limit, err := parseSize(o.cacheSize)
+	if err != nil {
+		return usagef("--cache-size: %v", err)
+	}
+	commitAfter := o.commitAfter
+	if commitAfter == 0 {
+		commitAfter = -1
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	m, err := fuse.New(ctx, dir, fuse.Options{Client: c, Repo: repo, Branch: br, ReadOnly: o.readOnly, CacheDir: o.cacheDir,
+		CacheLimit: limit, CommitAfter: commitAfter, TTL: o.ttl, Log: log, Debug: o.debug})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "mounted %s@%s at %s (SIGINT or `nas unmount %s` to stop)\n", repo, br, dir, dir)
+	done := make(chan struct{})
+	go func() { m.Wait(); close(done) }()
+	select {
+	case <-done:
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := m.Settle(sctx); err != nil {
+			return fmt.Errorf("%s was unmounted, but committing its changes failed: %w", dir, err)
+		}
+		fmt.Fprintf(os.Stderr, "unmounted %s\n", dir)
+		return nil
+	case <-ctx.Done():
+	}
+	uctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err = m.Unmount(uctx)
+	<-done
+	if err != nil {
+		return fmt.Errorf("unmounted %s, but: %w", dir, err)
+	}
+	fmt.Fprintf(os.Stderr, "unmounted %s\n", dir)
+	return nil
 }
 
 // newUnmountCmd builds `nas unmount`.
 func newUnmountCmd() *cobra.Command {
-	return &cobra.Command{Use: "unmount", Short: "Unmount a mounted branch", Hidden: true}
+	var lazy bool
+	cmd := &cobra.Command{
+		Use:   "unmount DIR [--lazy]",
+		Short: "Unmount a mounted branch (the mount uploads and commits what is pending first)",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUnmount(args[0], lazy)
+		},
+	}
+	cmd.Flags().BoolVar(&lazy, "lazy", false, "detach now even if a process still uses the mount")
+	return cmd
+}
+
+func runUnmount(dir string, lazy bool) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	flags := 0
+	if lazy {
+		flags = syscall.MNT_DETACH
+	}
+	err = syscall.Unmount(abs, flags)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, syscall.EPERM) {
+		// Not root: the setuid helper of the FUSE package can.
+		args := []string{"-u", abs}
+		if lazy {
+			args = []string{"-u", "-z", abs}
+		}
+		for _, helper := range []string{"fusermount3", "fusermount"} {
+			if _, lerr := exec.LookPath(helper); lerr == nil {
+				if out, xerr := exec.Command(helper, args...).CombinedOutput(); xerr != nil {
+					return fmt.Errorf("%s: %s", helper, out)
+				}
+				return nil
+			}
+		}
+	}
+	if errors.Is(err, syscall.EBUSY) {
+		return fmt.Errorf("unmount %s: a process still uses it (close it, or use --lazy): %w", abs, err)
+	}
+	return fmt.Errorf("unmount %s: %w", abs, err)
+}
+
+// mountChanges prints DIR/.nas/changes when `nas changes` is given a
+// mount point.
+func mountChanges(dir string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ".nas", "changes"))
+	if err != nil {
+		if st, serr := os.Stat(dir); serr == nil && st.IsDir() {
+			return true, fmt.Errorf("%s is not a nas mount: %w", dir, err)
+		}
+		return false, nil
+	}
+	_, err = os.Stdout.Write(b)
+	return true, err
 }

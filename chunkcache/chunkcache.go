@@ -1,0 +1,194 @@
+// Package chunkcache is a host-wide cache of chunk contents keyed by their
+// BLAKE3 hash, shared by every mount and fork on the host: a second fork
+// reading the same data reads it from local disk.
+//
+// It is filled only with verified data (Put hashes what it is given and
+// refuses a mismatch), so a cache file's name is a promise about its
+// bytes. It is a cache and nothing more: it answers no question for
+// anyone but the local process, and a reader still asks the gateway to
+// authorize and charge every read (see package fuse).
+//
+// Layout: DIR/ab/abcdef… (the hex hash, fanned out by its first byte),
+// written to a temporary file and renamed into place, so a reader never
+// sees a partial chunk. Files are 0600 in 0700 directories. When the
+// total exceeds the limit, the least recently used files (by modification
+// time, refreshed on use at most once a minute) are removed.
+package chunkcache
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentnas/nas/cas"
+)
+
+// ErrMismatch is returned by Put when the data does not hash to the name.
+var ErrMismatch = errors.New("chunkcache: data does not match its hash")
+
+// Cache is a directory of chunks.
+type Cache struct {
+	root  string
+	limit int64
+	log   *slog.Logger
+	size  atomic.Int64 // bytes in the cache, approximately (other processes add too)
+
+	// sweeping guards against two sweeps at once in this process.
+	sweeping atomic.Bool
+	// mu guards touched.
+	mu      sync.Mutex
+	touched map[cas.Hash]time.Time // last time a use refreshed a file's mtime
+}
+
+// Open opens (creating) the cache in root, keeping it under limit bytes
+// (0: no limit).
+func Open(root string, limit int64, log *slog.Logger) (*Cache, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("chunk cache: %w", err)
+	}
+	c := &Cache{root: root, limit: limit, log: log, touched: map[cas.Hash]time.Time{}}
+	var total int64
+	filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				total += fi.Size()
+			}
+		}
+		return nil
+	})
+	c.size.Store(total)
+	return c, nil
+}
+
+func (c *Cache) path(h cas.Hash) string {
+	s := h.String()
+	return filepath.Join(c.root, s[:2], s)
+}
+
+// Open returns the cached chunk h, or an error satisfying
+// errors.Is(err, fs.ErrNotExist).
+func (c *Cache) Open(h cas.Hash) (*os.File, error) {
+	f, err := os.Open(c.path(h))
+	if err != nil {
+		return nil, err
+	}
+	c.touch(h)
+	return f, nil
+}
+
+// ReadAt reads len(p) bytes of chunk h at off.
+func (c *Cache) ReadAt(h cas.Hash, p []byte, off int64) (int, error) {
+	f, err := c.Open(h)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return f.ReadAt(p, off)
+}
+
+// Has reports whether chunk h is cached.
+func (c *Cache) Has(h cas.Hash) bool {
+	_, err := os.Stat(c.path(h))
+	return err == nil
+}
+
+// touch refreshes h's modification time (its place in the eviction
+// order), at most once a minute per chunk.
+func (c *Cache) touch(h cas.Hash) {
+	now := time.Now()
+	c.mu.Lock()
+	last, ok := c.touched[h]
+	if ok && now.Sub(last) < time.Minute {
+		c.mu.Unlock()
+		return
+	}
+	if len(c.touched) > 1<<16 {
+		clear(c.touched)
+	}
+	c.touched[h] = now
+	c.mu.Unlock()
+	os.Chtimes(c.path(h), now, now)
+}
+
+// Put stores data as chunk h after checking that it hashes to h.
+func (c *Cache) Put(h cas.Hash, data []byte) error {
+	if cas.Sum(data) != h {
+		return fmt.Errorf("chunk %s: %w", h, ErrMismatch)
+	}
+	p := c.path(h)
+	if _, err := os.Stat(p); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("chunk cache: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("chunk cache: %w", err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("chunk cache: %w", err)
+	}
+	if c.limit > 0 && c.size.Add(int64(len(data))) > c.limit {
+		go c.sweep()
+	}
+	return nil
+}
+
+// sweep removes the least recently used chunks until the cache is at
+// 90% of its limit.
+func (c *Cache) sweep() {
+	if !c.sweeping.CompareAndSwap(false, true) {
+		return
+	}
+	defer c.sweeping.Store(false)
+	type file struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var files []file
+	var total int64
+	filepath.WalkDir(c.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			files = append(files, file{p, fi.Size(), fi.ModTime()})
+			total += fi.Size()
+		}
+		return nil
+	})
+	sort.Slice(files, func(i, j int) bool { return files[i].mod.Before(files[j].mod) })
+	target := c.limit * 9 / 10
+	removed := 0
+	for _, f := range files {
+		if total <= target {
+			break
+		}
+		if os.Remove(f.path) == nil {
+			total -= f.size
+			removed++
+		}
+	}
+	c.size.Store(total)
+	c.log.Debug("chunk cache swept", "removed", removed, "bytes", total)
+}

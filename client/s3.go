@@ -1,0 +1,215 @@
+package client
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Object names an object of a branch. Branch "" means the repository's
+// default branch for the owner, the lease's own branch for a lease.
+type Object struct {
+	Repo, Branch, Key string
+}
+
+func (o Object) String() string {
+	if o.Branch == "" {
+		return o.Repo + "/" + o.Key
+	}
+	return o.Repo + "@" + o.Branch + "/" + o.Key
+}
+
+// Info is what a GET or PUT answer says about an object.
+type Info struct {
+	Size      int64 // the whole object's size
+	ETag      string
+	VersionID string
+	// Header is the whole answer's header (budget headers among them).
+	Header http.Header
+}
+
+// objectURL is the path-style URL of o, its key escaped the way S3 SDKs
+// put it on the wire (everything but unreserved bytes and '/').
+func (c *Client) objectURL(o Object, q url.Values) string {
+	u := c.cfg.Endpoint + "/" + o.Repo + "/" + EscapeKey(o.Key)
+	if len(q) > 0 {
+		u += "?" + strings.ReplaceAll(q.Encode(), "+", "%20")
+	}
+	return u
+}
+
+func branchHeader(o Object) http.Header {
+	h := http.Header{}
+	if o.Branch != "" {
+		h.Set("x-nas-branch", o.Branch)
+	}
+	return h
+}
+
+// Get reads n bytes of o at off (n < 0: to the end) and hands the body to
+// fn, which may run again from the start if the transfer breaks off and
+// is retried. versionID "" reads the current version.
+func (c *Client) Get(ctx context.Context, o Object, versionID string, off, n int64, fn func(io.Reader, Info) error) error {
+	q := url.Values{}
+	if versionID != "" {
+		q.Set("versionId", versionID)
+	}
+	h := branchHeader(o)
+	if off > 0 || n >= 0 {
+		if n == 0 {
+			return fmt.Errorf("get %s: empty range", o)
+		}
+		if n < 0 {
+			h.Set("Range", fmt.Sprintf("bytes=%d-", off))
+		} else {
+			h.Set("Range", fmt.Sprintf("bytes=%d-%d", off, off+n-1))
+		}
+	}
+	r := request{method: http.MethodGet, url: c.objectURL(o, q), header: h, payload: unsigned, retry: true}
+	return c.do(ctx, r, func(resp *http.Response) error {
+		info := infoOf(resp.Header)
+		info.Size = resp.ContentLength
+		if cr := resp.Header.Get("Content-Range"); cr != "" {
+			if _, total, ok := strings.Cut(cr, "/"); ok {
+				info.Size, _ = strconv.ParseInt(total, 10, 64)
+			}
+		}
+		return fn(&exactReader{r: resp.Body, left: resp.ContentLength}, info)
+	})
+}
+
+const unsigned = "UNSIGNED-PAYLOAD"
+
+// exactReader fails with errShortBody when the body ends before its
+// announced length, so a cut transfer is never taken for a short object.
+type exactReader struct {
+	r    io.Reader
+	left int64 // -1: unknown
+}
+
+func (e *exactReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if e.left >= 0 {
+		e.left -= int64(n)
+		if err == io.EOF && e.left > 0 {
+			return n, errShortBody
+		}
+	}
+	return n, err
+}
+
+func infoOf(h http.Header) Info {
+	return Info{ETag: strings.Trim(h.Get("ETag"), `"`), VersionID: h.Get("x-amz-version-id"), Header: h}
+}
+
+// PutOptions are the stored headers of a new version.
+type PutOptions struct {
+	ContentType string
+	// Meta is user metadata (x-amz-meta-NAME: VALUE), names lower-case.
+	Meta map[string]string
+	// Checksum sends the body's CRC32C, which the gateway verifies before
+	// it stores anything (one extra pass over body).
+	Checksum bool
+}
+
+func (p PutOptions) header(h http.Header) {
+	if p.ContentType != "" {
+		h.Set("Content-Type", p.ContentType)
+	}
+	for k, v := range p.Meta {
+		h.Set("x-amz-meta-"+k, v)
+	}
+}
+
+// Put stores size bytes of body as a new version of o. body is read from
+// offset 0 on every attempt, so a retried PUT sends the same bytes.
+func (c *Client) Put(ctx context.Context, o Object, body io.ReaderAt, size int64, opt PutOptions) (Info, error) {
+	h := branchHeader(o)
+	opt.header(h)
+	if opt.Checksum {
+		sum := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+		if _, err := io.Copy(sum, io.NewSectionReader(body, 0, size)); err != nil {
+			return Info{}, fmt.Errorf("put %s: checksum the body: %w", o, err)
+		}
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], sum.Sum32())
+		h.Set("x-amz-checksum-crc32c", base64.StdEncoding.EncodeToString(b[:]))
+	}
+	var info Info
+	r := request{method: http.MethodPut, url: c.objectURL(o, nil), header: h, payload: unsigned, retry: true,
+		body: func() io.Reader { return io.NewSectionReader(body, 0, size) }, size: size}
+	err := c.do(ctx, r, func(resp *http.Response) error {
+		info = infoOf(resp.Header)
+		info.Size = size
+		return nil
+	})
+	return info, err
+}
+
+// Delete removes o from its branch (history keeps it) and returns the
+// delete marker's version ID. Deleting a missing key succeeds.
+func (c *Client) Delete(ctx context.Context, o Object) (Info, error) {
+	var info Info
+	r := request{method: http.MethodDelete, url: c.objectURL(o, nil), header: branchHeader(o), payload: unsigned, retry: true}
+	err := c.do(ctx, r, func(resp *http.Response) error {
+		info = infoOf(resp.Header)
+		return nil
+	})
+	return info, err
+}
+
+// SetMeta replaces o's stored headers and user metadata with opt's,
+// keeping its bytes (a self copy that moves no data); versionID "" takes
+// the current version. It returns the new version.
+func (c *Client) SetMeta(ctx context.Context, o Object, versionID string, opt PutOptions) (Info, error) {
+	h := branchHeader(o)
+	opt.header(h)
+	src := "/" + o.Repo + "/" + EscapeKey(o.Key)
+	if versionID != "" {
+		src += "?versionId=" + url.QueryEscape(versionID)
+	}
+	h.Set("x-amz-copy-source", src)
+	h.Set("x-amz-metadata-directive", "REPLACE")
+	if opt.ContentType == "" {
+		h.Set("Content-Type", "binary/octet-stream")
+	}
+	var info Info
+	r := request{method: http.MethodPut, url: c.objectURL(o, nil), header: h, payload: unsigned, retry: true}
+	err := c.do(ctx, r, func(resp *http.Response) error {
+		info = infoOf(resp.Header)
+		// A copy's answer carries the ETag in the body, not the header.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if _, rest, ok := strings.Cut(string(b), "<ETag>"); ok {
+			tag, _, _ := strings.Cut(rest, "</ETag>")
+			info.ETag = strings.Trim(strings.ReplaceAll(tag, "&#34;", `"`), `"`)
+		}
+		return nil
+	})
+	return info, err
+}
+
+// EscapeKey percent-encodes every byte of key but unreserved characters
+// and '/', as S3 SDKs do; the gateway decodes it exactly once.
+func EscapeKey(key string) string {
+	const hexd = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(key))
+	for i := 0; i < len(key); i++ {
+		ch := key[i]
+		if 'a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' || strings.IndexByte("-._~/", ch) >= 0 {
+			b.WriteByte(ch)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexd[ch>>4])
+		b.WriteByte(hexd[ch&15])
+	}
+	return b.String()
+}

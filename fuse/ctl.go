@@ -1,0 +1,240 @@
+package fuse
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	gofuse "github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// ctlName is the mount root's read-only control directory, where a run
+// inspects its own world with cat: its lease, its changes, and the gates
+// it waits for.
+const ctlName = ".nas"
+
+// ctlFiles are the control directory's files and what makes each.
+var ctlFiles = map[string]func(m *Mount, ctx context.Context) ([]byte, error){
+	"lease.json": (*Mount).leaseJSON,
+	"changes":    (*Mount).changesText,
+	"pending":    (*Mount).pendingText,
+}
+
+// ctlDir is the control directory.
+type ctlDir struct {
+	fs.Inode
+	m *Mount
+}
+
+var (
+	_ fs.NodeLookuper  = (*ctlDir)(nil)
+	_ fs.NodeReaddirer = (*ctlDir)(nil)
+	_ fs.NodeGetattrer = (*ctlDir)(nil)
+	_ fs.NodeOpener    = (*ctlFile)(nil)
+	_ fs.NodeGetattrer = (*ctlFile)(nil)
+	_ fs.FileReader    = (*ctlHandle)(nil)
+)
+
+// ctlDir returns the control directory's inode, filling out.
+func (d *dirNode) ctlDir(ctx context.Context, out *gofuse.EntryOut) *fs.Inode {
+	c := &ctlDir{m: d.m}
+	c.fill(&out.Attr)
+	out.SetEntryTimeout(d.m.ttl)
+	out.SetAttrTimeout(d.m.ttl)
+	if ch := d.GetChild(ctlName); ch != nil {
+		return ch
+	}
+	return d.NewInode(ctx, c, fs.StableAttr{Mode: syscall.S_IFDIR})
+}
+
+func (c *ctlDir) fill(a *gofuse.Attr) {
+	t := c.m.started()
+	a.Mode, a.Nlink = syscall.S_IFDIR|0o555, 2
+	a.Owner = gofuse.Owner{Uid: c.m.opts.UID, Gid: c.m.opts.GID}
+	a.SetTimes(&t, &t, &t)
+}
+
+func (c *ctlDir) Getattr(ctx context.Context, fh fs.FileHandle, out *gofuse.AttrOut) syscall.Errno {
+	c.fill(&out.Attr)
+	return 0
+}
+
+func (c *ctlDir) Lookup(ctx context.Context, name string, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if _, ok := ctlFiles[name]; !ok {
+		return nil, syscall.ENOENT
+	}
+	if ch := c.GetChild(name); ch != nil {
+		ch.Operations().(*ctlFile).fill(&out.Attr)
+		return ch, 0
+	}
+	f := &ctlFile{m: c.m, name: name}
+	f.fill(&out.Attr)
+	return c.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG}), 0
+}
+
+func (c *ctlDir) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
+	names := make([]string, 0, len(ctlFiles))
+	for n := range ctlFiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	ents := []gofuse.DirEntry{{Name: ".", Mode: syscall.S_IFDIR}, {Name: "..", Mode: syscall.S_IFDIR}}
+	for _, n := range names {
+		ents = append(ents, gofuse.DirEntry{Name: n, Mode: syscall.S_IFREG})
+	}
+	return fs.NewListDirStream(ents), 0
+}
+
+// ctlFile is one control file; its contents are made at each open.
+type ctlFile struct {
+	fs.Inode
+	m    *Mount
+	name string
+
+	mu   sync.Mutex // guards size
+	size int        // of the last contents made
+}
+
+func (f *ctlFile) fill(a *gofuse.Attr) {
+	f.mu.Lock()
+	a.Size = uint64(f.size)
+	f.mu.Unlock()
+	t := time.Now()
+	a.Mode, a.Nlink = syscall.S_IFREG|0o444, 1
+	a.Owner = gofuse.Owner{Uid: f.m.opts.UID, Gid: f.m.opts.GID}
+	a.SetTimes(&t, &t, &t)
+}
+
+func (f *ctlFile) Getattr(ctx context.Context, fh fs.FileHandle, out *gofuse.AttrOut) syscall.Errno {
+	f.fill(&out.Attr)
+	return 0
+}
+
+// Open makes the contents (read-only, uncached: each open is fresh).
+func (f *ctlFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+		return nil, 0, syscall.EACCES
+	}
+	b, err := ctlFiles[f.name](f.m, ctx)
+	if err != nil {
+		return nil, 0, f.m.fail(err)
+	}
+	f.mu.Lock()
+	f.size = len(b)
+	f.mu.Unlock()
+	return &ctlHandle{data: b}, gofuse.FOPEN_DIRECT_IO, 0
+}
+
+// ctlHandle serves one open control file's contents.
+type ctlHandle struct{ data []byte }
+
+func (h *ctlHandle) Read(ctx context.Context, dest []byte, off int64) (gofuse.ReadResult, syscall.Errno) {
+	if off >= int64(len(h.data)) {
+		return gofuse.ReadResultData(nil), 0
+	}
+	return gofuse.ReadResultData(h.data[off:min(int64(len(h.data)), off+int64(len(dest)))]), 0
+}
+
+// leaseJSON is the lease as the gateway sees it now (paths, actions,
+// expiry, remaining budgets), with the mount's own state; the owner's
+// mount says it is the owner's.
+func (m *Mount) leaseJSON(ctx context.Context) ([]byte, error) {
+	state := map[string]any{"repo": m.opts.Repo, "branch": m.opts.Branch, "read_only": m.readOnly.Load(),
+		"lease_ended": m.stale.Load(), "mount_point": m.dir}
+	out := map[string]any{"mount": state}
+	if !m.opts.Client.Temporary() {
+		out["owner"] = true
+	} else {
+		if !m.stale.Load() {
+			if err := m.refreshLease(ctx); err != nil {
+				m.fail(err)
+			}
+		}
+		m.mu.Lock()
+		raw := m.lease.raw
+		m.mu.Unlock()
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return nil, err
+		}
+		out["lease"], out["remaining"] = doc["lease"], doc["remaining"]
+		state["lease_ended"] = m.stale.Load()
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	return append(b, '\n'), err
+}
+
+// changesText lists the branch's changes since its fork point, one
+// "A|M|D key" line each, as `nas changes` prints them.
+func (m *Mount) changesText(ctx context.Context) ([]byte, error) {
+	var buf bytes.Buffer
+	cursor := ""
+	for {
+		var p struct {
+			Changes []struct {
+				Kind string `json:"kind"`
+				Key  string `json:"key"`
+			} `json:"changes"`
+			Next string `json:"next_cursor"`
+		}
+		if err := m.r.c.Call(ctx, "changes/list", map[string]any{"repo": m.r.repo, "branch": m.r.branch, "cursor": cursor, "limit": 1000}, &p); err != nil {
+			return nil, err
+		}
+		for _, c := range p.Changes {
+			fmt.Fprintf(&buf, "%s %s\n", c.Kind, c.Key)
+		}
+		if p.Next == "" {
+			return buf.Bytes(), nil
+		}
+		cursor = p.Next
+	}
+}
+
+// pendingText says which proposals of this branch wait for a person, so
+// an agent stops retrying and waits (empty when nothing waits).
+func (m *Mount) pendingText(ctx context.Context) ([]byte, error) {
+	var out struct {
+		Gates []struct {
+			ID      string    `json:"gate_id"`
+			Repo    string    `json:"repo"`
+			Status  string    `json:"status"`
+			Created time.Time `json:"created"`
+			Card    struct {
+				Why    string `json:"why"`
+				Action struct {
+					Op           string `json:"op"`
+					From         string `json:"from"`
+					Into         string `json:"into"`
+					FilesChanged int    `json:"files_changed"`
+				} `json:"action"`
+				ExpiresAt time.Time `json:"expires_at"`
+			} `json:"card"`
+		} `json:"gates"`
+	}
+	err := m.r.c.Call(ctx, "gate/list", map[string]any{"status": "pending"}, &out)
+	if code := errCode(err); code == "NotFound" || code == "NotImplemented" {
+		return nil, nil // this gateway runs without gates
+	} else if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	for _, g := range out.Gates {
+		a := g.Card.Action
+		if g.Repo != m.r.repo || a.From != m.r.branch {
+			continue
+		}
+		fmt.Fprintf(&buf, "gate %s waiting for approval: %s %s into %s (%d files), since %s, until %s\n",
+			g.ID, a.Op, a.From, a.Into, a.FilesChanged, g.Created.UTC().Format(time.RFC3339), g.Card.ExpiresAt.UTC().Format(time.RFC3339))
+		if g.Card.Why != "" {
+			fmt.Fprintf(&buf, "  why: %s\n", g.Card.Why)
+		}
+		fmt.Fprintf(&buf, "  a person must decide (nas gate approve|deny %s); retrying will not help\n", g.ID)
+	}
+	return buf.Bytes(), nil
+}

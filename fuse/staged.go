@@ -1,0 +1,351 @@
+package fuse
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/agentnas/nas/client"
+)
+
+// staged holds a file's unsaved changes: the bytes written (and zeros
+// added by growing it) in a sparse local file, over the version they
+// edit. Bytes of [0, baseSize) that no write touched still come from the
+// base version, so opening a large file to append or patch it reads and
+// uploads only what changed.
+//
+// Invariant: the local file holds data only inside extents; elsewhere it
+// is a hole (zeros), and it is never longer than size.
+type staged struct {
+	// mu guards everything below; an upload holds it from start to end.
+	mu       sync.Mutex
+	f        *os.File
+	extents  []span   // sorted, disjoint, not adjacent: bytes that live in f
+	base     *content // the version edited (nil: none)
+	baseSize int64    // [0, baseSize) outside extents is base's
+	closed   bool     // uploaded or dropped: writers must start over
+
+	size atomic.Int64 // the file's size
+}
+
+// newStaged starts staging over base (nil: an empty new file).
+func (m *Mount) newStaged(base *content) (*staged, error) {
+	f, err := os.CreateTemp(m.stage, "edit-*")
+	if err != nil {
+		return nil, fmt.Errorf("staging area: %w", err)
+	}
+	st := &staged{f: f, base: base}
+	if base != nil {
+		st.baseSize = base.Size
+		st.size.Store(base.Size)
+	}
+	return st, nil
+}
+
+// close drops the local file; the caller holds mu or owns st alone.
+func (st *staged) close() {
+	st.closed = true
+	st.f.Close()
+	os.Remove(st.f.Name())
+}
+
+// addExtent marks [off, off+n) as living in the local file.
+func (st *staged) addExtent(off, n int64) { st.extents = addSpan(st.extents, span{off, n}) }
+
+// dirtyBytes is how much of the file lives locally.
+func (st *staged) dirtyBytes() int64 {
+	var n int64
+	for _, x := range st.extents {
+		n += x.n
+	}
+	return n
+}
+
+// write stores p at off; the caller holds mu.
+func (st *staged) write(p []byte, off int64) error {
+	if _, err := st.f.WriteAt(p, off); err != nil {
+		return fmt.Errorf("staging area: %w", err)
+	}
+	size := st.size.Load()
+	if off > size {
+		st.addExtent(size, off-size) // the gap reads as zeros
+	}
+	st.addExtent(off, int64(len(p)))
+	if end := off + int64(len(p)); end > size {
+		st.size.Store(end)
+	}
+	return nil
+}
+
+// truncate sets the size; the caller holds mu.
+func (st *staged) truncate(n int64) error {
+	size := st.size.Load()
+	if n < size {
+		if err := st.f.Truncate(n); err != nil {
+			return fmt.Errorf("staging area: %w", err)
+		}
+		out := st.extents[:0]
+		for _, x := range st.extents {
+			if x.off >= n {
+				continue
+			}
+			x.n = min(x.n, n-x.off)
+			out = append(out, x)
+		}
+		st.extents = out
+		st.baseSize = min(st.baseSize, n)
+	} else if n > size {
+		if err := st.f.Truncate(n); err != nil {
+			return fmt.Errorf("staging area: %w", err)
+		}
+		st.addExtent(size, n-size)
+	}
+	st.size.Store(n)
+	return nil
+}
+
+// readAt reads the file's current bytes at off into p; base supplies
+// what still comes from the base version. The caller holds mu.
+func (st *staged) readAt(p []byte, off int64, base func(p []byte, off int64) (int, error)) (int, error) {
+	end := min(off+int64(len(p)), st.size.Load())
+	if off >= end {
+		return 0, nil
+	}
+	pos := off
+	for pos < end {
+		dst := p[pos-off:]
+		if x, ok := st.extentAt(pos); ok {
+			n := min(x.off+x.n, end) - pos
+			k, err := st.f.ReadAt(dst[:n], pos)
+			if err != nil && err != io.EOF {
+				return int(pos - off), fmt.Errorf("staging area: %w", err)
+			}
+			clear(dst[k:n]) // a hole at the end of the local file
+			pos += n
+			continue
+		}
+		next := end
+		for _, x := range st.extents {
+			if x.off > pos {
+				next = min(next, x.off)
+				break
+			}
+		}
+		n := next - pos
+		if pos < st.baseSize {
+			n = min(n, st.baseSize-pos)
+			k, err := base(dst[:n], pos)
+			if err != nil {
+				return int(pos - off), err
+			}
+			if int64(k) < n {
+				return int(pos-off) + k, io.ErrUnexpectedEOF
+			}
+		} else {
+			clear(dst[:n])
+		}
+		pos += n
+	}
+	return int(end - off), nil
+}
+
+func (st *staged) extentAt(pos int64) (span, bool) {
+	i := sort.Search(len(st.extents), func(i int) bool { return st.extents[i].off+st.extents[i].n > pos })
+	if i < len(st.extents) && st.extents[i].off <= pos {
+		return st.extents[i], true
+	}
+	return span{}, false
+}
+
+// Limits of a compose upload: the new bytes travel inline in one
+// control-API request (at most 4 MiB, base64).
+const (
+	maxComposeBytes  = 2 << 20
+	maxComposePieces = 1000
+)
+
+// plan splits the file into pieces: ranges of the base and local bytes.
+// The caller holds mu.
+func (st *staged) plan() []piece {
+	var out []piece
+	var pos int64
+	size := st.size.Load()
+	for _, x := range st.extents {
+		if x.off > pos {
+			out = append(out, piece{key: st.base.Key, version: st.base.VersionID, off: pos, n: x.off - pos})
+		}
+		out = append(out, piece{off: x.off, n: x.n, data: []byte{}})
+		pos = x.off + x.n
+	}
+	if pos < size {
+		out = append(out, piece{key: st.base.Key, version: st.base.VersionID, off: pos, n: size - pos})
+	}
+	return out
+}
+
+// upload stores the file's bytes as a new version of key and returns it.
+// A few changed bytes over a base become a compose that reuses the
+// base's chunks; anything else a PUT of the whole file (reading in what
+// is still the base's first). The caller holds st.mu.
+func (m *Mount) upload(ctx context.Context, key string, st *staged, ct string, meta map[string]string) (*entry, error) {
+	size := st.size.Load()
+	if st.base != nil && st.baseSize > 0 {
+		pieces := st.plan()
+		if st.dirtyBytes() <= maxComposeBytes && len(pieces) <= maxComposePieces {
+			for i := range pieces {
+				if p := &pieces[i]; p.data != nil {
+					p.data = make([]byte, p.n)
+					if _, err := st.f.ReadAt(p.data, p.off); err != nil && err != io.EOF {
+						return nil, fmt.Errorf("staging area: %w", err)
+					}
+				}
+			}
+			return m.r.compose(ctx, key, pieces, ct, meta)
+		}
+		if err := m.fill(ctx, st, pieces); err != nil {
+			return nil, err
+		}
+	}
+	if err := st.f.Truncate(size); err != nil {
+		return nil, fmt.Errorf("staging area: %w", err)
+	}
+	inf, err := m.r.c.Put(ctx, m.r.obj(key), st.f, size, client.PutOptions{ContentType: ct, Meta: meta, Checksum: true})
+	if err != nil {
+		return nil, err
+	}
+	m.noteBudget(inf)
+	return &entry{Key: key, Size: size, ETag: inf.ETag, VersionID: inf.VersionID, ModTime: time.Now(), ContentType: ct, Meta: meta}, nil
+}
+
+// fill copies the base's pieces into the local file, so it holds the
+// whole file. The caller holds st.mu.
+func (m *Mount) fill(ctx context.Context, st *staged, pieces []piece) error {
+	rd := newReader(m)
+	buf := make([]byte, 1<<20)
+	for _, p := range pieces {
+		if p.data != nil {
+			continue
+		}
+		for off := p.off; off < p.off+p.n; {
+			n := min(int64(len(buf)), p.off+p.n-off)
+			k, err := rd.read(ctx, st.base, buf[:n], off)
+			if err != nil {
+				return err
+			}
+			if int64(k) < n {
+				return fmt.Errorf("base of %s: %w", st.base.Key, io.ErrUnexpectedEOF)
+			}
+			if _, err := st.f.WriteAt(buf[:n], off); err != nil {
+				return fmt.Errorf("staging area: %w", err)
+			}
+			off += n
+		}
+		st.addExtent(p.off, p.n)
+	}
+	st.baseSize = 0
+	return nil
+}
+
+// noteBudget keeps the lease's remaining write budget from an answer.
+func (m *Mount) noteBudget(inf client.Info) {
+	v := inf.Header.Get("x-nas-budget-remaining-bytes-written")
+	if v == "" {
+		return
+	}
+	var left int64
+	if _, err := fmt.Sscan(v, &left); err != nil {
+		return
+	}
+	m.mu.Lock()
+	if m.lease != nil {
+		m.lease.writeLeft = left
+	}
+	m.mu.Unlock()
+}
+
+// flush uploads the file's unsaved changes, if any, and returns once the
+// gateway has acknowledged them. A removed file's changes are dropped.
+func (f *fileNode) flush(ctx context.Context) error {
+	f.flushMu.Lock()
+	defer f.flushMu.Unlock()
+	m := f.m
+	m.ns.RLock()
+	defer m.ns.RUnlock()
+	f.mu.Lock()
+	st := f.staged
+	if st == nil || f.unlinked {
+		f.mu.Unlock()
+		return nil
+	}
+	key, meta, ct := f.key, f.metaLocked(), f.contentType
+	f.mu.Unlock()
+	if err := m.writable(); err != nil {
+		return err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return nil
+	}
+	e, err := m.upload(ctx, key, st, ct, meta)
+	if err != nil {
+		if refused(err) {
+			f.discard(st, key, err)
+		}
+		return err
+	}
+	f.mu.Lock()
+	if f.staged == st {
+		f.staged = nil
+	}
+	f.e, f.seen, f.local, f.content = e, time.Now(), false, nil
+	f.mu.Unlock()
+	st.close()
+	m.markClean(f)
+	m.changedNow()
+	return nil
+}
+
+// refused reports whether the gateway refused a change for good (the
+// lease or the branch does not allow it, or the budget is spent), as
+// opposed to failing for a while (unreachable, 5xx).
+func refused(err error) bool {
+	switch errno(err) {
+	case syscall.EACCES, syscall.ENOENT, syscall.EDQUOT, syscall.EINVAL, syscall.EFBIG, syscall.ENAMETOOLONG:
+		return true
+	}
+	return false
+}
+
+// discard drops changes the gateway refused, so the file is again what
+// the gateway holds: a file that never reached it disappears, an edited
+// one reverts. close(2) reports the refusal. The caller holds st.mu.
+func (f *fileNode) discard(st *staged, key string, err error) {
+	f.m.log.Warn("changes refused by the gateway were discarded", "key", key, "err", err)
+	f.mu.Lock()
+	if f.staged == st {
+		f.staged = nil
+	}
+	gone := f.local
+	if gone {
+		f.unlinked = true
+	}
+	f.content = nil
+	f.mu.Unlock()
+	st.close()
+	f.m.markClean(f)
+	if gone {
+		if name, parent := f.Parent(); parent != nil {
+			if d, ok := parent.Operations().(*dirNode); ok {
+				d.noteName(name, info{})
+			}
+			go parent.NotifyEntry(name)
+		}
+	}
+}
