@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"iter"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,18 +28,6 @@ func newService(b *testing.B) *branch.Service {
 		b.Fatal(err)
 	}
 	return branch.New(db, chunks, nil)
-}
-
-// synthetic yields n entries with keys in order.
-func synthetic(n int) iter.Seq2[branch.ImportEntry, error] {
-	return func(yield func(branch.ImportEntry, error) bool) {
-		for i := 0; i < n; i++ {
-			e := &manifest.Entry{Size: int64(i), ETag: fmt.Sprintf("%032x", i), ContentType: "application/octet-stream"}
-			if !yield(branch.ImportEntry{Key: fmt.Sprintf("data/part-%09d.parquet", i), Entry: e}, nil) {
-				return
-			}
-		}
-	}
 }
 
 // repoOf creates a repository whose main holds n committed objects.

@@ -36,7 +36,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newServeCmd(), newRepoCmd(), newBranchCmd(), newCommitCmd(), newLogCmd(),
 		newDiffCmd(), newChangesCmd(), newFsckCmd(), newGCCmd(), newLeaseCmd(), newShareCmd(), newRoleCmd(),
 		newExplainCmd(), newAuditCmd(), newVerifyCmd(), newSourceCmd(), newMountCmd(), newUnmountCmd(),
-		newMergeCmd(), newProposeCmd(), newGateCmd(), newPolicyCmd(), newCheckpointCmd(), newTrashCmd(), newConformanceCmd(), newExportCmd(), newImportCmd())
+		newMergeCmd(), newProposeCmd(), newGateCmd(), newPolicyCmd(), newCheckpointCmd(), newTrashCmd(), newConformanceCmd(), newExportCmd(), newImportCmd(), newBenchCmd())
 	return root
 }
 

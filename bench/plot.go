@@ -1,0 +1,81 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// WritePlots draws every curve of the report as DIR/NAME.png (log-log
+// axes: a flat cost is a horizontal line, a linear one a 45° line) and
+// returns the files written.
+func (r *Report) WritePlots(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	}
+	var files []string
+	for _, res := range r.Results {
+		if res.Curve == nil {
+			continue
+		}
+		f := filepath.Join(dir, res.Curve.Name+".png")
+		if err := drawCurve(res.Curve, f); err != nil {
+			return files, fmt.Errorf("plot %s: %w", res.Curve.Name, err)
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+func drawCurve(c *Curve, file string) error {
+	p := plot.New()
+	p.Title.Text = c.Title
+	p.X.Label.Text = c.XLabel
+	p.Y.Label.Text = c.YLabel
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for i, s := range c.Series {
+		var xys plotter.XYs
+		for _, pt := range s.Points {
+			if pt.X > 0 && pt.Y > 0 {
+				xys = append(xys, plotter.XY{X: pt.X, Y: pt.Y})
+				xmin, xmax = math.Min(xmin, pt.X), math.Max(xmax, pt.X)
+				ymin, ymax = math.Min(ymin, pt.Y), math.Max(ymax, pt.Y)
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return err
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(i)
+		points.Color = plotutil.Color(i)
+		points.Shape = plotutil.Shape(i)
+		p.Add(line, points)
+		name := s.Name
+		if s.Slope != nil {
+			name = fmt.Sprintf("%s (slope %.2f)", s.Name, *s.Slope)
+		}
+		p.Legend.Add(name, line, points)
+	}
+	if math.IsInf(xmin, 1) {
+		return fmt.Errorf("no positive points")
+	}
+	// Explicit ranges: a log axis cannot take gonum's default padding of a
+	// single value (±1), and a little room keeps points off the frame.
+	p.X.Min, p.X.Max = xmin/1.5, xmax*1.5
+	p.Y.Min, p.Y.Max = ymin/2, ymax*2
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, file)
+}

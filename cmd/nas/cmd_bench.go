@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentnas/nas/bench"
+)
+
+type benchOptions struct {
+	workloads   []string
+	targets     []string
+	quick, full bool
+	out         []string
+	plots       string
+	region      string
+	dir         string
+	dropCaches  bool
+	list        bool
+	cpuProfile  string
+
+	// Overrides of the mode's profile.
+	reps        int
+	duration    time.Duration
+	warmup      int
+	count       int
+	concurrency []int
+	sizes       []string
+
+	serveChild string // hidden: run as a spawned server (kind,dir,addr)
+	command    string
+}
+
+func newBenchCmd() *cobra.Command {
+	var o benchOptions
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Run the benchmark harness: our gateway, gofakes3 and any S3 endpoint side by side, with baselines",
+		Long: `Run named workloads against every target side by side and report
+throughput (MiB/s, ops/s), latency (p50, p99), the spread over repeated
+runs, and the ratio of our gateway's figure to every other target's and
+baseline's, all measured in the same run.
+
+Targets: "nas" (our gateway, started in this process on a temporary data
+directory; always included, the reference for ratios), "gofakes3" (with its
+on-disk backend) and NAME=URL for any S3 endpoint (MinIO, another gateway,
+AWS). Endpoint credentials follow the client rules: --access-key and
+--secret-key, else NAS_ACCESS_KEY/NAS_SECRET_KEY, else AWS_ACCESS_KEY_ID/
+AWS_SECRET_ACCESS_KEY (or --lease-json). The harness creates buckets named
+nasbench-<run>-... there and deletes them afterwards. Without --target the
+targets are nas and gofakes3.
+
+Baselines need nothing installed: plain files in the same file system
+(write + fsync, read, cold reads after evicting the page cache), MD5,
+SHA-256 and BLAKE3 throughput, and loopback HTTP to a handler that discards
+the body.
+
+--quick (the default) finishes in about a minute on two cores; --full is
+the record (tens of minutes, several GiB of disk). The report is Markdown
+on standard output (JSON with --json); --out writes it to files (.json for
+JSON, anything else Markdown) and --plots DIR draws the scaling curves as
+PNG.`,
+		Example: `  nas bench --quick
+  nas bench --full --out bench/RESULTS-full.md --out results.json --plots bench/plots
+  nas bench --workloads put,get --target gofakes3 --target minio=http://127.0.0.1:9100
+  nas bench --workloads put --sizes 4KiB --concurrency 1,64 --duration 5s --reps 3`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.command = "nas " + strings.Join(os.Args[1:], " ")
+			return runBench(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.workloads, "workloads", nil, "workloads to run, comma-separated (default all; see --list)")
+	f.StringArrayVar(&o.targets, "target", nil, "target: nas, gofakes3 or NAME=URL (repeatable)")
+	f.BoolVar(&o.quick, "quick", false, "quick mode: a sanity check in about a minute (the default)")
+	f.BoolVar(&o.full, "full", false, "full mode: every size and concurrency, for the record")
+	f.StringArrayVar(&o.out, "out", nil, "write the report here: FILE.json as JSON, any other name as Markdown (repeatable)")
+	f.StringVar(&o.plots, "plots", "", "draw the scaling curves as PNG files in this directory")
+	f.StringVar(&o.region, "region", "us-east-1", "region for signing requests to endpoint targets")
+	f.StringVar(&o.dir, "dir", "", "scratch directory for the in-process targets and the file baselines (default a new one under $TMPDIR; its file system is the one measured)")
+	f.BoolVar(&o.dropCaches, "drop-caches", false, "before cold reads, also empty the whole page cache through /proc/sys/vm/drop_caches (root; affects the whole machine)")
+	f.BoolVar(&o.list, "list", false, "list the workloads and exit")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the in-process gateway and the load generator) to this file")
+	f.IntVar(&o.reps, "reps", 0, "runs per subject and case (default: the mode's)")
+	f.DurationVar(&o.duration, "duration", 0, "length of one measured run (default: the mode's)")
+	f.IntVar(&o.warmup, "warmup", -1, "unmeasured operations per client before each run (default: the mode's)")
+	f.IntVar(&o.count, "count", 0, "at most this many operations per measured run (default: bounded by the mode's bytes per run)")
+	f.IntSliceVar(&o.concurrency, "concurrency", nil, "PUT/GET client counts, e.g. 1,8,32 (default: the mode's)")
+	f.StringSliceVar(&o.sizes, "sizes", nil, "PUT/GET object sizes, e.g. 4KiB,1MiB,64MiB (default: the mode's)")
+	f.StringVar(&o.serveChild, "serve-child", "", "")
+	_ = f.MarkHidden("serve-child")
+	return cmd
+}
+
+func runBench(ctx context.Context, o benchOptions) error {
+	if o.serveChild != "" {
+		return serveBenchChild(o.serveChild)
+	}
+	if o.list {
+		for _, w := range bench.Registered() {
+			fmt.Printf("%-14s %s\n", w.Name, w.Doc)
+		}
+		return nil
+	}
+	if o.quick && o.full {
+		return usagef("--quick and --full exclude each other")
+	}
+	mode := "quick"
+	if o.full {
+		mode = "full"
+	}
+	p, err := bench.ProfileFor(mode)
+	if err != nil {
+		return err
+	}
+	if err := o.override(&p); err != nil {
+		return err
+	}
+	specs, err := o.targetSpecs()
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this binary (to start server processes): %w", err)
+	}
+	if o.cpuProfile != "" {
+		pf, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep, err := bench.Run(ctx, bench.Options{
+		Profile:    p,
+		Workloads:  o.workloads,
+		Targets:    specs,
+		Dir:        o.dir,
+		Log:        slog.New(slog.DiscardHandler),
+		DropCaches: o.dropCaches,
+		Command:    o.command,
+		Spawn: func(kind, dir, addr string) *exec.Cmd {
+			return exec.Command(exe, "bench", "--serve-child", kind+","+dir+","+addr)
+		},
+		Progress: func(format string, args ...any) {
+			fmt.Fprintf(os.Stderr, "nas bench: "+format+"\n", args...)
+		},
+	})
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "bench: no workload") {
+			return usageError{err}
+		}
+		return err
+	}
+	plotRel := func(outFile string) string {
+		if o.plots == "" {
+			return ""
+		}
+		if outFile == "" {
+			return o.plots
+		}
+		absOut, err1 := filepath.Abs(filepath.Dir(outFile))
+		absPlots, err2 := filepath.Abs(o.plots)
+		if err1 != nil || err2 != nil {
+			return o.plots
+		}
+		if rel, err := filepath.Rel(absOut, absPlots); err == nil {
+			return rel
+		}
+		return o.plots
+	}
+	if o.plots != "" {
+		files, err := rep.WritePlots(o.plots)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			fmt.Fprintf(os.Stderr, "nas bench: wrote %s\n", f)
+		}
+	}
+	for _, out := range o.out {
+		var buf bytes.Buffer
+		if strings.HasSuffix(out, ".json") {
+			err = rep.WriteJSON(&buf)
+		} else {
+			err = rep.WriteMarkdown(&buf, plotRel(out))
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "nas bench: wrote %s\n", out)
+	}
+	if cf.json {
+		err = rep.WriteJSON(os.Stdout)
+	} else {
+		err = rep.WriteMarkdown(os.Stdout, plotRel(""))
+	}
+	if err != nil {
+		return err
+	}
+	if len(rep.Failures) > 0 {
+		return fmt.Errorf("%d workload(s) failed: %s", len(rep.Failures), rep.Failures[0].Error)
+	}
+	return nil
+}
+
+// override applies the profile flags.
+func (o benchOptions) override(p *bench.Profile) error {
+	if o.reps > 0 {
+		p.Reps = o.reps
+	}
+	if o.duration > 0 {
+		p.Duration = o.duration
+	}
+	if o.warmup >= 0 {
+		p.Warmup = o.warmup
+	}
+	if o.count > 0 {
+		p.MaxOps = o.count
+	}
+	if len(o.sizes) == 0 && len(o.concurrency) == 0 {
+		return nil
+	}
+	var sizes []int64
+	var concs []int
+	for _, c := range p.Cases {
+		if !slices.Contains(sizes, c.Size) {
+			sizes = append(sizes, c.Size)
+		}
+		if !slices.Contains(concs, c.Concurrency) {
+			concs = append(concs, c.Concurrency)
+		}
+	}
+	if len(o.sizes) > 0 {
+		sizes = nil
+		for _, s := range o.sizes {
+			v, err := parseSize(s)
+			if err != nil || v <= 0 {
+				return usagef("--sizes: %q is not a positive size", s)
+			}
+			sizes = append(sizes, v)
+		}
+	}
+	if len(o.concurrency) > 0 {
+		concs = nil
+		for _, c := range o.concurrency {
+			if c < 1 {
+				return usagef("--concurrency: %d is not a positive count", c)
+			}
+			concs = append(concs, c)
+		}
+	}
+	p.Cases = nil
+	for _, s := range sizes {
+		for _, c := range concs {
+			p.Cases = append(p.Cases, bench.Case{Size: s, Concurrency: c})
+		}
+	}
+	return nil
+}
+
+// targetSpecs parses --target; endpoints get the client credentials.
+func (o benchOptions) targetSpecs() ([]bench.TargetSpec, error) {
+	vals := o.targets
+	if len(vals) == 0 {
+		vals = []string{bench.KindNAS, bench.KindGoFakeS3}
+	}
+	var specs []bench.TargetSpec
+	var c *client
+	for _, v := range vals {
+		s, err := bench.ParseTarget(v)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		if s.Kind == bench.KindEndpoint {
+			if c == nil {
+				if c, err = newClient(); err != nil {
+					return nil, err
+				}
+			}
+			s.Creds, s.Region = c.creds, o.region
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
+}
+
+// serveBenchChild is the process the memory workload starts and measures.
+func serveBenchChild(spec string) error {
+	parts := strings.SplitN(spec, ",", 3)
+	if len(parts) != 3 {
+		return usagef("--serve-child: want kind,dir,addr")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return bench.ServeChild(ctx, parts[0], parts[1], parts[2])
+}
