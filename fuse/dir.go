@@ -758,7 +758,7 @@ func (d *dirNode) rekey(key string) {
 		case *fileNode:
 			n.rekey(key + "/" + name)
 		case *linkNode:
-			n.key = key + "/" + name
+			n.renamed(key+"/"+name, "")
 		}
 	}
 }

@@ -22,25 +22,28 @@ func errno(err error) syscall.Errno {
 	if err == nil {
 		return 0
 	}
-	var en syscall.Errno
-	switch {
-	case errors.As(err, &en):
-		return en
-	case errors.Is(err, errStale):
-		return syscall.ESTALE
-	case errors.Is(err, errReadOnly):
-		return syscall.EROFS
-	case errors.Is(err, context.Canceled):
-		return syscall.EINTR
-	case errors.Is(err, fs.ErrNotExist):
-		return syscall.ENOENT
-	}
 	var ce *client.Error
 	if !errors.As(err, &ce) {
+		var en syscall.Errno
+		switch {
+		case errors.Is(err, errStale):
+			return syscall.ESTALE
+		case errors.Is(err, errReadOnly):
+			return syscall.EROFS
+		case errors.Is(err, context.Canceled):
+			return syscall.EINTR
+		case errors.As(err, &en):
+			return en
+		case errors.Is(err, fs.ErrNotExist):
+			return syscall.ENOENT
+		}
 		return syscall.EIO
 	}
 	if deadLease(ce) {
 		return syscall.ESTALE
+	}
+	if ce.Status == 0 && errors.Is(err, context.Canceled) {
+		return syscall.EINTR
 	}
 	switch ce.Code {
 	case "NoSuchKey", "NoSuchBucket", "NoSuchVersion", "NoSuchUpload", "NotFound":

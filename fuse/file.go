@@ -229,8 +229,9 @@ func (f *fileNode) openContent(ctx context.Context) (*content, error) {
 	c.Key = key
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.e != nil && f.e.VersionID == c.VersionID {
-		f.content = c
+	if f.e != nil && f.staged == nil && (f.e.VersionID == c.VersionID || f.e.VersionID == "") {
+		e := c.entry
+		f.e, f.content, f.seen = &e, c, time.Now()
 	}
 	return c, nil
 }
@@ -417,8 +418,20 @@ func (f *fileNode) unlink() {
 	}
 }
 
-// rekey moves a file that exists only here; the caller holds m.ns.
-func (f *fileNode) rekey(key string) { f.key = key }
+// rekey gives the file a new key: a file only this mount knows, or one
+// whose directory the gateway renamed (so its version there is new and
+// unknown until the next stat). The caller holds m.ns.
+func (f *fileNode) rekey(key string) {
+	f.key = key
+	f.mu.Lock()
+	if f.e != nil {
+		e := *f.e
+		e.Key, e.VersionID = key, ""
+		f.e = &e
+	}
+	f.content = nil
+	f.mu.Unlock()
+}
 
 // renamed notes that the gateway moved the file to key, as a new
 // version vid with the same bytes; the caller holds m.ns.

@@ -41,6 +41,9 @@ type Options struct {
 	DataDir string
 	// Domains enables virtual-host style for these domains.
 	Domains []string
+	// Addr is the listening address (default 127.0.0.1:0); a test that
+	// restarts a gateway gives the old one's address to keep its clients.
+	Addr string
 	// Log receives the server's logs; nil discards them unless
 	// NAS_TEST_LOG is set.
 	Log *slog.Logger
@@ -55,6 +58,9 @@ func Start(t testing.TB, opts ...Options) *Server {
 	}
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
+	}
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -77,7 +83,7 @@ func Start(t testing.TB, opts ...Options) *Server {
 	handler := g.Handler()
 	g.Start()
 	go func() {
-		s.done <- gateway.Serve(ctx, handler, gateway.ServeOptions{Addr: "127.0.0.1:0", Ready: func(a net.Addr) { ready <- a }}, o.Log)
+		s.done <- gateway.Serve(ctx, handler, gateway.ServeOptions{Addr: o.Addr, Ready: func(a net.Addr) { ready <- a }}, o.Log)
 	}()
 	select {
 	case a := <-ready:
