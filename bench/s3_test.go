@@ -55,7 +55,6 @@ func BenchmarkPut(b *testing.B) {
 				if _, err := cl.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bench")}); err != nil {
 					b.Fatal(err)
 				}
-				data := randomBytes(size)
 				var n atomic.Int64
 				b.SetBytes(int64(size))
 				b.SetParallelism(conc)
@@ -63,8 +62,9 @@ func BenchmarkPut(b *testing.B) {
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
 						i := n.Add(1)
-						// Vary the first bytes so every object is new content.
-						d := append([]byte(fmt.Sprintf("%016d", i)), data[16:]...)
+						// New content in every chunk: varying only the first
+						// bytes would let the chunk store deduplicate the rest.
+						d := DefaultContent().Bytes(uint64(i), int64(size))
 						_, err := cl.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bench"), Key: aws.String(fmt.Sprintf("k%d", i)), Body: bytes.NewReader(d)})
 						if err != nil {
 							b.Error(err)
@@ -118,7 +118,10 @@ func BenchmarkPutVsFile(b *testing.B) {
 			b.SetBytes(int64(size))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				copy(data, fmt.Sprintf("%016d", i))
+				b.StopTimer()
+				// New content in every chunk (see Content), outside the timing.
+				data = DefaultContent().Bytes(uint64(i), int64(size))
+				b.StartTimer()
 				start := time.Now()
 				_, err := cl.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bench"), Key: aws.String(fmt.Sprintf("k%d", i)), Body: bytes.NewReader(data)})
 				if err != nil {

@@ -1,0 +1,171 @@
+package cas
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	chunkers "github.com/PlakarKorp/go-cdc-chunkers"
+
+	"github.com/agentnas/nas/kv"
+)
+
+// Microbenchmarks of the chunk store's hot paths, comparable with
+// benchstat:
+//
+//	go test -run '^$' -bench . -count 10 ./cas > new.txt
+//	benchstat old.txt new.txt
+
+func benchBytes(seed uint64, n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.NewChaCha8([32]byte{byte(seed)}).Read(b)
+	return b
+}
+
+// BenchmarkChunker splits 64 MiB with the store's content-defined chunking
+// parameters and nothing else (no hashing, no copying out).
+func BenchmarkChunker(b *testing.B) {
+	data := benchBytes(1, 64<<20)
+	scan := make([]byte, 4*ChunkMax)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	chunks := 0
+	for b.Loop() {
+		ch, err := chunkers.NewChunkerBuffer(cdcAlgo, bytes.NewReader(data), &chunkers.ChunkerOpts{
+			MinSize: ChunkMin, NormalSize: ChunkNormal, MaxSize: ChunkMax}, scan)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			c, err := ch.Next()
+			if len(c) > 0 {
+				chunks++
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(data))/(float64(chunks)/float64(b.N))/(1<<10), "KiB/chunk")
+}
+
+// BenchmarkSum hashes one chunk with BLAKE3 (the chunk name).
+func BenchmarkSum(b *testing.B) {
+	for _, n := range []int{4 << 10, 64 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("size=%d", n), func(b *testing.B) {
+			data := benchBytes(2, n)
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = Sum(data)
+			}
+		})
+	}
+}
+
+func benchStore(b *testing.B) (*Store, kv.DB) {
+	b.Helper()
+	dir := b.TempDir()
+	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	s, err := Open(filepath.Join(dir, "chunks"), db, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s, db
+}
+
+// BenchmarkIngest chunks, hashes and stores 16 MiB: new data (written to a
+// segment in the page cache; Sync is left out, so the disk is not
+// measured), and data the store already holds (hashing and index lookups
+// only).
+func BenchmarkIngest(b *testing.B) {
+	ctx := context.Background()
+	for _, dup := range []bool{false, true} {
+		name := "new"
+		if dup {
+			name = "duplicate"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, db := benchStore(b)
+			data := benchBytes(3, 16<<20)
+			if dup {
+				u := s.NewUpload()
+				if _, _, err := u.Ingest(ctx, bytes.NewReader(data)); err != nil {
+					b.Fatal(err)
+				}
+				if err := u.Sync(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if err := db.Update(ctx, u.Record); err != nil {
+					b.Fatal(err)
+				}
+				u.Close()
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if !dup {
+					// New content every time: change a byte in every 64 KiB.
+					for off := 0; off < len(data); off += 64 << 10 {
+						data[off] = byte(i)
+						data[off+1] = byte(i >> 8)
+					}
+					i++
+				}
+				u := s.NewUpload()
+				if _, _, err := u.Ingest(ctx, bytes.NewReader(data)); err != nil {
+					b.Fatal(err)
+				}
+				u.Close() // unrecorded: the segment is removed again
+			}
+		})
+	}
+}
+
+// BenchmarkRead reads a stored 4 MiB chunk whole (verifying its hash) and
+// a 64 KiB range of it (no verification), from the page cache.
+func BenchmarkRead(b *testing.B) {
+	ctx := context.Background()
+	s, db := benchStore(b)
+	u := s.NewUpload()
+	data := benchBytes(4, ChunkMax)
+	ref, err := u.Put(ctx, data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := u.Sync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Update(ctx, u.Record); err != nil {
+		b.Fatal(err)
+	}
+	u.Close()
+	for _, tc := range []struct {
+		name   string
+		off, n int64
+	}{{"whole", 0, int64(ref.Size)}, {"range-64KiB", 1 << 20, 64 << 10}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(tc.n)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.Read(ctx, io.Discard, ref.Hash, tc.off, tc.n); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
