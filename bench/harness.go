@@ -74,6 +74,9 @@ type TargetSpec struct {
 	URL    string
 	Region string
 	Creds  aws.Credentials
+	// PID, for an endpoint served from this machine, is its server
+	// process, whose resident set the memory workload then samples.
+	PID int
 }
 
 // ParseTarget reads a --target value: "nas", "gofakes3", or NAME=URL

@@ -143,16 +143,24 @@ func runMemory(ctx context.Context, e *Env) ([]*Result, error) {
 	size := e.Profile.MemorySize
 	var rows []Row
 	for _, s := range e.Specs {
-		if s.Kind == KindEndpoint {
-			rows = append(rows, Row{Subject: s.Name, Skipped: "the resident set is read from /proc for a server process the harness starts"})
+		var (
+			row Row
+			err error
+		)
+		switch {
+		case s.Kind == KindEndpoint && s.PID > 0:
+			e.Logf("  memory: %s (pid %d), %s in and out", s.Name, s.PID, FormatSize(size))
+			row, err = measureEndpointMemory(ctx, e, s, size)
+		case s.Kind == KindEndpoint:
+			rows = append(rows, Row{Subject: s.Name, Skipped: "give the endpoint's server process (--target-pid NAME=PID) to sample its resident set"})
 			continue
-		}
-		if e.Spawn == nil {
+		case e.Spawn == nil:
 			rows = append(rows, Row{Subject: s.Name, Skipped: "no way to start a server process here (Env.Spawn is unset)"})
 			continue
+		default:
+			e.Logf("  memory: %s, %s in and out", s.Name, FormatSize(size))
+			row, err = measureChildMemory(ctx, e, s, size)
 		}
-		e.Logf("  memory: %s, %s in and out", s.Name, FormatSize(size))
-		row, err := measureMemory(ctx, e, s, size)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -165,7 +173,9 @@ func runMemory(ctx context.Context, e *Env) ([]*Result, error) {
 		Notes: []string{"Peak VmRSS of the server process, sampled every 20 ms; one run."}}}, nil
 }
 
-func measureMemory(ctx context.Context, e *Env, s TargetSpec, size int64) (Row, error) {
+// measureChildMemory starts the target as a separate process and measures
+// it.
+func measureChildMemory(ctx context.Context, e *Env, s TargetSpec, size int64) (Row, error) {
 	dir, err := e.TempDir("memory-" + s.Name)
 	if err != nil {
 		return Row{}, err
@@ -181,18 +191,39 @@ func measureMemory(ctx context.Context, e *Env, s TargetSpec, size int64) (Row, 
 	if err := cl.CreateBucket(ctx, "memory"); err != nil {
 		return Row{}, err
 	}
-	pid := child.Cmd.Process.Pid
+	return measureMemory(ctx, s.Name, cl, "memory", child.Cmd.Process.Pid, size)
+}
+
+// measureEndpointMemory measures an endpoint whose server process the
+// caller named.
+func measureEndpointMemory(ctx context.Context, e *Env, s TargetSpec, size int64) (Row, error) {
+	t, err := e.StartTarget(ctx, s)
+	if err != nil {
+		return Row{}, err
+	}
+	defer t.Close()
+	bucket, err := t.Bucket(ctx, "memory")
+	if err != nil {
+		return Row{}, err
+	}
+	if RSS(s.PID) == 0 {
+		return Row{}, fmt.Errorf("no resident set for pid %d (is it running on this machine?)", s.PID)
+	}
+	return measureMemory(ctx, s.Name, t.Client, bucket, s.PID, size)
+}
+
+func measureMemory(ctx context.Context, name string, cl *Client, bucket string, pid int, size int64) (Row, error) {
 	idle := RSS(pid)
 	smp := SampleRSS(pid, 20*time.Millisecond)
 	start := time.Now()
-	err = cl.Put(ctx, "memory", "big", DefaultContent().Reader(42, size), size)
+	err := cl.Put(ctx, bucket, "big", DefaultContent().Reader(42, size), size)
 	putPeak, putTime := smp.Stop(), time.Since(start)
 	if err != nil {
 		return Row{}, err
 	}
 	smp = SampleRSS(pid, 20*time.Millisecond)
 	start = time.Now()
-	n, err := cl.Get(ctx, "memory", "big")
+	n, err := cl.Get(ctx, bucket, "big")
 	getPeak, getTime := smp.Stop(), time.Since(start)
 	if err == nil && n != size {
 		err = errors.New("short GET")
@@ -202,7 +233,7 @@ func measureMemory(ctx context.Context, e *Env, s TargetSpec, size int64) (Row, 
 	}
 	mib := func(v int64) float64 { return float64(v) / (1 << 20) }
 	rate := func(d time.Duration) float64 { return float64(size) / (1 << 20) / d.Seconds() }
-	return Row{Subject: s.Name, Metrics: []Metric{
+	return Row{Subject: name, Metrics: []Metric{
 		{Name: "peak RSS", Unit: "MiB", Value: mib(max(putPeak, getPeak)), Better: Lower},
 		{Name: "idle", Unit: "MiB", Value: mib(idle), Better: Lower},
 		{Name: "during PUT", Unit: "MiB", Value: mib(putPeak), Better: Lower},

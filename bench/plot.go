@@ -41,6 +41,7 @@ func drawCurve(c *Curve, file string) error {
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
 	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(8)
 	p.Add(plotter.NewGrid())
 	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for i, s := range c.Series {
@@ -76,6 +77,9 @@ func drawCurve(c *Curve, file string) error {
 	// Explicit ranges: a log axis cannot take gonum's default padding of a
 	// single value (±1), and a little room keeps points off the frame.
 	p.X.Min, p.X.Max = xmin/1.5, xmax*1.5
-	p.Y.Min, p.Y.Max = ymin/2, ymax*2
+	// Whole decades on Y, so every axis shows at least two labelled ticks,
+	// and room above the data for the legend.
+	p.Y.Min = 0.99 * math.Pow(10, math.Floor(math.Log10(ymin))) // 0.99: LogTicks truncates log10(0.1) to 0
+	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(ymax*math.Pow(2, float64(1+len(c.Series))))))
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, file)
 }

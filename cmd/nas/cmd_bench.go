@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -23,6 +24,7 @@ import (
 type benchOptions struct {
 	workloads   []string
 	targets     []string
+	targetPIDs  []string
 	quick, full bool
 	out         []string
 	plots       string
@@ -75,7 +77,7 @@ JSON, anything else Markdown) and --plots DIR draws the scaling curves as
 PNG.`,
 		Example: `  nas bench --quick
   nas bench --full --out bench/RESULTS-full.md --out results.json --plots bench/plots
-  nas bench --workloads put,get --target gofakes3 --target minio=http://127.0.0.1:9100
+  nas bench --workloads put,get --target gofakes3 --target minio=http://127.0.0.1:9100 --target-pid minio=$(pgrep -x minio)
   nas bench --workloads put --sizes 4KiB --concurrency 1,64 --duration 5s --reps 3`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -86,6 +88,7 @@ PNG.`,
 	f := cmd.Flags()
 	f.StringSliceVar(&o.workloads, "workloads", nil, "workloads to run, comma-separated (default all; see --list)")
 	f.StringArrayVar(&o.targets, "target", nil, "target: nas, gofakes3 or NAME=URL (repeatable)")
+	f.StringArrayVar(&o.targetPIDs, "target-pid", nil, "NAME=PID: the server process of endpoint NAME on this machine, for the memory workload (repeatable)")
 	f.BoolVar(&o.quick, "quick", false, "quick mode: a sanity check in about a minute (the default)")
 	f.BoolVar(&o.full, "full", false, "full mode: every size and concurrency, for the record")
 	f.StringArrayVar(&o.out, "out", nil, "write the report here: FILE.json as JSON, any other name as Markdown (repeatable)")
@@ -302,6 +305,15 @@ func (o benchOptions) targetSpecs() ([]bench.TargetSpec, error) {
 			s.Creds, s.Region = c.creds, o.region
 		}
 		specs = append(specs, s)
+	}
+	for _, v := range o.targetPIDs {
+		name, p, _ := strings.Cut(v, "=")
+		pid, err := strconv.Atoi(p)
+		i := slices.IndexFunc(specs, func(s bench.TargetSpec) bool { return s.Name == name })
+		if err != nil || pid <= 0 || i < 0 || specs[i].Kind != bench.KindEndpoint {
+			return nil, usagef("--target-pid %q: want NAME=PID for an endpoint given with --target", v)
+		}
+		specs[i].PID = pid
 	}
 	return specs, nil
 }
