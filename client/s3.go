@@ -1,11 +1,16 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/xml"
 	"fmt"
 	"hash/crc32"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -134,13 +139,11 @@ func (c *Client) Put(ctx context.Context, o Object, body io.ReaderAt, size int64
 	h := branchHeader(o)
 	opt.header(h)
 	if opt.Checksum {
-		sum := crc32.New(crc32.MakeTable(crc32.Castagnoli))
-		if _, err := io.Copy(sum, io.NewSectionReader(body, 0, size)); err != nil {
+		sum, err := crc32c(io.NewSectionReader(body, 0, size))
+		if err != nil {
 			return Info{}, fmt.Errorf("put %s: checksum the body: %w", o, err)
 		}
-		var b [4]byte
-		binary.BigEndian.PutUint32(b[:], sum.Sum32())
-		h.Set("x-amz-checksum-crc32c", base64.StdEncoding.EncodeToString(b[:]))
+		h.Set("x-amz-checksum-crc32c", sum)
 	}
 	var info Info
 	r := request{method: http.MethodPut, url: c.objectURL(o, nil), header: h, payload: unsigned, retry: true,
@@ -212,4 +215,117 @@ func EscapeKey(key string) string {
 		b.WriteByte(hexd[ch&15])
 	}
 	return b.String()
+}
+
+// Upload is a multipart upload in progress.
+type Upload struct {
+	Object Object
+	ID     string
+}
+
+// Part is one uploaded part of a multipart upload.
+type Part struct {
+	Number int
+	ETag   string
+}
+
+// CreateUpload starts a multipart upload of o with the stored headers of
+// opt.
+func (c *Client) CreateUpload(ctx context.Context, o Object, opt PutOptions) (*Upload, error) {
+	h := branchHeader(o)
+	opt.header(h)
+	var id string
+	r := request{method: http.MethodPost, url: c.objectURL(o, url.Values{"uploads": {""}}), header: h, payload: unsigned, retry: true}
+	err := c.do(ctx, r, func(resp *http.Response) error {
+		var doc struct {
+			UploadID string `xml:"UploadId"`
+		}
+		if err := xml.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&doc); err != nil {
+			return fmt.Errorf("create upload of %s: %w", o, err)
+		}
+		id = doc.UploadID
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Upload{Object: o, ID: id}, nil
+}
+
+// UploadPart stores size bytes of body (read from offset 0 on every
+// attempt) as part n, with its CRC32C for the gateway to verify.
+func (c *Client) UploadPart(ctx context.Context, u *Upload, n int, body io.ReaderAt, size int64) (Part, error) {
+	h := branchHeader(u.Object)
+	sum, err := crc32c(io.NewSectionReader(body, 0, size))
+	if err != nil {
+		return Part{}, fmt.Errorf("part %d of %s: %w", n, u.Object, err)
+	}
+	h.Set("x-amz-checksum-crc32c", sum)
+	q := url.Values{"partNumber": {strconv.Itoa(n)}, "uploadId": {u.ID}}
+	var p Part
+	r := request{method: http.MethodPut, url: c.objectURL(u.Object, q), header: h, payload: unsigned, retry: true,
+		body: func() io.Reader { return io.NewSectionReader(body, 0, size) }, size: size}
+	err = c.do(ctx, r, func(resp *http.Response) error {
+		p = Part{Number: n, ETag: resp.Header.Get("ETag")}
+		return nil
+	})
+	return p, err
+}
+
+// CompleteUpload assembles the parts into the object's new version.
+func (c *Client) CompleteUpload(ctx context.Context, u *Upload, parts []Part) (Info, error) {
+	var b strings.Builder
+	b.WriteString("<CompleteMultipartUpload>")
+	for _, p := range parts {
+		fmt.Fprintf(&b, "<Part><PartNumber>%d</PartNumber><ETag>%s</ETag></Part>", p.Number, html.EscapeString(p.ETag))
+	}
+	b.WriteString("</CompleteMultipartUpload>")
+	body := []byte(b.String())
+	sum := sha256.Sum256(body)
+	var info Info
+	r := request{method: http.MethodPost, url: c.objectURL(u.Object, url.Values{"uploadId": {u.ID}}), header: branchHeader(u.Object),
+		payload: hex.EncodeToString(sum[:]), body: func() io.Reader { return bytes.NewReader(body) }, size: int64(len(body))}
+	// Not retried: a second completion of an upload that the first one
+	// finished answers NoSuchUpload. The caller falls back to a PUT.
+	err := c.do(ctx, r, func(resp *http.Response) error {
+		info = infoOf(resp.Header)
+		// A completion can fail after its 200 has started: the error is in
+		// the body.
+		data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if err != nil {
+			return err
+		}
+		var doc struct {
+			XMLName xml.Name
+			ETag    string `xml:"ETag"`
+			Code    string `xml:"Code"`
+			Message string `xml:"Message"`
+		}
+		if err := xml.Unmarshal(data, &doc); err != nil {
+			return fmt.Errorf("complete upload of %s: %w", u.Object, err)
+		}
+		if doc.XMLName.Local == "Error" {
+			return &Error{Op: "POST " + u.Object.String(), Status: resp.StatusCode, Code: doc.Code, Message: doc.Message}
+		}
+		info.ETag = strings.Trim(doc.ETag, `"`)
+		return nil
+	})
+	return info, err
+}
+
+// AbortUpload drops an upload and its parts.
+func (c *Client) AbortUpload(ctx context.Context, u *Upload) error {
+	r := request{method: http.MethodDelete, url: c.objectURL(u.Object, url.Values{"uploadId": {u.ID}}), header: branchHeader(u.Object), payload: unsigned, retry: true}
+	return c.do(ctx, r, nil)
+}
+
+// crc32c returns the base64 CRC32C of r, as S3 checksum headers carry it.
+func crc32c(r io.Reader) (string, error) {
+	sum := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	if _, err := io.Copy(sum, r); err != nil {
+		return "", err
+	}
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], sum.Sum32())
+	return base64.StdEncoding.EncodeToString(b[:]), nil
 }

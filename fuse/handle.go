@@ -84,6 +84,9 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	if h.flags&syscall.O_ACCMODE == syscall.O_RDONLY {
 		return 0, syscall.EBADF
 	}
+	f.m.ns.RLock() // not under st.mu: renames take ns, then st.mu (flush)
+	key := f.key
+	f.m.ns.RUnlock()
 	for {
 		st, err := f.stage()
 		if err != nil {
@@ -99,6 +102,9 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 			return 0, syscall.EDQUOT
 		}
 		err = st.write(data, off)
+		if err == nil && st.streamable() && f.m.opts.Stream {
+			f.feedStream(st, key)
+		}
 		st.mu.Unlock()
 		if err != nil {
 			return 0, f.m.fail(err)
@@ -108,6 +114,23 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		f.mu.Unlock()
 		return uint32(len(data)), 0
 	}
+}
+
+// feedStream sends the full parts of a file written at its end while it
+// is being written; the caller holds st.mu. A rename before close makes
+// upload notice that key is stale and send the file whole.
+func (f *fileNode) feedStream(st *staged, key string) {
+	size := st.size.Load()
+	if st.stream == nil {
+		if size < streamPart {
+			return
+		}
+		f.mu.Lock()
+		opt := client.PutOptions{ContentType: f.contentType, Meta: f.metaLocked()}
+		f.mu.Unlock()
+		st.stream = newStream(f.m, key, opt)
+	}
+	st.stream.grow(st.f, size)
 }
 
 // writeLeft is the lease's remaining write budget (-1: none applies).

@@ -83,6 +83,21 @@ func (e *env) get(c *client.Client, branch, key string) ([]byte, error) {
 	return out, err
 }
 
+// head returns what a one-byte GET says of an object (ETag, version).
+func (e *env) head(t testing.TB, branch, key string) client.Info {
+	t.Helper()
+	var info client.Info
+	err := e.owner.Get(context.Background(), client.Object{Repo: e.repo, Branch: branch, Key: key}, "", 0, 1, func(r io.Reader, i client.Info) error {
+		info = i
+		_, err := io.Copy(io.Discard, r)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("head %s: %v", key, err)
+	}
+	return info
+}
+
 func (e *env) commit(t testing.TB, branch string) {
 	t.Helper()
 	err := e.owner.Call(context.Background(), "commit/create", map[string]any{"repo": e.repo, "branch": branch, "message": "seed"}, nil)
@@ -103,6 +118,7 @@ type mountOpts struct {
 	readOnly bool
 	cacheDir string // default: a fresh one
 	commit   time.Duration
+	noStream bool // send files whole at close, never while written
 }
 
 // mount mounts a branch at a fresh directory and unmounts it when the
@@ -126,7 +142,7 @@ func (e *env) mount(t testing.TB, o mountOpts) (string, *fuse.Mount) {
 		t.Fatal(err)
 	}
 	m, err := fuse.New(context.Background(), dir, fuse.Options{Client: o.c, Repo: e.repo, Branch: o.branch, ReadOnly: o.readOnly,
-		CacheDir: o.cacheDir, CommitAfter: o.commit, TTL: 200 * time.Millisecond})
+		CacheDir: o.cacheDir, CommitAfter: o.commit, TTL: 200 * time.Millisecond, Stream: !o.noStream})
 	if err != nil {
 		t.Fatalf("mount: %v", err)
 	}

@@ -46,6 +46,9 @@ type Options struct {
 	Log *slog.Logger
 	// Debug logs every FUSE request.
 	Debug bool
+	// Stream sends a new file written at its end to the gateway while it
+	// is written (a multipart upload), so close waits only for its tail.
+	Stream bool
 }
 
 // Mount is a mounted branch.

@@ -142,6 +142,60 @@ func TestPOSIX(t *testing.T) {
 				t.Fatal("mount: the bytes differ")
 			}
 		}},
+		{"a large file written at its end streams while it is written", func(t *testing.T, dir, key string) {
+			data := pattern(11, 40<<20+123)
+			p := filepath.Join(dir, "streamed")
+			f, err := os.Create(p)
+			must(t, err)
+			for off := 0; off < len(data); off += 1 << 20 {
+				_, err := f.Write(data[off:min(off+1<<20, len(data))])
+				must(t, err)
+			}
+			mt := time.Now()
+			must(t, f.Close())
+			if got := s3(t, key+"/streamed"); !bytes.Equal(got, data) {
+				t.Fatal("S3: the streamed bytes differ")
+			}
+			inf := e.head(t, "dev", key+"/streamed")
+			if !strings.HasSuffix(inf.ETag, "-3") {
+				t.Fatalf("ETag %q: not sent as a 3-part stream", inf.ETag)
+			}
+			time.Sleep(300 * time.Millisecond)
+			st, err := os.Stat(p)
+			must(t, err)
+			if d := st.ModTime().Sub(mt); d > time.Second || d < -time.Second {
+				t.Fatalf("mtime %v, written at %v", st.ModTime(), mt)
+			}
+			// A write that is not at the end ends the stream; the file is sent whole.
+			q := filepath.Join(dir, "patched")
+			g, err := os.Create(q)
+			must(t, err)
+			_, err = g.Write(data[:20<<20])
+			must(t, err)
+			_, err = g.WriteAt([]byte("HEAD"), 0)
+			must(t, err)
+			_, err = g.Write(data[20<<20:])
+			must(t, err)
+			must(t, g.Close())
+			want := append([]byte("HEAD"), data[4:]...)
+			if got := s3(t, key+"/patched"); !bytes.Equal(got, want) {
+				t.Fatal("S3: the patched bytes differ")
+			}
+			// Renamed before its first close: it lands at the new name only.
+			r := filepath.Join(dir, "renamed.tmp")
+			h, err := os.Create(r)
+			must(t, err)
+			_, err = h.Write(data[:20<<20])
+			must(t, err)
+			must(t, os.Rename(r, filepath.Join(dir, "renamed")))
+			_, err = h.Write(data[20<<20 : 30<<20])
+			must(t, err)
+			must(t, h.Close())
+			if got := s3(t, key+"/renamed"); !bytes.Equal(got, data[:30<<20]) {
+				t.Fatal("S3: the renamed stream differs")
+			}
+			s3Missing(t, key+"/renamed.tmp")
+		}},
 		{"rename a file, also over another", func(t *testing.T, dir, key string) {
 			a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 			writeFile(t, a, []byte("A"))

@@ -30,6 +30,10 @@ type staged struct {
 	base     *content // the version edited (nil: none)
 	baseSize int64    // [0, baseSize) outside extents is base's
 	closed   bool     // uploaded or dropped: writers must start over
+	// seq says every write so far went to the end of an empty start; such
+	// a file streams to the gateway while it is written (stream).
+	seq    bool
+	stream *stream
 
 	size atomic.Int64 // the file's size
 }
@@ -40,7 +44,7 @@ func (m *Mount) newStaged(base *content) (*staged, error) {
 	if err != nil {
 		return nil, fmt.Errorf("staging area: %w", err)
 	}
-	st := &staged{f: f, base: base}
+	st := &staged{f: f, base: base, seq: true}
 	if base != nil {
 		st.baseSize = base.Size
 		st.size.Store(base.Size)
@@ -50,6 +54,7 @@ func (m *Mount) newStaged(base *content) (*staged, error) {
 
 // close drops the local file; the caller holds mu or owns st alone.
 func (st *staged) close() {
+	st.endStream()
 	st.closed = true
 	st.f.Close()
 	os.Remove(st.f.Name())
@@ -67,12 +72,28 @@ func (st *staged) dirtyBytes() int64 {
 	return n
 }
 
+// endStream stops streaming (a write that is not an append, a
+// truncation): the file will be sent whole at close.
+func (st *staged) endStream() {
+	st.seq = false
+	if st.stream != nil {
+		st.stream.abort()
+		st.stream = nil
+	}
+}
+
+// streamable reports whether the file is a new one written at its end.
+func (st *staged) streamable() bool { return st.seq && st.baseSize == 0 }
+
 // write stores p at off; the caller holds mu.
 func (st *staged) write(p []byte, off int64) error {
+	size := st.size.Load()
+	if off != size {
+		st.endStream()
+	}
 	if _, err := st.f.WriteAt(p, off); err != nil {
 		return fmt.Errorf("staging area: %w", err)
 	}
-	size := st.size.Load()
 	if off > size {
 		st.addExtent(size, off-size) // the gap reads as zeros
 	}
@@ -86,6 +107,9 @@ func (st *staged) write(p []byte, off int64) error {
 // truncate sets the size; the caller holds mu.
 func (st *staged) truncate(n int64) error {
 	size := st.size.Load()
+	if n != 0 || st.stream != nil {
+		st.endStream()
+	}
 	if n < size {
 		if err := st.f.Truncate(n); err != nil {
 			return fmt.Errorf("staging area: %w", err)
@@ -195,6 +219,16 @@ func (st *staged) plan() []piece {
 // is still the base's first). The caller holds st.mu.
 func (m *Mount) upload(ctx context.Context, key string, st *staged, ct string, meta map[string]string) (*entry, error) {
 	size := st.size.Load()
+	if s := st.stream; s != nil {
+		st.stream = nil
+		if s.key == key {
+			if e, ok := m.finishStream(ctx, s, st, size, ct, meta); ok {
+				return e, nil
+			}
+		} else {
+			s.abort() // renamed before its first upload: send it whole
+		}
+	}
 	if st.base != nil && st.baseSize > 0 {
 		pieces := st.plan()
 		if st.dirtyBytes() <= maxComposeBytes && len(pieces) <= maxComposePieces {
@@ -221,6 +255,21 @@ func (m *Mount) upload(ctx context.Context, key string, st *staged, ct string, m
 	}
 	m.noteBudget(inf)
 	return &entry{Key: key, Size: size, ETag: inf.ETag, VersionID: inf.VersionID, ModTime: time.Now(), ContentType: ct, Meta: meta}, nil
+}
+
+// finishStream completes a streamed upload, then sets the metadata a
+// multipart upload could not know when it started (the final mtime).
+func (m *Mount) finishStream(ctx context.Context, s *stream, st *staged, size int64, ct string, meta map[string]string) (*entry, bool) {
+	inf, ok := s.finish(ctx, st.f, size)
+	if !ok {
+		return nil, false
+	}
+	set, err := m.r.c.SetMeta(ctx, m.r.obj(s.key), inf.VersionID, client.PutOptions{ContentType: ct, Meta: meta})
+	if err != nil {
+		m.log.Debug("setting the metadata of a streamed upload", "key", s.key, "err", err)
+		return nil, false // sent whole instead: nothing is lost but time
+	}
+	return &entry{Key: s.key, Size: size, ETag: inf.ETag, VersionID: set.VersionID, ModTime: time.Now(), ContentType: ct, Meta: meta}, true
 }
 
 // fill copies the base's pieces into the local file, so it holds the

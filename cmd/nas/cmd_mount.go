@@ -91,7 +91,7 @@ func runMount(ctx context.Context, dir string, o mountOpts) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	m, err := fuse.New(ctx, dir, fuse.Options{Client: c, Repo: repo, Branch: br, ReadOnly: o.readOnly, CacheDir: o.cacheDir,
-		CacheLimit: limit, CommitAfter: commitAfter, TTL: o.ttl, Log: log, Debug: o.debug})
+		CacheLimit: limit, CommitAfter: commitAfter, TTL: o.ttl, Log: log, Debug: o.debug, Stream: true})
 	if err != nil {
 		return err
 	}
