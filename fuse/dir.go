@@ -216,6 +216,12 @@ func (d *dirNode) childFor(ctx context.Context, name string, in info, out *gofus
 	d.m.ns.RLock()
 	key := d.childKey(name)
 	d.m.ns.RUnlock()
+	if in.kind == syscall.S_IFREG && in.e == nil && d.GetChild(name) == nil {
+		// A name this mount created and no longer holds: ask the gateway.
+		if r, err := d.resolve(ctx, name); err == nil && r.kind != 0 {
+			in = r
+		}
+	}
 	if ch := d.GetChild(name); ch != nil && ch.StableAttr().Mode == in.kind {
 		switch n := ch.Operations().(type) {
 		case *dirNode:
@@ -549,6 +555,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	f.fillAttr(&out.Attr)
 	d.setTimeouts(out)
 	ch := d.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG})
+	// Listed as present-but-unknown until its upload says what it is.
 	d.noteName(name, info{kind: syscall.S_IFREG})
 	h := &handle{f: f, flags: flags}
 	f.opened()
@@ -650,6 +657,16 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	if err != nil {
 		return m.fail(err)
 	}
+	// What a successful rename replaces must never upload over it later.
+	done := false
+	defer func(replaced *fs.Inode) {
+		if !done || replaced == nil || replaced == ch {
+			return
+		}
+		if f, ok := replaced.Operations().(*fileNode); ok {
+			f.unlink()
+		}
+	}(np.GetChild(newName))
 	if target.kind != 0 && flags&noReplace != 0 {
 		return syscall.EEXIST
 	}
@@ -704,7 +721,14 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 			}
 			n.renamed(to, vid)
 		}
-		np.noteName(newName, info{kind: syscall.S_IFREG})
+		n.mu.Lock()
+		moved := n.e
+		n.mu.Unlock()
+		if moved != nil && !n.localOnly() {
+			np.noteName(newName, fileInfo(moved))
+		} else {
+			np.forgetNames()
+		}
 	case *linkNode:
 		if target.kind == syscall.S_IFDIR {
 			return syscall.EISDIR
@@ -721,6 +745,7 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	d.noteName(name, info{})
 	m.changedNow()
 	d.keepImplicit(ctx)
+	done = true
 	return 0
 }
 

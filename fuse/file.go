@@ -403,17 +403,28 @@ func (f *fileNode) stage() (*staged, error) {
 	return st, nil
 }
 
-// unlink marks the file removed: its unsaved changes are never uploaded.
+// unlink marks the file removed: its unsaved changes are never uploaded
+// (an open handle keeps reading and writing them locally).
 func (f *fileNode) unlink() {
 	f.mu.Lock()
 	f.unlinked = true
 	st := f.staged
-	if f.opens == 0 {
+	open := f.opens > 0
+	if !open {
 		f.staged = nil
 	}
 	f.mu.Unlock()
-	if st != nil && f.openCount() == 0 {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	if open {
+		st.endStream()
+	} else {
 		st.close()
+	}
+	st.mu.Unlock()
+	if !open {
 		f.m.markClean(f)
 	}
 }

@@ -102,7 +102,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 			return 0, syscall.EDQUOT
 		}
 		err = st.write(data, off)
-		if err == nil && st.streamable() && f.m.opts.Stream {
+		if err == nil && st.streamable() && f.m.opts.Stream && !f.isUnlinked() {
 			f.feedStream(st, key)
 		}
 		st.mu.Unlock()

@@ -358,6 +358,11 @@ func (f *fileNode) flush(ctx context.Context) error {
 	st.close()
 	m.markClean(f)
 	m.changedNow()
+	if name, parent := f.Parent(); parent != nil {
+		if d, ok := parent.Operations().(*dirNode); ok {
+			d.noteName(name, fileInfo(e))
+		}
+	}
 	return nil
 }
 
