@@ -227,6 +227,21 @@ func TestPOSIX(t *testing.T) {
 			}
 			s3Missing(t, key+"/open.tmp")
 		}},
+		{"rename over a file still being written", func(t *testing.T, dir, key string) {
+			w, err := os.Create(filepath.Join(dir, "target"))
+			must(t, err)
+			_, err = w.WriteString("pending, never to be seen")
+			must(t, err)
+			writeFile(t, filepath.Join(dir, "src"), []byte("the renamed one"))
+			must(t, os.Rename(filepath.Join(dir, "src"), filepath.Join(dir, "target")))
+			must(t, w.Close())
+			if got := s3(t, key+"/target"); string(got) != "the renamed one" {
+				t.Fatalf("S3: %q", got)
+			}
+			if got := readFile(t, filepath.Join(dir, "target")); string(got) != "the renamed one" {
+				t.Fatalf("mount: %q", got)
+			}
+		}},
 		{"rename a directory with its contents", func(t *testing.T, dir, key string) {
 			must(t, os.MkdirAll(filepath.Join(dir, "d1/sub"), 0o755))
 			writeFile(t, filepath.Join(dir, "d1/x"), []byte("x"))
