@@ -270,7 +270,19 @@ func (h *Handler) leaseGet(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	r := h.leases.Remaining(ctx, l)
-	return map[string]any{"lease": LeaseJSON{Lease: l}, "remaining": r}, nil
+	return map[string]any{"lease": LeaseJSON{Lease: l}, "remaining": remainingJSON(r)}, nil
+}
+
+// RemainingJSON is what a lease may still consume (-1: no limit), with the
+// names of the budgets it is checked against (lease.Budgets).
+type RemainingJSON struct {
+	BytesRead    int64 `json:"bytes_read"`
+	BytesWritten int64 `json:"bytes_written"`
+	Requests     int64 `json:"requests"`
+}
+
+func remainingJSON(r lease.Remaining) RemainingJSON {
+	return RemainingJSON{BytesRead: r.BytesRead, BytesWritten: r.BytesWritten, Requests: r.Requests}
 }
 
 func (h *Handler) leaseList(ctx context.Context, c *call) (any, error) {

@@ -196,7 +196,7 @@ func (h *Handler) objectReads(ctx context.Context, c *call) (any, error) {
 				h.onRead(ctx, l, a.Repo, br, a.Key, e, r.Offset, r.Length)
 			}
 		}
-		return map[string]any{"charged": total, "remaining": h.leases.Remaining(ctx, l)}, nil
+		return map[string]any{"charged": total, "remaining": remainingJSON(h.leases.Remaining(ctx, l))}, nil
 	}
 	return map[string]any{"charged": total}, nil
 }
