@@ -62,7 +62,9 @@ func (s *Store) chain(ctx context.Context, l *Lease) ([]*Lease, error) {
 
 // Remaining is what is left of each budget; -1 means unlimited.
 type Remaining struct {
-	BytesRead, BytesWritten, Requests int64
+	BytesRead    int64 `json:"bytes_read"`
+	BytesWritten int64 `json:"bytes_written"`
+	Requests     int64 `json:"requests"`
 }
 
 func left(limit, used int64) int64 {
