@@ -379,16 +379,19 @@ func (h *Handler) objectRename(ctx context.Context, c *call) (any, error) {
 		}
 		return map[string]any{"renamed": 1, "atomic": true, "version_id": e.VersionID}, nil
 	}
-	// For a directory, keys outside a lease's view stay where they are.
+	// For a directory, keys outside a lease's view stay where they are;
+	// a visible key whose new name the lease may not write stops the
+	// rename (before the batch holding it moves), so nothing is moved to
+	// a hidden name or silently left behind.
 	res, err := h.b.RenamePrefix(ctx, a.Repo, br, a.From, a.To, func(from, to string) error {
-		if err := check(from, to); err != nil {
+		if err := h.authorize(ctx, c, lease.Read, a.Repo, br, from); err != nil {
 			var e *Error
 			if errors.As(err, &e) && e.Code == "NotFound" {
 				return branch.ErrNoSuchKey
 			}
 			return err
 		}
-		return nil
+		return check(from, to)
 	})
 	if err != nil {
 		return nil, err
