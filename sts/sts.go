@@ -104,6 +104,9 @@ func (h *Handler) mapError(err error) *stsError {
 		return fail(400, "ValidationError", "%v", err)
 	case errors.Is(err, lease.ErrNotFound), errors.Is(err, branch.ErrNotFound):
 		return fail(403, "AccessDenied", "not authorized to perform sts:AssumeRole: %v", err)
+	case errors.Is(err, sigv4.ErrUnknownKey), errors.Is(err, sigv4.ErrInvalidToken):
+		// The caller's own credentials failed (they also wrap the lease's
+		// state): the S3 edge's authentication answer applies.
 	case errors.Is(err, lease.ErrRevoked), errors.Is(err, lease.ErrExpired):
 		return fail(400, "ExpiredToken", "%v", err)
 	}
