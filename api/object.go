@@ -125,7 +125,7 @@ func (h *Handler) entryAt(ctx context.Context, repo, br, key, vid string) (*mani
 // objectStat returns an object's entry and chunk map; for a lease it is an
 // open, recorded in the run's read manifest.
 func (h *Handler) objectStat(ctx context.Context, c *call) (any, error) {
-	var a objectArgs
+	var a statArgs
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
@@ -152,7 +152,47 @@ func (h *Handler) objectStat(ctx context.Context, c *call) (any, error) {
 	if c.lease != nil && h.onRead != nil {
 		h.onRead(ctx, c.lease, a.Repo, br, a.Key, e, 0, 0)
 	}
-	return map[string]any{"object": st}, nil
+	out := map[string]any{"object": st}
+	if err := h.inline(ctx, c, a, br, e, content.Chunks, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// statArgs are object/stat's arguments: an object, and the size up to
+// which its bytes come inline in the answer (saving a small file's GET).
+type statArgs struct {
+	objectArgs
+	InlineMax int64 `json:"inline_max"`
+}
+
+// maxInline bounds the bytes object/stat returns inline.
+const maxInline = 256 << 10
+
+// inline adds the object's bytes to a stat answer (field "data", base64)
+// when it is at most a.InlineMax bytes. For a lease they are a read like
+// a GET's: charged to the budget and recorded; a budget that does not
+// cover them leaves them out (the client's GET then answers the quota).
+func (h *Handler) inline(ctx context.Context, c *call, a statArgs, br string, e *manifest.Entry, refs []cas.Ref, out map[string]any) error {
+	if a.InlineMax <= 0 || e.Size > min(a.InlineMax, maxInline) {
+		return nil
+	}
+	var buf bytes.Buffer
+	for _, r := range refs {
+		if err := h.b.Chunks().Read(ctx, &buf, r.Hash, 0, int64(r.Size)); err != nil {
+			return err
+		}
+	}
+	if l := c.lease; l != nil {
+		if v := h.leases.ReserveRead(ctx, l, e.Size); v.Decision != lease.Allow {
+			return nil
+		}
+		if h.onRead != nil && e.Size > 0 {
+			h.onRead(ctx, l, a.Repo, br, a.Key, e, 0, e.Size)
+		}
+	}
+	out["data"] = base64.StdEncoding.EncodeToString(buf.Bytes())
+	return nil
 }
 
 // objectReads tells the gateway that a client read ranges of an object

@@ -78,4 +78,40 @@ func TestObjectOperations(t *testing.T) {
 	lc.fails("object/rename", map[string]any{"repo": "files", "from": "new/f001", "to": "moved2.bin"}, 404, "NotFound")
 	lc.ok("object/reads", map[string]any{"repo": "files", "key": "new/f001", "ranges": []map[string]any{{"offset": 0, "length": 1}}})
 	lc.fails("object/reads", map[string]any{"repo": "files", "key": "new/f002", "ranges": []map[string]any{{"offset": 0, "length": 1}}}, 403, "QuotaExceeded")
+	// Inline bytes are a read, charged like a GET's: with the budget spent
+	// the stat answers without them.
+	if st := lc.ok("object/stat", map[string]any{"repo": "files", "key": "new/f001", "inline_max": 1024}); st["data"] != nil {
+		t.Fatalf("inline bytes beyond the budget: %v", st["data"])
+	}
+
+	// The owner (and a lease with budget) gets a small object's bytes with
+	// its chunk map; a larger one, or no inline_max, answers without.
+	st = c.ok("object/stat", map[string]any{"repo": "files", "key": "new/f001", "inline_max": 1024})
+	want, _ = io.ReadAll(getBody(t, cl, "files", "new/f001"))
+	if d, _ := base64.StdEncoding.DecodeString(st["data"].(string)); string(d) != string(want) {
+		t.Fatalf("inline data %q, want %q", d, want)
+	}
+	if st := c.ok("object/stat", map[string]any{"repo": "files", "key": "moved.bin", "inline_max": 1024}); st["data"] != nil {
+		t.Fatal("inline bytes above inline_max")
+	}
+	lr2 := c.ok("lease/create", map[string]any{"repo": "files", "role": "fs", "branch": "main", "paths": []string{"new/**"}, "actions": []string{"read"},
+		"budgets": map[string]any{"bytes_read": 100}})["lease"].(map[string]any)
+	lc2 := &client{t: t, srv: c.srv, creds: aws.Credentials{AccessKeyID: lr2["access_key_id"].(string), SecretAccessKey: lr2["secret_access_key"].(string), SessionToken: lr2["session_token"].(string)}}
+	if st := lc2.ok("object/stat", map[string]any{"repo": "files", "key": "new/f001", "inline_max": 1024}); st["data"] == nil {
+		t.Fatal("a lease with budget got no inline bytes")
+	}
+	left := lc2.ok("lease/get", map[string]any{})["remaining"].(map[string]any)["bytes_read"].(float64)
+	if left != float64(100-len(want)) {
+		t.Fatalf("remaining bytes_read %v after an inline read of %d bytes", left, len(want))
+	}
+}
+
+func getBody(t *testing.T, cl *s3.Client, bucket, key string) io.Reader {
+	t.Helper()
+	out, err := cl.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Body.Close() })
+	return out.Body
 }

@@ -56,7 +56,7 @@ func (h *Handler) SetSources(r *source.Registry) {
 // (fetched from its source if it is not yet) so the answer carries a chunk
 // map like any other object's. It authorizes and records as object/stat.
 func (h *Handler) lazyStat(ctx context.Context, c *call, m *source.Materializer) (any, error) {
-	var a objectArgs
+	var a statArgs
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
@@ -83,7 +83,11 @@ func (h *Handler) lazyStat(ctx context.Context, c *call, m *source.Materializer)
 	if c.lease != nil && h.onRead != nil {
 		h.onRead(ctx, c.lease, a.Repo, br, a.Key, e, 0, 0)
 	}
-	return map[string]any{"object": st}, nil
+	out := map[string]any{"object": st}
+	if err := h.inline(ctx, c, a, br, e, refs, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // lazyError translates a failure to materialise for a reader of the
