@@ -1,0 +1,500 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	nasclient "github.com/agentnas/nas/client"
+	"github.com/agentnas/nas/fuse"
+)
+
+// The FUSE workloads: the same file-system work through `nas mount` of a
+// branch of the in-process gateway and in a local directory on the same
+// disk, side by side in one run. The mount is the owner's; a lease's mount
+// adds one authorization call to the gateway per read.
+
+func init() {
+	Register(Workload{Name: "mount-seq", Doc: "FUSE: sequential write and read of one large file vs a local directory", Run: runMountSeq})
+	Register(Workload{Name: "mount-small", Doc: "FUSE: create, read and delete many 4 KiB files vs a local directory", Run: runMountSmall})
+	Register(Workload{Name: "mount-ls", Doc: "FUSE: ls -l of a directory of many entries vs a local directory", Run: runMountLs})
+	Register(Workload{Name: "mount-git", Doc: "FUSE: git status in a tree of many files vs a local directory", Run: runMountGit})
+}
+
+// mountSizes are the sizes of the FUSE workloads in each mode.
+type mountSizes struct {
+	seq   int64 // bytes of the sequential file
+	small int   // 4 KiB files
+	ls    int   // entries listed
+	git   int   // files in the git tree
+}
+
+func sizesFor(mode string) mountSizes {
+	switch mode {
+	case "tiny":
+		return mountSizes{seq: 8 << 20, small: 50, ls: 300, git: 100}
+	case "quick":
+		return mountSizes{seq: 256 << 20, small: 1000, ls: 10000, git: 1000}
+	}
+	return mountSizes{seq: 1 << 30, small: 10000, ls: 100000, git: 10000}
+}
+
+// juiceFSMark is the mark to beat on this machine (issue 5), for the notes.
+const juiceFSMark = "JuiceFS v1.4.1 (badger metadata) on this machine, for reference (not measured in this run): " +
+	"~350-500 MiB/s sequential write, ~900-1000 MiB/s read, ~1,960 creates/s and ~2,600 reads/s of 4 KiB files."
+
+// canMount says why this machine cannot mount ("" when it can).
+func canMount() string {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return "no /dev/fuse"
+	}
+	if os.Geteuid() != 0 {
+		if _, err := exec.LookPath("fusermount3"); err != nil {
+			return "not root and no fusermount3"
+		}
+	}
+	return ""
+}
+
+// mounted is a branch of a fresh gateway mounted for a workload.
+type mounted struct {
+	t     *Target
+	m     *fuse.Mount
+	dir   string
+	cache string
+	repo  string
+}
+
+// mountFresh starts a fresh reference gateway, makes repository repo
+// (filled by fill, if set, before mounting) and mounts its main branch.
+func mountFresh(ctx context.Context, e *Env, repo string, fill func(*Target) error, c *nasclient.Client) (*mounted, error) {
+	t, err := e.StartReference(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mt := &mounted{t: t, repo: repo}
+	fail := func(err error) (*mounted, error) {
+		mt.close()
+		return nil, err
+	}
+	if fill != nil {
+		if err := fill(t); err != nil {
+			return fail(err)
+		}
+	} else if err := t.Client.Control(ctx, "repo/create", map[string]any{"repo": repo, "protected": false}, nil); err != nil {
+		return fail(err)
+	}
+	if mt.dir, err = e.TempDir("mnt"); err != nil {
+		return fail(err)
+	}
+	if mt.cache, err = e.TempDir("chunk-cache"); err != nil {
+		return fail(err)
+	}
+	if c == nil {
+		c = nasclient.New(nasclient.Config{Endpoint: t.Endpoint, Credentials: t.Creds})
+	}
+	mt.m, err = fuse.New(ctx, mt.dir, fuse.Options{Client: c, Repo: repo, Branch: "main", CacheDir: mt.cache,
+		CommitAfter: -1, Stream: true, Log: e.Log})
+	if err != nil {
+		return fail(err)
+	}
+	return mt, nil
+}
+
+func (mt *mounted) close() {
+	if mt.m != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		mt.m.Unmount(ctx)
+		cancel()
+	}
+	if mt.t != nil {
+		mt.t.Close()
+		os.RemoveAll(mt.t.DataDir)
+	}
+}
+
+// writeFile writes size bytes of content stamp to p in 1 MiB writes, with
+// an fsync before close when sync is set.
+func writeFile(p string, c *Content, stamp uint64, size int64, sync bool) error {
+	f, err := os.Create(p)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 1<<20)
+	r := c.Reader(stamp, size)
+	if _, err := io.CopyBuffer(onlyWriter{f}, r, buf); err != nil {
+		f.Close()
+		return err
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// readFile reads p whole and returns its size.
+func readFile(p string) (int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return io.CopyBuffer(io.Discard, onlyReader{f}, make([]byte, 1<<20))
+}
+
+func runMountSeq(ctx context.Context, e *Env) ([]*Result, error) {
+	sz := sizesFor(e.Profile.Mode)
+	name := fmt.Sprintf("%d MiB", sz.seq>>20)
+	skip := canMount()
+	var mt *mounted
+	if skip == "" {
+		var err error
+		if mt, err = mountFresh(ctx, e, "seq", nil, nil); err != nil {
+			return nil, err
+		}
+		defer mt.close()
+	}
+	local, err := e.TempDir("local-seq")
+	if err != nil {
+		return nil, err
+	}
+	content := DefaultContent()
+	mountPath := func(rep int) string { return filepath.Join(mt.dir, fmt.Sprintf("seq-%d", rep)) }
+	localPath := func(rep int) string { return filepath.Join(local, fmt.Sprintf("seq-%d", rep)) }
+	writes := []Subject{
+		{Name: "nas mount", Skip: skip, Note: "close returns once the gateway has the file (durable)",
+			Measure: func(ctx context.Context, rep int) (Sample, error) {
+				return Once(ctx, sz.seq, func(context.Context) error { return writeFile(mountPath(rep), content, uint64(rep), sz.seq, false) })
+			}},
+		{Name: "local dir", Baseline: true, Note: "write, fsync, close",
+			Measure: func(ctx context.Context, rep int) (Sample, error) {
+				return Once(ctx, sz.seq, func(context.Context) error { return writeFile(localPath(rep), content, uint64(rep), sz.seq, true) })
+			}},
+	}
+	wrows, err := Compare(ctx, e.Profile.Reps, writes, ByThroughput)
+	if err != nil {
+		return nil, err
+	}
+	cold := func(rep int) error {
+		if mt == nil {
+			return nil
+		}
+		// Nothing local: an empty chunk cache, the gateway's files out of
+		// the page cache.
+		if err := os.RemoveAll(filepath.Join(mt.cache, "chunks")); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(mt.cache, "chunks"), 0o700); err != nil {
+			return err
+		}
+		_, err := EvictDir(mt.t.DataDir, e.DropCaches)
+		return err
+	}
+	readMount := func(evict bool) func(ctx context.Context, rep int) (Sample, error) {
+		return func(ctx context.Context, rep int) (Sample, error) {
+			if evict {
+				if err := cold(rep); err != nil {
+					return Sample{}, err
+				}
+			}
+			return Once(ctx, sz.seq, func(context.Context) error {
+				n, err := readFile(mountPath(0))
+				if err == nil && n != sz.seq {
+					err = fmt.Errorf("read %d bytes of %d", n, sz.seq)
+				}
+				return err
+			})
+		}
+	}
+	readLocal := func(evict bool) func(ctx context.Context, rep int) (Sample, error) {
+		return func(ctx context.Context, rep int) (Sample, error) {
+			if evict {
+				if _, err := EvictDir(local, e.DropCaches); err != nil {
+					return Sample{}, err
+				}
+			}
+			return Once(ctx, sz.seq, func(context.Context) error { _, err := readFile(localPath(0)); return err })
+		}
+	}
+	coldRows, err := Compare(ctx, e.Profile.Reps, []Subject{
+		{Name: "nas mount", Skip: skip, Note: "empty chunk cache, gateway's data out of the page cache", Measure: readMount(true)},
+		{Name: "local dir", Baseline: true, Note: "out of the page cache", Measure: readLocal(true)},
+	}, ByThroughput)
+	if err != nil {
+		return nil, err
+	}
+	warmRows, err := Compare(ctx, e.Profile.Reps, []Subject{
+		{Name: "nas mount", Skip: skip, Note: "chunks in the host's chunk cache (the kernel's page cache is dropped at every open)", Measure: readMount(false)},
+		{Name: "local dir", Baseline: true, Note: "in the page cache", Measure: readLocal(false)},
+	}, ByThroughput)
+	if err != nil {
+		return nil, err
+	}
+	notes := []string{juiceFSMark}
+	return []*Result{
+		{Case: "write " + name, Reference: "nas mount", Rows: wrows, Notes: notes},
+		{Case: "read " + name + ", cold", Reference: "nas mount", Rows: coldRows},
+		{Case: "read " + name + ", chunk cache", Reference: "nas mount", Rows: warmRows},
+	}, nil
+}
+
+// smallPhase runs one phase of mount-small over n files, one at a time
+// (as a shell loop or an untar does).
+func smallPhase(ctx context.Context, n int, fn func(i int) error) (Sample, error) {
+	s := Sample{Ops: n, Bytes: int64(n) * 4096, Latency: make([]time.Duration, 0, n)}
+	begin := time.Now()
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return Sample{}, err
+		}
+		t0 := time.Now()
+		if err := fn(i); err != nil {
+			return Sample{}, err
+		}
+		s.Latency = append(s.Latency, time.Since(t0))
+	}
+	s.Elapsed = time.Since(begin)
+	return s, nil
+}
+
+func runMountSmall(ctx context.Context, e *Env) ([]*Result, error) {
+	sz := sizesFor(e.Profile.Mode)
+	skip := canMount()
+	var mt *mounted
+	if skip == "" {
+		var err error
+		if mt, err = mountFresh(ctx, e, "small", nil, nil); err != nil {
+			return nil, err
+		}
+		defer mt.close()
+	}
+	local, err := e.TempDir("local-small")
+	if err != nil {
+		return nil, err
+	}
+	content := DefaultContent()
+	type tree struct {
+		name, root string
+		sync       bool
+		skip, note string
+	}
+	trees := []tree{{name: "local dir", root: local}, {name: "local dir, fsync each", root: local, sync: true,
+		note: "each file fsynced before close, as the mount's close is durable"}}
+	if mt != nil {
+		trees = append([]tree{{name: "nas mount", root: mt.dir, note: "close returns once the gateway has the file"}}, trees...)
+	} else {
+		trees = append([]tree{{name: "nas mount", skip: skip}}, trees...)
+	}
+	dirOf := func(t tree, rep int) string {
+		return filepath.Join(t.root, fmt.Sprintf("small-%s-%d", map[bool]string{true: "s", false: "p"}[t.sync], rep))
+	}
+	phase := func(what string, fn func(t tree, rep int) func(i int) error) ([]Row, error) {
+		var subjects []Subject
+		for _, t := range trees {
+			subjects = append(subjects, Subject{Name: t.name, Skip: t.skip, Note: t.note, Baseline: t.name != "nas mount",
+				Measure: func(ctx context.Context, rep int) (Sample, error) {
+					if what == "create" {
+						if err := os.MkdirAll(dirOf(t, rep), 0o755); err != nil {
+							return Sample{}, err
+						}
+					}
+					return smallPhase(ctx, sz.small, fn(t, rep))
+				}})
+		}
+		return Compare(ctx, e.Profile.Reps, subjects, ByRate)
+	}
+	file := func(t tree, rep, i int) string { return filepath.Join(dirOf(t, rep), fmt.Sprintf("f%06d", i)) }
+	created, err := phase("create", func(t tree, rep int) func(int) error {
+		return func(i int) error { return writeFile(file(t, rep, i), content, uint64(rep<<32|i), 4096, t.sync) }
+	})
+	if err != nil {
+		return nil, err
+	}
+	read, err := phase("read", func(t tree, rep int) func(int) error {
+		return func(i int) error {
+			n, err := readFile(file(t, rep, i))
+			if err == nil && n != 4096 {
+				err = fmt.Errorf("read %d bytes of 4096", n)
+			}
+			return err
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	deleted, err := phase("delete", func(t tree, rep int) func(int) error {
+		return func(i int) error { return os.Remove(file(t, rep, i)) }
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := fmt.Sprintf("%d files of 4 KiB", sz.small)
+	return []*Result{
+		{Case: "create " + n, Reference: "nas mount", Rows: created, Notes: []string{juiceFSMark}},
+		{Case: "read " + n, Reference: "nas mount", Rows: read},
+		{Case: "delete " + n, Reference: "nas mount", Rows: deleted},
+	}, nil
+}
+
+// lsDir lists dir with `ls -l` (every entry stat'ed), output discarded.
+func lsDir(ctx context.Context, dir string) error {
+	cmd := exec.CommandContext(ctx, "ls", "-l", "--color=never", dir)
+	cmd.Stdout = io.Discard
+	var stderr limitedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("ls -l %s: %w: %s", dir, err, stderr.String())
+	}
+	return nil
+}
+
+// limitedBuffer keeps the first 4 KiB written to it.
+type limitedBuffer struct{ b []byte }
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := 4096 - len(l.b); room > 0 {
+		l.b = append(l.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (l *limitedBuffer) String() string { return string(l.b) }
+
+func runMountLs(ctx context.Context, e *Env) ([]*Result, error) {
+	sz := sizesFor(e.Profile.Mode)
+	skip := canMount()
+	var mt *mounted
+	if skip == "" {
+		// The entries go in by the branch service's bulk import (their
+		// bytes are never read by ls): filling through 100,000 PUTs would
+		// measure the PUTs.
+		fill := func(t *Target) error { return loadRepo(ctx, t.Gateway.Branches, "listing", sz.ls) }
+		var err error
+		if mt, err = mountFresh(ctx, e, "listing", fill, nil); err != nil {
+			return nil, err
+		}
+		defer mt.close()
+	}
+	local, err := e.TempDir("local-ls")
+	if err != nil {
+		return nil, err
+	}
+	ldir := filepath.Join(local, "data")
+	if err := os.MkdirAll(ldir, 0o755); err != nil {
+		return nil, err
+	}
+	for i := 0; i < sz.ls; i++ {
+		f, err := os.Create(filepath.Join(local, curveKey(i)))
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+	}
+	rows, err := Compare(ctx, e.Profile.Reps, []Subject{
+		{Name: "nas mount", Skip: skip, Note: "each run lists from the gateway (names trusted 1 s)",
+			Measure: func(ctx context.Context, rep int) (Sample, error) {
+				time.Sleep(1100 * time.Millisecond) // past the TTL: a real listing every time
+				return Once(ctx, 0, func(ctx context.Context) error { return lsDir(ctx, filepath.Join(mt.dir, "data")) })
+			}},
+		{Name: "local dir", Baseline: true, Note: "dentries and inodes in memory",
+			Measure: func(ctx context.Context, rep int) (Sample, error) {
+				return Once(ctx, 0, func(ctx context.Context) error { return lsDir(ctx, ldir) })
+			}},
+	}, ByTime)
+	if err != nil {
+		return nil, err
+	}
+	return []*Result{{Case: fmt.Sprintf("ls -l of %d entries", sz.ls), Reference: "nas mount", Rows: rows}}, nil
+}
+
+// gitTree writes n small files in n/100+1 directories under dir and
+// commits them in a new git repository there.
+func gitTree(ctx context.Context, dir string, n int, content *Content) error {
+	for i := 0; i < n; i++ {
+		d := filepath.Join(dir, fmt.Sprintf("pkg%03d", i/100))
+		if i%100 == 0 {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("file%05d.go", i)), content.Bytes(uint64(i), 512), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "tree"}} {
+		if err := gitIn(ctx, dir, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func gitIn(ctx context.Context, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@example.com",
+		"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@example.com", "GIT_CONFIG_NOSYSTEM=1")
+	var out limitedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("git %v in %s: %w: %s", args, dir, err, out.String())
+	}
+	return nil
+}
+
+func runMountGit(ctx context.Context, e *Env) ([]*Result, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, errors.New("git is not installed")
+	}
+	sz := sizesFor(e.Profile.Mode)
+	content := DefaultContent()
+	local, err := e.TempDir("local-git")
+	if err != nil {
+		return nil, err
+	}
+	if err := gitTree(ctx, local, sz.git, content); err != nil {
+		return nil, err
+	}
+	skip := canMount()
+	var mt *mounted
+	if skip == "" {
+		if mt, err = mountFresh(ctx, e, "git", nil, nil); err != nil {
+			return nil, err
+		}
+		defer mt.close()
+		// The same tree goes in through the mount (cp -a), as a checkout
+		// into a sandbox would: git's index then matches what it sees.
+		cmd := exec.CommandContext(ctx, "cp", "-a", local+"/.", mt.dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("copy the tree into the mount: %w: %s", err, out)
+		}
+		if err := gitIn(ctx, mt.dir, "status", "--porcelain"); err != nil { // refreshes the index once
+			return nil, err
+		}
+	}
+	status := func(dir string) func(ctx context.Context, rep int) (Sample, error) {
+		return func(ctx context.Context, rep int) (Sample, error) {
+			return Once(ctx, 0, func(ctx context.Context) error { return gitIn(ctx, dir, "status", "--porcelain") })
+		}
+	}
+	var mdir string
+	if mt != nil {
+		mdir = mt.dir
+	}
+	rows, err := Compare(ctx, e.Profile.Reps, []Subject{
+		{Name: "nas mount", Skip: skip, Note: "attributes trusted 1 s; git stats every file", Measure: status(mdir)},
+		{Name: "local dir", Baseline: true, Measure: status(local)},
+	}, ByTime)
+	if err != nil {
+		return nil, err
+	}
+	return []*Result{{Case: fmt.Sprintf("git status, %d files", sz.git), Reference: "nas mount", Rows: rows}}, nil
+}
