@@ -181,6 +181,7 @@ type NullHandler struct {
 // NewNullHandler returns an empty NullHandler.
 func NewNullHandler() *NullHandler { return &NullHandler{sizes: map[string]int64{}} }
 
+// ServeHTTP answers PUT, GET, HEAD and DELETE of any path.
 func (h *NullHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Path
 	isObject := strings.Count(strings.Trim(key, "/"), "/") >= 1
@@ -236,6 +237,7 @@ type Eviction struct {
 	Total    int64  // bytes of the evicted files
 }
 
+// String says how the cache was emptied and how much stayed resident.
 func (e Eviction) String() string {
 	if e.Total == 0 {
 		return e.Method

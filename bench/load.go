@@ -30,6 +30,9 @@ type Load struct {
 	// MinOps keeps a Duration-bound run going until this many operations
 	// are measured, so a slow subject still yields percentiles.
 	MinOps int
+	// WarmupOp, when set, replaces the Op during warm-up (a small PUT that
+	// opens the connection, instead of another 64 MiB object on disk).
+	WarmupOp Op
 }
 
 // Sample is one measured run of a Load.
@@ -91,8 +94,12 @@ func (l Load) Run(ctx context.Context, op Op) (Sample, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			warm := op
+			if l.WarmupOp != nil {
+				warm = l.WarmupOp
+			}
 			for i := 0; i < l.Warmup; i++ {
-				if _, err := op(ctx, w, int(seq.Add(1)-1)); err != nil {
+				if _, err := warm(ctx, w, int(seq.Add(1)-1)); err != nil {
 					fail(fmt.Errorf("warm-up: %w", err))
 					break
 				}

@@ -115,7 +115,10 @@ func StartChild(ctx context.Context, spawn Spawner, kind, dir string) (*Child, e
 		}
 		select {
 		case err := <-ch.done:
-			return nil, fmt.Errorf("%s server exited before listening: %v", kind, err)
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
+			return nil, fmt.Errorf("%s server exited before listening: %w", kind, err)
 		case <-ctx.Done():
 			ch.Stop()
 			return nil, ctx.Err()

@@ -28,6 +28,11 @@ type Profile struct {
 	// not fill the disk: a run does at most max(concurrency, RunBytes/size)
 	// operations.
 	RunBytes int64
+	// CaseBytes bounds what one subject writes in one case over all its
+	// runs (every run writes new objects, and our gateway reclaims space
+	// only through garbage collection): cases whose runs would write more
+	// run fewer times, but at least twice.
+	CaseBytes int64
 	// MaxOps, when positive, replaces that bound: every measured run of a
 	// Load does at most MaxOps operations.
 	MaxOps int
@@ -78,12 +83,12 @@ type Profile struct {
 	HashBytes int64
 }
 
-// Profiles by mode.
+// ProfileFor returns the profile of mode "tiny", "quick" or "full".
 func ProfileFor(mode string) (Profile, error) {
 	switch mode {
 	case "tiny":
 		return Profile{
-			Mode: "tiny", Reps: 2, Duration: 50 * time.Millisecond, Warmup: 1, RunBytes: 2 << 20,
+			Mode: "tiny", Reps: 2, Duration: 50 * time.Millisecond, Warmup: 1, RunBytes: 2 << 20, CaseBytes: 64 << 20,
 			Cases:           []Case{{4 << 10, 1}, {4 << 10, 4}, {1 << 20, 2}},
 			HeadConcurrency: 2, ColdSize: 1 << 20, ColdObjects: 2,
 			ListKeys: 200, ListDirs: 10, DeleteObjects: 20,
@@ -93,7 +98,7 @@ func ProfileFor(mode string) (Profile, error) {
 		}, nil
 	case "quick":
 		return Profile{
-			Mode: "quick", Reps: 2, Duration: 150 * time.Millisecond, Warmup: 1, RunBytes: 128 << 20,
+			Mode: "quick", Reps: 2, Duration: 150 * time.Millisecond, Warmup: 1, RunBytes: 128 << 20, CaseBytes: 1 << 30,
 			Cases: []Case{
 				{4 << 10, 1}, {4 << 10, 8}, {4 << 10, 32},
 				{1 << 20, 1}, {1 << 20, 8},
@@ -113,7 +118,7 @@ func ProfileFor(mode string) (Profile, error) {
 			}
 		}
 		return Profile{
-			Mode: "full", Reps: 5, Duration: 2 * time.Second, Warmup: 2, RunBytes: 1 << 30,
+			Mode: "full", Reps: 5, Duration: 2 * time.Second, Warmup: 2, RunBytes: 1 << 30, CaseBytes: 4 << 30,
 			Cases:           cases,
 			HeadConcurrency: 8, ColdSize: 64 << 20, ColdObjects: 4,
 			ListKeys: 100000, ListDirs: 100, DeleteObjects: 2000,
@@ -124,6 +129,15 @@ func ProfileFor(mode string) (Profile, error) {
 		}, nil
 	}
 	return Profile{}, fmt.Errorf("bench: unknown mode %q (tiny, quick or full)", mode)
+}
+
+// repsFor is how many runs a case gets whose runs each write up to
+// runBytes.
+func (p Profile) repsFor(runBytes int64) int {
+	if p.CaseBytes <= 0 || runBytes <= 0 {
+		return p.Reps
+	}
+	return min(p.Reps, max(2, int(p.CaseBytes/runBytes)))
 }
 
 // opsFor is the cap on measured operations of one run for objects of size

@@ -188,6 +188,10 @@ func runMultipart(ctx context.Context, e *Env) ([]*Result, error) {
 				return err
 			})
 			written[t.Name] = append(written[t.Name], float64(d))
+			if err == nil {
+				// Untimed: stores that do not deduplicate free the space again.
+				err = t.Client.Delete(ctx, bucket, key)
+			}
 			return smp, err
 		}})
 	}
