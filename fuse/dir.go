@@ -129,6 +129,9 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *gofuse.EntryOut)
 			f.fillEntry(out)
 			return ch, 0
 		}
+		if d.m.stale.Load() && d.knownEntry(ch, out) {
+			return ch, 0
+		}
 	}
 	in, ok := d.cachedName(name)
 	if !ok {
@@ -141,6 +144,25 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *gofuse.EntryOut)
 		return nil, syscall.ENOENT
 	}
 	return d.childFor(ctx, name, in, out), 0
+}
+
+// knownEntry fills out from what the mount knows of ch. Once the lease has
+// ended, a name the mount knows resolves from memory, so a change to it is
+// EROFS like on any read-only mount rather than ESTALE from the gateway;
+// its contents stay unreadable (ESTALE).
+func (d *dirNode) knownEntry(ch *fs.Inode, out *gofuse.EntryOut) bool {
+	switch n := ch.Operations().(type) {
+	case *dirNode:
+		n.fillAttr(&out.Attr)
+	case *fileNode:
+		n.fillAttr(&out.Attr)
+	case *linkNode:
+		n.fillAttr(&out.Attr)
+	default:
+		return false
+	}
+	d.setTimeouts(out)
+	return true
 }
 
 // resolve asks the gateway what name is (kind 0: nothing).
@@ -297,6 +319,7 @@ type dirHandle struct {
 	more    bool     // more pages follow
 	started bool
 	extras  bool // the local names were appended
+	done    bool // the listing ended and was kept
 	seen    map[string]info
 	off     uint64
 	last    dirent
@@ -406,6 +429,13 @@ func (h *dirHandle) Readdirent(ctx context.Context) (*gofuse.DirEntry, syscall.E
 
 // finish keeps a complete listing for lookups within the TTL.
 func (h *dirHandle) finish() {
+	if h.done {
+		// Reading past the end again (getdents does) must not replace
+		// the kept listing with an empty one, which would make every
+		// name of the directory ENOENT for the TTL.
+		return
+	}
+	h.done = true
 	if h.seen == nil {
 		h.seen = map[string]info{}
 	}
@@ -544,6 +574,9 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	d.m.ns.RLock()
 	key := d.childKey(name)
 	d.m.ns.RUnlock()
+	if err := d.m.mayWrite(ctx, key); err != nil {
+		return nil, nil, 0, d.m.fail(err)
+	}
 	st, err := d.m.newStaged(nil)
 	if err != nil {
 		return nil, nil, 0, d.m.fail(err)
@@ -699,10 +732,14 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 		if !hasMarker {
 			// A directory that held nothing the gateway knows (a view
 			// directory, say) must still exist at its new name.
+			// When that marker is refused (a name outside the lease),
+			// the rename fails: nothing moved.
 			if empty, err := m.emptyDir(ctx, to+"/"); err == nil && empty {
-				if e, err := m.putMarker(ctx, to, 0o755, time.Now()); err == nil {
-					n.setMarker(info{kind: syscall.S_IFDIR, e: e, marker: true})
+				e, err := m.putMarker(ctx, to, 0o755, time.Now())
+				if err != nil {
+					return m.fail(err)
 				}
+				n.setMarker(info{kind: syscall.S_IFDIR, e: e, marker: true})
 			}
 		}
 		n.rekey(to)

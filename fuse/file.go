@@ -180,6 +180,12 @@ func (f *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		if err := f.m.writable(); err != nil {
 			return nil, 0, errno(err)
 		}
+		f.m.ns.RLock()
+		key := f.key
+		f.m.ns.RUnlock()
+		if err := f.m.mayWrite(ctx, key); err != nil {
+			return nil, 0, f.m.fail(err)
+		}
 	}
 	h := &handle{f: f, flags: flags}
 	if flags&syscall.O_TRUNC != 0 && write {
@@ -188,6 +194,15 @@ func (f *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		}
 	}
 	if acc != syscall.O_WRONLY {
+		if f.m.opts.Client.Temporary() {
+			// Every open of a lease is authorized and recorded by the
+			// gateway (object/stat), even of a file this mount has open.
+			f.mu.Lock()
+			if f.staged == nil && !f.local {
+				f.content = nil
+			}
+			f.mu.Unlock()
+		}
 		if _, err := f.openContent(ctx); err != nil {
 			return nil, 0, f.m.fail(err)
 		}

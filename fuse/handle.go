@@ -84,6 +84,11 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	if h.flags&syscall.O_ACCMODE == syscall.O_RDONLY {
 		return 0, syscall.EBADF
 	}
+	if left := f.m.writeLeft(); left >= 0 && int64(len(data)) > left {
+		// Refused before anything is staged: close must not upload an
+		// unchanged file as a new version.
+		return 0, syscall.EDQUOT
+	}
 	f.m.ns.RLock() // not under st.mu: renames take ns, then st.mu (flush)
 	key := f.key
 	f.m.ns.RUnlock()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentnas/nas/chunkcache"
 	"github.com/agentnas/nas/client"
+	"github.com/agentnas/nas/lease"
 )
 
 // Options configure a mount.
@@ -68,8 +69,9 @@ type Mount struct {
 	// (read), so no upload lands at a name a concurrent rename left.
 	ns sync.RWMutex
 
-	readOnly atomic.Bool // set by Options.ReadOnly or when the lease ends
-	stale    atomic.Bool // the lease ended: writes are EROFS, reads fail
+	readOnly  atomic.Bool // set by Options.ReadOnly or when the lease ends
+	stale     atomic.Bool // the lease ended: writes are EROFS, reads fail
+	staleTold atomic.Bool // a program was told ESTALE: changes are EROFS from now on
 
 	// mu guards dirty, changed, lease and leaseAt.
 	mu      sync.Mutex
@@ -94,6 +96,8 @@ type leaseInfo struct {
 	dirs map[string]bool
 	// remaining bytes the lease may still write (-1: unlimited).
 	writeLeft int64
+	// doc is the lease as the gateway states it (view, grants).
+	doc *lease.Lease
 }
 
 // New mounts opts.Repo@opts.Branch at dir and serves it until Unmount.
@@ -221,10 +225,21 @@ func (m *Mount) Settle(ctx context.Context) error {
 	return m.commitNow(ctx)
 }
 
-// writable refuses a change on a read-only or stale mount.
+// writable refuses a change on a read-only or stale mount: once the
+// lease has ended the first refusal says why (ESTALE), every later one
+// that the mount is now read-only (EROFS).
 func (m *Mount) writable() error {
+	m.mu.Lock()
+	expired := m.lease != nil && !time.Now().Before(m.lease.ExpiresAt)
+	m.mu.Unlock()
+	if expired {
+		m.goStale("the lease expired") // even before watchExpiry's timer fires
+	}
 	if m.stale.Load() {
-		return errStale
+		if !m.staleTold.Swap(true) {
+			return errStale
+		}
+		return errReadOnly
 	}
 	if m.readOnly.Load() {
 		return errReadOnly
@@ -239,10 +254,48 @@ func (m *Mount) fail(err error) syscall.Errno {
 		m.goStale("the gateway refused the lease: " + ce.Code)
 	}
 	e := errno(err)
-	if e == syscall.EIO {
+	switch e {
+	case syscall.EIO:
 		m.log.Warn("gateway call failed", "err", err)
+	case syscall.ESTALE:
+		m.staleTold.Store(true)
 	}
 	return e
+}
+
+// mayWrite refuses at once, with the errno the gateway would answer, a
+// change the lease does not allow on key (ENOENT outside its view, EACCES
+// without write), so that creat(2) and open(2) for writing fail then
+// rather than at close(2), after the program believed its writes were
+// taken. It only ever refuses, and only what the gateway's own lease
+// document says the gateway will refuse; the gateway still authorizes
+// every change. A refusal reads the lease again first (a grant may have
+// been added since).
+func (m *Mount) mayWrite(ctx context.Context, key string) error {
+	if !m.opts.Client.Temporary() {
+		return nil
+	}
+	for fresh := false; ; fresh = true {
+		m.mu.Lock()
+		li := m.lease
+		m.mu.Unlock()
+		if li == nil || li.doc == nil {
+			return nil
+		}
+		v := li.doc.Check(lease.Write, m.opts.Repo, m.opts.Branch, key, time.Now())
+		switch {
+		case v.Decision == lease.Allow:
+			return nil
+		case !fresh:
+			if err := m.refreshLease(ctx); err != nil {
+				return err
+			}
+		case v.Decision == lease.NotFound:
+			return syscall.ENOENT
+		default:
+			return syscall.EACCES
+		}
+	}
 }
 
 // goStale turns the mount read-only once the lease has ended.
@@ -288,31 +341,21 @@ func (m *Mount) refreshLease(ctx context.Context) error {
 		return err
 	}
 	var doc struct {
-		Lease struct {
-			ID        string    `json:"lease_id"`
-			ExpiresAt time.Time `json:"expires_at"`
-			View      []struct {
-				Path string `json:"path"`
-			} `json:"view"`
-			Grants []struct {
-				Path      string    `json:"path"`
-				ExpiresAt time.Time `json:"expires_at"`
-				Used      bool      `json:"used"`
-			} `json:"grants"`
-		} `json:"lease"`
+		Lease     lease.Lease `json:"lease"`
 		Remaining struct {
 			BytesWritten int64 `json:"bytes_written"`
 		} `json:"remaining"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return err
+		return fmt.Errorf("the gateway's lease document: %w", err)
 	}
-	li := &leaseInfo{raw: raw, ID: doc.Lease.ID, ExpiresAt: doc.Lease.ExpiresAt, dirs: map[string]bool{}, writeLeft: doc.Remaining.BytesWritten}
+	l := &doc.Lease
+	li := &leaseInfo{raw: raw, ID: l.ID, ExpiresAt: l.ExpiresAt, dirs: map[string]bool{}, writeLeft: doc.Remaining.BytesWritten, doc: l}
 	globs := []string{}
-	for _, r := range doc.Lease.View {
+	for _, r := range l.View {
 		globs = append(globs, r.Path)
 	}
-	for _, g := range doc.Lease.Grants {
+	for _, g := range l.Grants {
 		if !g.Used && time.Now().Before(g.ExpiresAt) {
 			globs = append(globs, g.Path)
 		}
