@@ -466,6 +466,22 @@ func TestLeaseReadOnly(t *testing.T) {
 		e.unchanged(t, br, before)
 	})
 
+	t.Run("lease with list only", func(t *testing.T) {
+		lc, br, _ := e.runLease(t, map[string]any{"actions": []string{"list"}})
+		mnt, _ := e.mount(t, mountOpts{c: lc, branch: br})
+		at := func(p string) string { return filepath.Join(mnt, p) }
+		if got := names(t, at("shared/launch")); !slices.Equal(got, []string{"empty", "notes.md", "sub", "to-salaries"}) {
+			t.Fatalf("listing: %v", got)
+		}
+		_, err := os.ReadFile(at("shared/launch/notes.md"))
+		wantErrno(t, err, syscall.EACCES)
+		_, err = os.Readlink(at("shared/launch/to-salaries"))
+		wantErrno(t, err, syscall.EACCES)
+		wantErrno(t, createErr(at("shared/launch/new.txt")), syscall.EACCES)
+		_, err = os.ReadFile(at("finance/salaries.txt"))
+		wantErrno(t, err, syscall.ENOENT)
+	})
+
 	t.Run("read-only mount", func(t *testing.T) {
 		lc, br, _ := e.runLease(t, nil)
 		mnt, _ := e.mount(t, mountOpts{c: lc, branch: br, readOnly: true})
@@ -527,6 +543,20 @@ func TestLeaseBudgets(t *testing.T) {
 		if r, _ := e.remaining(t, id2); r != budget-int64(len(data)) {
 			t.Fatalf("remaining bytes_read %d after reading %d cached bytes, want %d", r, len(data), budget-int64(len(data)))
 		}
+	})
+
+	t.Run("request budget", func(t *testing.T) {
+		lc, br, _ := e.runLease(t, map[string]any{"budgets": map[string]any{"requests": 40}})
+		mnt, _ := e.mount(t, mountOpts{c: lc, branch: br})
+		var err error
+		for i := 0; i < 200 && err == nil; i++ {
+			_, err = os.ReadFile(filepath.Join(mnt, "shared/launch/notes.md"))
+		}
+		wantErrno(t, err, syscall.EDQUOT)
+		// A spent budget is not an ended lease: changes are EDQUOT too,
+		// never EROFS.
+		wantErrno(t, os.Remove(filepath.Join(mnt, "shared/launch/notes.md")), syscall.EDQUOT)
+		e.ownerGet(t, br, "shared/launch/notes.md")
 	})
 
 	t.Run("write budget", func(t *testing.T) {
