@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"encoding/json"
-	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -21,5 +20,3 @@ func jsonLease(l map[string]any, endpoint string) ([]byte, error) {
 	m["endpoint"] = endpoint
 	return json.Marshal(m)
 }
-
-func readFile(path string) ([]byte, error) { return os.ReadFile(path) }

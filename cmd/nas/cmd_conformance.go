@@ -9,13 +9,18 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	gofuse "github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/cobra"
 
+	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/conformance"
+	"github.com/agentnas/nas/fuse"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/s3api"
 )
@@ -36,6 +41,11 @@ process on a temporary data directory, so the tamper half of L1.6 (altering
 a stored record and watching verification fail) runs too. With --endpoint
 they run against that gateway with the owner credentials given; they create
 a repository named conformance-<time> there and leave it behind.
+
+The mount parts of L0.5 and L1.3 mount run branches with FUSE (nas mount)
+in temporary directories, with the leases' credentials. On a host where
+FUSE mounts are not possible they are skipped, and the report says why
+(a declared deviation).
 
 The report (the specification's conformance.json) is printed and, with
 --out, written to a file. The exit status is 1 when a test without a
@@ -72,7 +82,10 @@ declared deviation fails, or with --strict when any test fails.`,
 // runConformance runs the suite against --endpoint, or against a gateway
 // of its own when none is given.
 func runConformance(ctx context.Context) (*conformance.Report, error) {
-	t := conformance.Target{Implementation: "agentnas", Version: version}
+	t := conformance.Target{Implementation: "agentnas", Version: version, Mount: conformanceMount}
+	if why := fuseUnavailable(); why != "" {
+		t.Mount, t.MountMissing = nil, why
+	}
 	if cf.endpoint != "" || os.Getenv("NAS_ENDPOINT") != "" {
 		c, err := newClient()
 		if err != nil {
@@ -142,4 +155,63 @@ func printConformance(w io.Writer, rep *conformance.Report) {
 	for _, d := range rep.Deviations {
 		fmt.Fprintf(w, "  deviation: %s\n", d)
 	}
+}
+
+// conformanceMount mounts the branch of a lease (the JSON of `nas lease
+// create --json`, with its endpoint) in a temporary directory, with the
+// lease's credentials, as `nas mount --lease-json` would.
+func conformanceMount(ctx context.Context, leaseJSON []byte) (string, func(), error) {
+	var lf nasclient.LeaseFile
+	if err := json.Unmarshal(leaseJSON, &lf); err != nil || lf.AccessKeyID == "" {
+		return "", nil, fmt.Errorf("not a lease with credentials: %w", err)
+	}
+	c := nasclient.New(nasclient.Config{Endpoint: lf.Endpoint, Attempts: 2,
+		Credentials: aws.Credentials{AccessKeyID: lf.AccessKeyID, SecretAccessKey: lf.SecretAccessKey, SessionToken: lf.SessionToken}})
+	tmp, err := os.MkdirTemp("", "nas-conformance-mount-")
+	if err != nil {
+		return "", nil, err
+	}
+	dir := filepath.Join(tmp, "mnt")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	m, err := fuse.New(ctx, dir, fuse.Options{Client: c, Repo: lf.Repo, Branch: lf.Branch, CacheDir: filepath.Join(tmp, "cache"),
+		CommitAfter: -1, TTL: 250 * time.Millisecond})
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	return dir, func() {
+		uctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		m.Unmount(uctx)
+		// Never RemoveAll through a mount that is somehow still there:
+		// that would delete the run's files on the gateway.
+		os.RemoveAll(filepath.Join(tmp, "cache"))
+		os.Remove(dir)
+		os.Remove(tmp)
+	}, nil
+}
+
+// fuseUnavailable says why this host cannot mount with FUSE ("" when it
+// can), by mounting an empty file system for a moment.
+func fuseUnavailable() string {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return "FUSE is unavailable on this host: no /dev/fuse"
+	}
+	dir, err := os.MkdirTemp("", "nas-fuse-probe-")
+	if err != nil {
+		return "FUSE probe: " + err.Error()
+	}
+	defer os.Remove(dir)
+	srv, err := gofs.Mount(dir, &gofs.Inode{}, &gofs.Options{MountOptions: gofuse.MountOptions{
+		FsName: "nas-probe", Name: "nas", DirectMount: os.Geteuid() == 0}})
+	if err != nil {
+		return "FUSE mounts fail on this host: " + err.Error()
+	}
+	if err := srv.Unmount(); err != nil {
+		return "FUSE probe did not unmount: " + err.Error()
+	}
+	return ""
 }
