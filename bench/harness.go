@@ -32,38 +32,55 @@ type Workload struct {
 
 var (
 	registryMu sync.Mutex // guards registry
-	registry   []Workload
+	registry   []registered
 )
 
+type registered struct {
+	w       Workload
+	builtin bool
+}
+
 // Register adds a workload to the harness. Call it from an init function
-// in the file that defines the workload; registration order is the order
-// in which workloads run and are reported. It panics on a duplicate or
-// empty name, or a nil Run.
+// in the file that defines the workload. Workloads run and are reported in
+// registration order, after the built-in ones (whatever the order in which
+// package files initialise). It panics on a duplicate or empty name, or a
+// nil Run.
 //
 // A workload defined outside this package (the FUSE workloads, say) is
 // built from the exported pieces: Env for targets, profile and scratch
 // directories, Load and Once to measure, Compare to interleave subjects,
 // DirStore and Content for file-system baselines, and Result, Row and Curve
 // to report.
-func Register(w Workload) {
+func Register(w Workload) { register(w, false) }
+
+func register(w Workload, builtin bool) {
 	if w.Name == "" || w.Run == nil {
 		panic("bench: Register needs a name and a Run function")
 	}
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	for _, r := range registry {
-		if r.Name == w.Name {
+		if r.w.Name == w.Name {
 			panic("bench: workload registered twice: " + w.Name)
 		}
 	}
-	registry = append(registry, w)
+	registry = append(registry, registered{w, builtin})
 }
 
-// Registered returns the registered workloads in order.
+// Registered returns the registered workloads in order: the built-in ones,
+// then the others in registration order.
 func Registered() []Workload {
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	return slices.Clone(registry)
+	var out []Workload
+	for _, builtin := range []bool{true, false} {
+		for _, r := range registry {
+			if r.builtin == builtin {
+				out = append(out, r.w)
+			}
+		}
+	}
+	return out
 }
 
 // TargetSpec names a target to run against: the in-process gateway

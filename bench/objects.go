@@ -30,6 +30,22 @@ type objSubject struct {
 	bucket   string
 	dir      string // where its data lives locally ("" for endpoints)
 	target   *Target
+	skip     string // why it is left out (a setup step failed)
+}
+
+// fail leaves a subject out of the comparison because err stopped its
+// setup; the others go on.
+func (s *objSubject) fail(err error) { s.skip = "failed: " + err.Error() }
+
+// live returns the subjects not left out.
+func live(subs []*objSubject) []*objSubject {
+	var out []*objSubject
+	for _, s := range subs {
+		if s.skip == "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // objectSubjects starts fresh targets and the named baselines, each with a
@@ -51,12 +67,11 @@ func (e *Env) objectSubjects(ctx context.Context, bucket string, baselines ...st
 		}
 	}
 	for _, t := range ts {
-		b, err := t.Bucket(ctx, bucket)
-		if err != nil {
-			cleanup()
-			return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
+		s := &objSubject{name: t.Name, store: t.Client, dir: t.DataDir, target: t}
+		if s.bucket, err = t.Bucket(ctx, bucket); err != nil {
+			s.fail(err)
 		}
-		subs = append(subs, &objSubject{name: t.Name, store: t.Client, bucket: b, dir: t.DataDir, target: t})
+		subs = append(subs, s)
 	}
 	for _, name := range baselines {
 		switch name {
@@ -134,7 +149,7 @@ func figuresFor(size int64) Figures {
 func toSubjects(subs []*objSubject, measure func(s *objSubject, rep int) (Sample, error)) []Subject {
 	out := make([]Subject, len(subs))
 	for i, s := range subs {
-		out[i] = Subject{Name: s.name, Baseline: s.baseline, Note: s.note,
+		out[i] = Subject{Name: s.name, Baseline: s.baseline, Note: s.note, Skip: s.skip,
 			Measure: func(ctx context.Context, rep int) (Sample, error) { return measure(s, rep) }}
 	}
 	return out
@@ -192,10 +207,9 @@ func runGet(ctx context.Context, e *Env) ([]*Result, error) {
 		}
 		n := p.getObjects(cs.Size)
 		key := func(i int) string { return objKey(0, i) }
-		for _, s := range subs {
+		for _, s := range live(subs) {
 			if err := populate(ctx, s, n, cs.Size, key); err != nil {
-				cleanup()
-				return out, err
+				s.fail(err)
 			}
 		}
 		load := Load{Concurrency: cs.Concurrency, Duration: p.Duration, Ops: p.opsFor(cs.Size, cs.Concurrency), Warmup: p.Warmup, MinOps: cs.Concurrency}
@@ -243,12 +257,15 @@ func runGetCold(ctx context.Context, e *Env) ([]*Result, error) {
 		})
 	})
 	for i, s := range subs {
+		if s.skip != "" {
+			continue
+		}
 		if s.dir == "" && !e.DropCaches {
 			subjects[i].Skip = "an endpoint's page cache can only be emptied with --drop-caches (and only on this machine)"
 			continue
 		}
 		if err := populate(ctx, s, n, p.ColdSize, key); err != nil {
-			return nil, err
+			subjects[i].Skip = "failed: " + err.Error()
 		}
 	}
 	rows, err := Compare(ctx, p.Reps, subjects, ByThroughput)
@@ -279,9 +296,9 @@ func runHead(ctx context.Context, e *Env) ([]*Result, error) {
 	defer cleanup()
 	n := 100
 	key := func(i int) string { return objKey(0, i) }
-	for _, s := range subs {
+	for _, s := range live(subs) {
 		if err := populate(ctx, s, n, 4<<10, key); err != nil {
-			return nil, err
+			s.fail(err)
 		}
 	}
 	load := Load{Concurrency: p.HeadConcurrency, Duration: p.Duration, Warmup: p.Warmup, MinOps: p.HeadConcurrency}
@@ -307,7 +324,7 @@ func runList(ctx context.Context, e *Env) ([]*Result, error) {
 	n, dirs := p.ListKeys, p.ListDirs
 	key := func(i int) string { return fmt.Sprintf("d%03d/k%07d", i%dirs, i) }
 	e.Logf("  list: loading %d keys into each subject", n)
-	for _, s := range subs {
+	for _, s := range live(subs) {
 		store := s.store
 		if ds, ok := store.(*DirStore); ok {
 			store = &DirStore{Root: ds.Root, NoSync: true} // loading is not measured
@@ -318,7 +335,7 @@ func runList(ctx context.Context, e *Env) ([]*Result, error) {
 			g.Go(func() error { return store.Put(gctx, s.bucket, key(i), strings.NewReader(""), 0) })
 		}
 		if err := g.Wait(); err != nil {
-			return nil, fmt.Errorf("load %s: %w", s.name, err)
+			s.fail(fmt.Errorf("load: %w", err))
 		}
 	}
 	type listCase struct {
@@ -407,14 +424,14 @@ func runMixed(ctx context.Context, e *Env) ([]*Result, error) {
 	}
 	key := func(i int) string { return fmt.Sprintf("base/o%04d", i) }
 	c := DefaultContent()
-	for _, s := range subs {
+	for _, s := range live(subs) {
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(8)
 		for i := 0; i < n; i++ {
 			g.Go(func() error { return s.store.Put(gctx, s.bucket, key(i), c.Reader(stamp(0, i), size(i)), size(i)) })
 		}
 		if err := g.Wait(); err != nil {
-			return nil, fmt.Errorf("load %s: %w", s.name, err)
+			s.fail(fmt.Errorf("load: %w", err))
 		}
 	}
 	conc := p.HeadConcurrency

@@ -91,13 +91,14 @@ func runCopy(ctx context.Context, e *Env) ([]*Result, error) {
 	written := map[string][]float64{}
 	var subjects []Subject
 	for _, t := range ts {
-		bucket, err := t.Bucket(ctx, "copy")
-		if err != nil {
-			return nil, err
-		}
 		e.Logf("  copy: uploading %s to %s", FormatSize(size), t.Name)
-		if err := t.Client.Put(ctx, bucket, "src", c.Reader(1, size), size); err != nil {
-			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		bucket, err := t.Bucket(ctx, "copy")
+		if err == nil {
+			err = t.Client.Put(ctx, bucket, "src", c.Reader(1, size), size)
+		}
+		if err != nil {
+			subjects = append(subjects, Subject{Name: t.Name, Skip: "failed: " + err.Error()})
+			continue
 		}
 		subjects = append(subjects, Subject{Name: t.Name, Measure: func(ctx context.Context, rep int) (Sample, error) {
 			var smp Sample
@@ -154,7 +155,8 @@ func runMultipart(ctx context.Context, e *Env) ([]*Result, error) {
 	for _, t := range ts {
 		bucket, err := t.Bucket(ctx, "multipart")
 		if err != nil {
-			return nil, err
+			subjects = append(subjects, Subject{Name: t.Name, Skip: "failed: " + err.Error()})
+			continue
 		}
 		parts := p.Parts
 		note := ""
