@@ -26,7 +26,11 @@ type dirNode struct {
 	mu     sync.Mutex
 	marker bool   // an object key+"/" exists (mkdir made it, or it has metadata)
 	meta   *entry // the marker, when known
-	names  *names // what the last complete listing saw
+	names  *names // what the last complete listing saw, while fresh
+	// listed says a complete listing was seen, of listedSize names (or
+	// the directory was made here, empty), so relisting it is cheap.
+	listed     bool
+	listedSize int
 }
 
 // names is a complete listing of a directory, kept for TTL so lookups in a
@@ -134,6 +138,9 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *gofuse.EntryOut)
 		}
 	}
 	in, ok := d.cachedName(name)
+	if !ok && d.relist(ctx) {
+		in, ok = d.cachedName(name)
+	}
 	if !ok {
 		var err error
 		if in, err = d.resolve(ctx, name); err != nil {
@@ -208,6 +215,38 @@ func (d *dirNode) cachedName(name string) (info, bool) {
 		return info{}, true // listed, absent
 	}
 	return in, true
+}
+
+// relistMax is the size up to which a directory whose listing went stale
+// is listed again (one call) rather than asked about name by name: a
+// loop creating or reading files in it then costs a listing a TTL.
+const relistMax = pageSize
+
+// relist lists a small directory again when its listing went stale, and
+// reports whether a fresh one is kept.
+func (d *dirNode) relist(ctx context.Context) bool {
+	d.mu.Lock()
+	small := d.listed && d.listedSize <= relistMax
+	d.mu.Unlock()
+	if !small {
+		return false
+	}
+	d.m.ns.RLock()
+	prefix := d.prefix()
+	d.m.ns.RUnlock()
+	h := &dirHandle{d: d, prefix: prefix}
+	if err := h.fetch(ctx); err != nil {
+		return false
+	}
+	for {
+		e, errno := h.Readdirent(ctx)
+		if errno != 0 {
+			return false
+		}
+		if e == nil {
+			return true
+		}
+	}
 }
 
 // noteName records a change this mount made to the directory, so a
@@ -439,10 +478,16 @@ func (h *dirHandle) finish() {
 	if h.seen == nil {
 		h.seen = map[string]info{}
 	}
-	h.d.mu.Lock()
-	h.d.names = &names{at: time.Now(), ents: h.seen}
-	h.d.mu.Unlock()
+	h.d.keepNames(h.seen)
 	h.seen = map[string]info{} // the kept map is no longer ours
+}
+
+// keepNames keeps ents as the directory's complete listing, as of now.
+func (d *dirNode) keepNames(ents map[string]info) {
+	d.mu.Lock()
+	d.names = &names{at: time.Now(), ents: ents}
+	d.listed, d.listedSize = true, len(ents)
+	d.mu.Unlock()
 }
 
 // Lookup answers READDIRPLUS for the name Readdirent just returned, from
@@ -502,7 +547,11 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *gofu
 	in := info{kind: syscall.S_IFDIR, e: e, marker: true}
 	d.noteName(name, in)
 	d.m.changedNow()
-	return d.childFor(ctx, name, in, out), 0
+	ch := d.childFor(ctx, name, in, out)
+	if nd, ok := ch.Operations().(*dirNode); ok && d.m.mayList() {
+		nd.keepNames(map[string]info{}) // made here: nothing is in it yet
+	}
+	return ch, 0
 }
 
 // putMarker stores the marker object of directory key.

@@ -2,6 +2,8 @@ package fuse
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/agentnas/nas/chunkcache"
 	"github.com/agentnas/nas/client"
 )
 
@@ -203,13 +206,23 @@ func (f *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 			}
 			f.mu.Unlock()
 		}
-		if _, err := f.openContent(ctx); err != nil {
+		c, inlined, err := f.openContent(ctx)
+		if err != nil {
 			return nil, 0, f.m.fail(err)
+		}
+		if inlined {
+			// The gateway charged the open's inline bytes: reading them is
+			// this handle's read.
+			h.reader().charge(c.VersionID, span{0, c.Size})
 		}
 	}
 	f.opened()
 	return h, 0, 0
 }
+
+// inlineOpen is the size up to which an open brings the file's bytes
+// along (one call instead of an open and a GET).
+const inlineOpen = 64 << 10
 
 func (f *fileNode) opened() {
 	f.mu.Lock()
@@ -220,35 +233,49 @@ func (f *fileNode) opened() {
 // openContent returns the chunk map of the version the file's clean
 // bytes come from (nil when there is none), opening it on the gateway if
 // the mount has not yet.
-func (f *fileNode) openContent(ctx context.Context) (*content, error) {
+//
+// A small file's bytes come along (inlined), verified against the chunk
+// map and kept in the chunk cache.
+func (f *fileNode) openContent(ctx context.Context) (c *content, inlined bool, err error) {
 	f.mu.Lock()
 	if f.content != nil || f.e == nil || f.local {
 		c := f.content
 		f.mu.Unlock()
-		return c, nil
+		return c, false, nil
 	}
 	if f.staged != nil {
 		c := f.staged.base
 		f.mu.Unlock()
-		return c, nil
+		return c, false, nil
 	}
 	version := f.e.VersionID
 	f.mu.Unlock()
 	f.m.ns.RLock()
 	key := f.key
 	f.m.ns.RUnlock()
-	c, err := f.m.r.stat(ctx, key, version)
+	c, data, err := f.m.r.stat(ctx, key, version, inlineOpen)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	c.Key = key
+	if data != nil {
+		for _, ch := range c.chunks {
+			if err := f.m.cache.Put(ch.hash, data[ch.off:ch.off+ch.size]); err != nil {
+				if errors.Is(err, chunkcache.ErrMismatch) {
+					return nil, false, fmt.Errorf("%s@%s at %d: %w", key, c.VersionID, ch.off, errCorrupt)
+				}
+				f.m.log.Warn("chunk cache", "err", err)
+			}
+		}
+		inlined = true
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.e != nil && f.staged == nil && (f.e.VersionID == c.VersionID || f.e.VersionID == "") {
 		e := c.entry
 		f.e, f.content, f.seen = &e, c, time.Now()
 	}
-	return c, nil
+	return c, inlined, nil
 }
 
 // Setattr truncates, changes the mode or the times. On a file with

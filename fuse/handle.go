@@ -59,12 +59,16 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (gofuse.ReadR
 			return gofuse.ReadResultData(nil), 0
 		}
 		if c == nil {
+			var inlined bool
 			var err error
-			if c, err = f.openContent(ctx); err != nil {
+			if c, inlined, err = f.openContent(ctx); err != nil {
 				return nil, f.m.fail(err)
 			}
 			if c == nil {
 				continue
+			}
+			if inlined {
+				h.reader().charge(c.VersionID, span{0, c.Size})
 			}
 		}
 		n, err := h.reader().read(ctx, c, dest, off)
@@ -231,7 +235,7 @@ func (rd *reader) mapped(ctx context.Context, c *content) (*content, error) {
 	if c.mapped {
 		return c, nil
 	}
-	s, err := rd.m.r.stat(ctx, c.Key, c.VersionID)
+	s, _, err := rd.m.r.stat(ctx, c.Key, c.VersionID, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -393,6 +393,14 @@ func (m *Mount) viewDir(ctx context.Context, prefix string) bool {
 	return li != nil && li.dirs[prefix]
 }
 
+// mayList reports whether the mount's listings show everything it can
+// see: always for the owner, for a lease that may list.
+func (m *Mount) mayList() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lease == nil || m.lease.doc != nil && m.lease.doc.AllowsAnywhere(lease.List, time.Now())
+}
+
 // viewChildren returns the names of the directories the lease's globs
 // name directly under prefix.
 func (m *Mount) viewChildren(ctx context.Context, prefix string) []string {

@@ -328,6 +328,7 @@ func TestPOSIX(t *testing.T) {
 		}},
 		{"an emptied implicit directory stays until rmdir", func(t *testing.T, dir, key string) {
 			e.put(t, "dev", key+"/implicit/only", []byte("o"))
+			time.Sleep(300 * time.Millisecond) // another client's change shows within the TTL
 			must(t, os.Remove(filepath.Join(dir, "implicit/only")))
 			time.Sleep(300 * time.Millisecond)
 			if st, err := os.Stat(filepath.Join(dir, "implicit")); err != nil || !st.IsDir() {

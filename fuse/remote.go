@@ -3,6 +3,7 @@ package fuse
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,7 +134,10 @@ type chunk struct {
 
 // stat opens key (version "" is the current one): it answers the chunk
 // map, and for a lease the gateway records the open.
-func (r *remote) stat(ctx context.Context, key, version string) (*content, error) {
+//
+// With inlineMax > 0, an object of at most that many bytes comes with its
+// bytes (data), which the gateway charged to a lease as a read.
+func (r *remote) stat(ctx context.Context, key, version string, inlineMax int64) (*content, []byte, error) {
 	var out struct {
 		Object struct {
 			entry
@@ -142,13 +146,40 @@ func (r *remote) stat(ctx context.Context, key, version string) (*content, error
 				Size int64  `json:"size"`
 			} `json:"chunks"`
 		} `json:"object"`
+		Data *string `json:"data"`
 	}
-	if err := r.c.Call(ctx, "object/stat", map[string]any{"repo": r.repo, "branch": r.branch, "key": key, "version_id": version}, &out); err != nil {
-		return nil, err
+	args := map[string]any{"repo": r.repo, "branch": r.branch, "key": key, "version_id": version}
+	if inlineMax > 0 {
+		args["inline_max"] = inlineMax
 	}
-	c := &content{entry: out.Object.entry, mapped: true}
+	if err := r.c.Call(ctx, "object/stat", args, &out); err != nil {
+		return nil, nil, err
+	}
+	var data []byte
+	if out.Data != nil {
+		var err error
+		if data, err = base64.StdEncoding.DecodeString(*out.Data); err != nil {
+			return nil, nil, fmt.Errorf("stat %s: inline data: %w", key, err)
+		}
+	}
+	c, err := contentOf(out.Object.entry, out.Object.Chunks)
+	if err != nil {
+		return nil, nil, err
+	}
+	if data != nil && int64(len(data)) != c.Size {
+		return nil, nil, fmt.Errorf("stat %s: %d inline bytes for %d: %w", key, len(data), c.Size, syscall.EIO)
+	}
+	return c, data, nil
+}
+
+// contentOf builds a content from a stat answer's entry and chunk list.
+func contentOf(e entry, chunks []struct {
+	Hash string `json:"hash"`
+	Size int64  `json:"size"`
+}) (*content, error) {
+	c := &content{entry: e, mapped: true}
 	var off int64
-	for _, ch := range out.Object.Chunks {
+	for _, ch := range chunks {
 		h, err := cas.ParseHash(ch.Hash)
 		if err != nil {
 			return nil, err
@@ -157,7 +188,7 @@ func (r *remote) stat(ctx context.Context, key, version string) (*content, error
 		off += ch.Size
 	}
 	if off != c.Size {
-		return nil, syscall.EIO
+		return nil, fmt.Errorf("%s: chunks of %d bytes for %d: %w", e.Key, off, c.Size, syscall.EIO)
 	}
 	return c, nil
 }
