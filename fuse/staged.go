@@ -321,6 +321,12 @@ func (m *Mount) noteBudget(inf client.Info) {
 // flush uploads the file's unsaved changes, if any, and returns once the
 // gateway has acknowledged them. A removed file's changes are dropped.
 func (f *fileNode) flush(ctx context.Context) error {
+	// A signal to the closing program (Go's scheduler sends them all the
+	// time) interrupts the FUSE request, which cancels ctx: close must
+	// still return once the gateway has the bytes, not fail with EINTR
+	// halfway through the upload. A deadline (unmount's) still bounds it.
+	ctx, cancel := uninterrupted(ctx)
+	defer cancel()
 	f.flushMu.Lock()
 	defer f.flushMu.Unlock()
 	m := f.m
@@ -364,6 +370,15 @@ func (f *fileNode) flush(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// uninterrupted is ctx without its cancellation, keeping its deadline.
+func uninterrupted(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(d, dl)
+	}
+	return d, func() {}
 }
 
 // refused reports whether the gateway refused a change for good (the
