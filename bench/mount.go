@@ -438,8 +438,10 @@ func gitTree(ctx context.Context, dir string, n int, content *Content) error {
 }
 
 func gitIn(ctx context.Context, dir string, args ...string) error {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
+	// Through sh's cd, never cmd.Dir: a child that chdirs into a mount this
+	// process serves, before it execs, can deadlock with the parent's
+	// garbage collector (the vfork parent thread waits for the child).
+	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", `cd "$0" && exec git "$@"`, dir}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@example.com",
 		"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@example.com", "GIT_CONFIG_NOSYSTEM=1")
 	var out limitedBuffer

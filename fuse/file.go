@@ -148,9 +148,20 @@ func (f *fileNode) Getattr(ctx context.Context, fh fs.FileHandle, out *gofuse.At
 	return 0
 }
 
+// Access answers access(2), so a shell's [ -w f ] tells the truth: W_OK
+// is EROFS on a read-only mount and what the lease says of writing f.
 func (f *fileNode) Access(ctx context.Context, mask uint32) syscall.Errno {
-	if mask&2 != 0 && f.m.readOnly.Load() {
+	if mask&2 == 0 { // W_OK
+		return 0
+	}
+	if f.m.readOnly.Load() {
 		return syscall.EROFS
+	}
+	f.m.ns.RLock()
+	key := f.key
+	f.m.ns.RUnlock()
+	if err := f.m.mayWrite(ctx, key); err != nil {
+		return f.m.fail(err)
 	}
 	return 0
 }
@@ -177,6 +188,8 @@ func (f *fileNode) OnForget() {
 // Open opens the file. Reading opens the object on the gateway (which
 // authorizes and records it); O_TRUNC starts from an empty file.
 func (f *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout) // as in Read: no EINTR
+	defer cancel()
 	acc := flags & syscall.O_ACCMODE
 	write := acc == syscall.O_WRONLY || acc == syscall.O_RDWR
 	if write {

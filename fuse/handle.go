@@ -34,6 +34,10 @@ func (h *handle) reader() *reader {
 // Read reads at off: unsaved changes from the staging file, the rest
 // from the version the file was opened at.
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (gofuse.ReadResult, syscall.Errno) {
+	// A signal to the reader does not abort the read (programs do not
+	// expect EINTR from a file); the retries and this bound do.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
+	defer cancel()
 	f := h.f
 	for {
 		f.mu.Lock()
@@ -78,6 +82,9 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (gofuse.ReadR
 		return gofuse.ReadResultData(dest[:n]), 0
 	}
 }
+
+// readTimeout bounds one read, whatever the gateway does.
+const readTimeout = 2 * time.Minute
 
 // Write stores data at off in the staging file.
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {

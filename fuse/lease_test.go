@@ -445,6 +445,9 @@ func TestLeaseReadOnly(t *testing.T) {
 		wantErrno(t, os.Chmod(notes, 0o600), want)
 		mt := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
 		wantErrno(t, os.Chtimes(notes, mt, mt), want)
+		// access(2) tells the truth before anything is tried ([ -w f ]).
+		wantErrno(t, syscall.Access(notes, 2), want) // W_OK
+		must(t, syscall.Access(notes, 4))            // R_OK
 		if got := readFile(t, notes); string(got) != "notes v1" {
 			t.Fatalf("after refused changes: %q", got)
 		}
