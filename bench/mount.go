@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	nasclient "github.com/agentnas/nas/client"
@@ -68,6 +69,7 @@ type mounted struct {
 	dir   string
 	cache string
 	repo  string
+	extra []*fuse.Mount // more mounts of the same branch
 }
 
 // mountFresh starts a fresh reference gateway, makes repository repo
@@ -106,7 +108,29 @@ func mountFresh(ctx context.Context, e *Env, repo string, fill func(*Target) err
 	return mt, nil
 }
 
+// again mounts the same branch a second time, with write-back when asked;
+// it is unmounted by close.
+func (mt *mounted) again(ctx context.Context, e *Env, writeback bool) (string, error) {
+	dir, err := e.TempDir("mnt")
+	if err != nil {
+		return "", err
+	}
+	c := nasclient.New(nasclient.Config{Endpoint: mt.t.Endpoint, Credentials: mt.t.Creds})
+	m, err := fuse.New(ctx, dir, fuse.Options{Client: c, Repo: mt.repo, Branch: "main", CacheDir: mt.cache,
+		CommitAfter: -1, Stream: true, Writeback: writeback, Log: e.Log})
+	if err != nil {
+		return "", err
+	}
+	mt.extra = append(mt.extra, m)
+	return dir, nil
+}
+
 func (mt *mounted) close() {
+	for _, m := range mt.extra {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		m.Unmount(ctx)
+		cancel()
+	}
 	if mt.m != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		mt.m.Unmount(ctx)
@@ -289,24 +313,37 @@ func runMountSmall(ctx context.Context, e *Env) ([]*Result, error) {
 	trees := []tree{{name: "local dir", root: local}, {name: "local dir, fsync each", root: local, sync: true,
 		note: "each file fsynced before close, as the mount's close is durable"}}
 	if mt != nil {
-		trees = append([]tree{{name: "nas mount", root: mt.dir, note: "close returns once the gateway has the file"}}, trees...)
+		wb, err := mt.again(ctx, e, true)
+		if err != nil {
+			return nil, err
+		}
+		trees = append([]tree{{name: "nas mount", root: mt.dir, note: "close returns once the gateway has the file"},
+			{name: "nas mount --writeback", root: wb, note: "close returns once the file is staged locally; the phase ends after fsync of the mount root"}}, trees...)
 	} else {
-		trees = append([]tree{{name: "nas mount", skip: skip}}, trees...)
+		trees = append([]tree{{name: "nas mount", skip: skip}, {name: "nas mount --writeback", skip: skip}}, trees...)
 	}
+	// Each subject its own directory: both mounts are of one branch.
 	dirOf := func(t tree, rep int) string {
-		return filepath.Join(t.root, fmt.Sprintf("small-%s-%d", map[bool]string{true: "s", false: "p"}[t.sync], rep))
+		return filepath.Join(t.root, fmt.Sprintf("small-%x-%d", fnv32(t.name), rep))
 	}
 	phase := func(what string, fn func(t tree, rep int) func(i int) error) ([]Row, error) {
 		var subjects []Subject
 		for _, t := range trees {
-			subjects = append(subjects, Subject{Name: t.name, Skip: t.skip, Note: t.note, Baseline: t.name != "nas mount",
+			subjects = append(subjects, Subject{Name: t.name, Skip: t.skip, Note: t.note, Baseline: !strings.HasPrefix(t.name, "nas mount"),
 				Measure: func(ctx context.Context, rep int) (Sample, error) {
 					if what == "create" {
 						if err := os.MkdirAll(dirOf(t, rep), 0o755); err != nil {
 							return Sample{}, err
 						}
 					}
-					return smallPhase(ctx, sz.small, fn(t, rep))
+					smp, err := smallPhase(ctx, sz.small, fn(t, rep))
+					if err == nil && t.name == "nas mount --writeback" {
+						// The phase is over when the gateway has it all.
+						begin := time.Now()
+						err = syncDir(t.root)
+						smp.Elapsed += time.Since(begin)
+					}
+					return smp, err
 				}})
 		}
 		return Compare(ctx, e.Profile.Reps, subjects, ByRate)
@@ -499,4 +536,14 @@ func runMountGit(ctx context.Context, e *Env) ([]*Result, error) {
 		return nil, err
 	}
 	return []*Result{{Case: fmt.Sprintf("git status, %d files", sz.git), Reference: "nas mount", Rows: rows}}, nil
+}
+
+// fnv32 is the FNV-1a hash of s, for short unique directory names.
+func fnv32(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
 }

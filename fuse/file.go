@@ -516,10 +516,21 @@ func (f *fileNode) renamed(key, vid string) {
 // Fsync uploads the file's unsaved changes and returns once the gateway
 // has them.
 func (f *fileNode) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) syscall.Errno {
-	if err := f.flush(ctx); err != nil {
+	err := f.flush(ctx)
+	if wb := f.m.wb; err == nil && wb != nil {
+		err = wb.failure(f)
+	}
+	if err != nil {
 		return f.m.fail(err)
 	}
 	return 0
+}
+
+// isDirty reports whether the file has changes to upload.
+func (f *fileNode) isDirty() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.staged != nil && !f.unlinked
 }
 
 // linkNode is a symbolic link.

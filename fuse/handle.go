@@ -160,16 +160,22 @@ func (m *Mount) writeLeft() int64 {
 }
 
 // Flush is close(2): unsaved changes are uploaded before it returns.
+//
+// With Options.Writeback, close only schedules the upload (see writeback).
 func (h *handle) Flush(ctx context.Context) syscall.Errno {
+	if wb := h.f.m.wb; wb != nil && h.f.isDirty() && wb.enqueue(h.f) {
+		return 0
+	}
 	if err := h.f.flush(ctx); err != nil {
 		return h.f.m.fail(err)
 	}
 	return 0
 }
 
-// Fsync uploads and waits for the gateway's acknowledgement.
+// Fsync uploads and waits for the gateway's acknowledgement; it also
+// reports a background upload of the file that failed.
 func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
-	return h.Flush(ctx)
+	return h.f.Fsync(ctx, h, flags)
 }
 
 // Release is the last close of the handle.

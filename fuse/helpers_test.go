@@ -113,12 +113,13 @@ func (e *env) fork(t testing.TB, name, from string) {
 
 // mountOpts tune mount.
 type mountOpts struct {
-	c        *client.Client // default: the owner
-	branch   string         // default: dev
-	readOnly bool
-	cacheDir string // default: a fresh one
-	commit   time.Duration
-	noStream bool // send files whole at close, never while written
+	c         *client.Client // default: the owner
+	branch    string         // default: dev
+	readOnly  bool
+	cacheDir  string // default: a fresh one
+	commit    time.Duration
+	noStream  bool // send files whole at close, never while written
+	writeback bool // close returns before the upload
 }
 
 // mount mounts a branch at a fresh directory and unmounts it when the
@@ -142,7 +143,7 @@ func (e *env) mount(t testing.TB, o mountOpts) (string, *fuse.Mount) {
 		t.Fatal(err)
 	}
 	m, err := fuse.New(context.Background(), dir, fuse.Options{Client: o.c, Repo: e.repo, Branch: o.branch, ReadOnly: o.readOnly,
-		CacheDir: o.cacheDir, CommitAfter: o.commit, TTL: 200 * time.Millisecond, Stream: !o.noStream})
+		CacheDir: o.cacheDir, CommitAfter: o.commit, TTL: 200 * time.Millisecond, Stream: !o.noStream, Writeback: o.writeback})
 	if err != nil {
 		t.Fatalf("mount: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/agentnas/nas/chunkcache"
 	"github.com/agentnas/nas/client"
@@ -50,6 +51,10 @@ type Options struct {
 	// Stream sends a new file written at its end to the gateway while it
 	// is written (a multipart upload), so close waits only for its tail.
 	Stream bool
+	// Writeback makes close return once a file is staged locally, and
+	// uploads it in the background; fsync and unmount still wait for the
+	// gateway (see writeback).
+	Writeback bool
 }
 
 // Mount is a mounted branch.
@@ -84,6 +89,7 @@ type Mount struct {
 	commitMu    sync.Mutex // serializes commits
 	closed      chan struct{}
 	closeOnce   sync.Once
+	wb          *writeback // nil unless Options.Writeback
 }
 
 // leaseInfo is what the mount knows of its lease (lease/get).
@@ -148,6 +154,9 @@ func New(ctx context.Context, dir string, opts Options) (*Mount, error) {
 			return nil, fmt.Errorf("mount: read the lease: %w", err)
 		}
 	}
+	if opts.Writeback {
+		m.wb = newWriteback(m)
+	}
 	m.root = &dirNode{m: m}
 	ttl := opts.TTL
 	mo := gofuse.MountOptions{
@@ -190,6 +199,9 @@ func (m *Mount) Unmount(ctx context.Context) error {
 			}
 		}
 	}
+	if m.wb != nil {
+		m.wb.stop()
+	}
 	m.closeOnce.Do(func() { close(m.closed) })
 	m.mu.Lock()
 	if m.commitTimer != nil {
@@ -216,10 +228,14 @@ func (m *Mount) Settle(ctx context.Context) error {
 		m.commitTimer.Stop()
 	}
 	m.mu.Unlock()
-	if m.readOnly.Load() || m.opts.CommitAfter < 0 {
+	if m.readOnly.Load() {
 		return nil
 	}
-	if err := m.flushAll(ctx); err != nil {
+	err := m.flushAll(ctx) // with write-back, closed files may still be queued
+	if m.wb != nil {
+		m.wb.stop()
+	}
+	if err != nil || m.opts.CommitAfter < 0 {
 		return err
 	}
 	return m.commitNow(ctx)
@@ -451,6 +467,8 @@ func (m *Mount) markClean(f *fileNode) {
 }
 
 // flushAll uploads every file's unsaved changes.
+// Several go at once; the first failure is returned, and with write-back
+// a background upload's failure too.
 func (m *Mount) flushAll(ctx context.Context) error {
 	m.mu.Lock()
 	files := make([]*fileNode, 0, len(m.dirty))
@@ -458,13 +476,16 @@ func (m *Mount) flushAll(ctx context.Context) error {
 		files = append(files, f)
 	}
 	m.mu.Unlock()
-	var first error
+	var g errgroup.Group
+	g.SetLimit(writebackWorkers)
 	for _, f := range files {
-		if err := f.flush(ctx); err != nil && first == nil {
-			first = err
-		}
+		g.Go(func() error { return f.flush(ctx) })
 	}
-	return first
+	err := g.Wait()
+	if m.wb != nil && err == nil {
+		err = m.wb.failures()
+	}
+	return err
 }
 
 // changedNow notes an acknowledged change and (re)arms the quiet-period

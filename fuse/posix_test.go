@@ -527,3 +527,51 @@ func TestForksSideBySide(t *testing.T) {
 		t.Fatal("nothing was cached")
 	}
 }
+
+// TestWriteback: with write-back, close returns before the upload; fsync
+// of the root waits for every file, and a refusal reaches fsync.
+func TestWriteback(t *testing.T) {
+	e := newEnv(t)
+	e.fork(t, "dev", "main")
+	e.fork(t, "locked", "main")
+	call(t, e.owner, "branch/protect", map[string]any{"repo": e.repo, "name": "locked"}, nil)
+	mnt, _ := e.mount(t, mountOpts{writeback: true})
+	must(t, os.Mkdir(filepath.Join(mnt, "many"), 0o755))
+	for i := range 200 {
+		writeFile(t, filepath.Join(mnt, "many", fmt.Sprintf("f%03d", i)), pattern(i, 4096))
+	}
+	// Before the uploads are confirmed, the mount reads its own bytes.
+	if got := readFile(t, filepath.Join(mnt, "many", "f199")); !bytes.Equal(got, pattern(199, 4096)) {
+		t.Fatal("reading a file queued for upload")
+	}
+	root, err := os.Open(mnt)
+	must(t, err)
+	must(t, root.Sync())
+	root.Close()
+	for i := range 200 {
+		got, err := e.get(e.owner, "dev", fmt.Sprintf("many/f%03d", i))
+		if err != nil || !bytes.Equal(got, pattern(i, 4096)) {
+			t.Fatalf("many/f%03d after fsync of the root: %v", i, err)
+		}
+	}
+
+	locked, _ := e.mount(t, mountOpts{writeback: true, branch: "locked"})
+	f, err := os.Create(filepath.Join(locked, "refused"))
+	must(t, err)
+	_, err = f.WriteString("never")
+	must(t, err)
+	wantErrno(t, f.Sync(), syscall.EACCES)
+	f.Close()
+	g, err := os.Create(filepath.Join(locked, "refused-later"))
+	must(t, err)
+	_, err = g.WriteString("never")
+	must(t, err)
+	must(t, g.Close()) // queued: close cannot know yet
+	root2, err := os.Open(locked)
+	must(t, err)
+	wantErrno(t, root2.Sync(), syscall.EACCES)
+	root2.Close()
+	if _, err := e.get(e.owner, "locked", "refused-later"); client.Code(err) != "NoSuchKey" {
+		t.Fatalf("a refused file reached the protected branch: %v", err)
+	}
+}

@@ -26,6 +26,7 @@ type mountOpts struct {
 	commitAfter  time.Duration
 	ttl          time.Duration
 	debug        bool
+	writeback    bool
 }
 
 // newMountCmd builds `nas mount`: a branch as a directory through FUSE.
@@ -50,6 +51,7 @@ func newMountCmd() *cobra.Command {
 	f.DurationVar(&o.commitAfter, "commit-after", 5*time.Second, "commit the branch after this long without changes (0: only fsync of the root commits)")
 	f.DurationVar(&o.ttl, "ttl", time.Second, "how long names and attributes are trusted before asking the gateway again")
 	f.BoolVar(&o.debug, "debug", false, "log every FUSE request")
+	f.BoolVar(&o.writeback, "writeback", false, "close returns once a file is staged locally and uploads it in the background (fsync and unmount still wait; a refusal shows at fsync)")
 	return cmd
 }
 
@@ -91,7 +93,7 @@ func runMount(ctx context.Context, dir string, o mountOpts) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	m, err := fuse.New(ctx, dir, fuse.Options{Client: c, Repo: repo, Branch: br, ReadOnly: o.readOnly, CacheDir: o.cacheDir,
-		CacheLimit: limit, CommitAfter: commitAfter, TTL: o.ttl, Log: log, Debug: o.debug, Stream: true})
+		CacheLimit: limit, CommitAfter: commitAfter, TTL: o.ttl, Log: log, Debug: o.debug, Stream: true, Writeback: o.writeback})
 	if err != nil {
 		return err
 	}
