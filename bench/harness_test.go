@@ -250,3 +250,13 @@ func TestContentDoesNotDeduplicate(t *testing.T) {
 		t.Error("sections differ from the body")
 	}
 }
+
+func TestListPage(t *testing.T) {
+	b := []byte(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><IsTruncated>true</IsTruncated>` +
+		`<Contents><Key>a</Key></Contents><Contents><Key>b&amp;c</Key></Contents><CommonPrefixes><Prefix>d/</Prefix></CommonPrefixes>` +
+		`<NextContinuationToken>x&amp;y=</NextContinuationToken></ListBucketResult>`)
+	keys, prefixes, next, truncated := listPage(b)
+	if keys != 2 || prefixes != 1 || next != "x&y=" || !truncated {
+		t.Errorf("listPage = %d, %d, %q, %v", keys, prefixes, next, truncated)
+	}
+}

@@ -167,7 +167,12 @@ func runPut(ctx context.Context, e *Env) ([]*Result, error) {
 		}
 		writeNotes(subs)
 		load := Load{Concurrency: cs.Concurrency, Duration: p.Duration, Ops: p.opsFor(cs.Size, cs.Concurrency), Warmup: p.Warmup, MinOps: cs.Concurrency}
-		reps := p.repsFor(int64(load.Ops) * cs.Size)
+		reps := p.Reps
+		if cs.Size >= 16<<20 {
+			// Large objects: at least one per client per run, however long it
+			// takes, so runs are bounded by bytes, not by time.
+			reps = p.repsFor(int64(load.Ops) * cs.Size)
+		}
 		rows, err := Compare(ctx, reps, toSubjects(subs, func(s *objSubject, rep int) (Sample, error) {
 			put := func(size int64) Op {
 				return func(ctx context.Context, _, seq int) (int64, error) {
