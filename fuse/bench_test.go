@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // The mount's per-file costs, for profiling (go test -bench -cpuprofile);
@@ -38,4 +39,34 @@ func BenchmarkSmallFiles(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkStatTree: stat every file of a tree of 20 directories of 100
+// files once the attribute TTL has passed (what git status does first).
+func BenchmarkStatTree(b *testing.B) {
+	e := newEnv(b)
+	e.fork(b, "dev", "main")
+	mnt, _ := e.mount(b, mountOpts{})
+	var paths []string
+	for d := range 20 {
+		dir := filepath.Join(mnt, fmt.Sprintf("pkg%02d", d))
+		must(b, os.Mkdir(dir, 0o755))
+		for f := range 100 {
+			p := filepath.Join(dir, fmt.Sprintf("f%03d.go", f))
+			writeFile(b, p, []byte(p))
+			paths = append(paths, p)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		time.Sleep(250 * time.Millisecond) // past the test mounts' 200 ms TTL
+		b.StartTimer()
+		for _, p := range paths {
+			if _, err := os.Lstat(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(paths)), "µs/stat")
 }

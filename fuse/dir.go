@@ -424,9 +424,8 @@ func (h *dirHandle) addExtras(ctx context.Context) {
 			add = append(add, dirent{name, info{kind: syscall.S_IFDIR}})
 		}
 	}
-	if h.d.isRoot() {
-		add = append(add, dirent{ctlName, info{kind: syscall.S_IFDIR}})
-	}
+	// .nas is not listed, only looked up: tools that walk the mount (git
+	// status, cp -a, rsync, find) must not take it for the run's files.
 	h.ents = append(h.ents, add...)
 }
 

@@ -131,10 +131,7 @@ func (f *fileNode) Getattr(ctx context.Context, fh fs.FileHandle, out *gofuse.At
 	stale := f.staged == nil && !f.local && !f.unlinked && time.Since(f.seen) > f.m.ttl && f.opens == 0
 	f.mu.Unlock()
 	if stale {
-		f.m.ns.RLock()
-		key := f.key
-		f.m.ns.RUnlock()
-		obj, _, _, err := f.m.r.lookup(ctx, key)
+		obj, err := f.confirm(ctx)
 		if err != nil {
 			return f.m.fail(err)
 		}
@@ -146,6 +143,32 @@ func (f *fileNode) Getattr(ctx context.Context, fh fs.FileHandle, out *gofuse.At
 	f.fillAttr(&out.Attr)
 	out.SetTimeout(f.m.ttl)
 	return 0
+}
+
+// confirm asks what the gateway holds for the file now (nil: nothing).
+// A small directory is listed again instead of asked file by file, so a
+// program that stats every file of a tree (git status) costs a listing a
+// directory, not a call a file.
+func (f *fileNode) confirm(ctx context.Context) (*entry, error) {
+	if name, parent := f.Parent(); parent != nil {
+		if d, ok := parent.Operations().(*dirNode); ok {
+			in, ok := d.cachedName(name)
+			if !ok && d.relist(ctx) {
+				in, ok = d.cachedName(name)
+			}
+			if ok && in.kind == syscall.S_IFREG && in.e != nil {
+				return in.e, nil
+			}
+			if ok && in.kind == 0 {
+				return nil, nil
+			}
+		}
+	}
+	f.m.ns.RLock()
+	key := f.key
+	f.m.ns.RUnlock()
+	obj, _, _, err := f.m.r.lookup(ctx, key)
+	return obj, err
 }
 
 // Access answers access(2), so a shell's [ -w f ] tells the truth: W_OK
