@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -39,7 +40,7 @@ func drawCurve(c *Curve, file string) error {
 	p.X.Label.Text = c.XLabel
 	p.Y.Label.Text = c.YLabel
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker, p.Y.Tick.Marker = decades{}, decades{}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(8)
 	p.Add(plotter.NewGrid())
@@ -82,4 +83,24 @@ func drawCurve(c *Curve, file string) error {
 	p.Y.Min = 0.99 * math.Pow(10, math.Floor(math.Log10(ymin))) // 0.99: LogTicks truncates log10(0.1) to 0
 	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(ymax*math.Pow(2, float64(1+len(c.Series))))))
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, file)
+}
+
+// decades are log ticks labelled 0.1, 1, 10, 1,000, 1,000,000 (gonum's
+// LogTicks writes 1e+06).
+type decades struct{}
+
+// Ticks returns gonum's log ticks with readable labels.
+func (decades) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.LogTicks{Prec: -1}.Ticks(min, max)
+	for i := range ticks {
+		if ticks[i].Label == "" {
+			continue
+		}
+		if v := ticks[i].Value; v >= 1 {
+			ticks[i].Label = groupThousands(int64(math.Round(v)))
+		} else {
+			ticks[i].Label = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+	}
+	return ticks
 }

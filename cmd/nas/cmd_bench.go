@@ -81,7 +81,7 @@ PNG.`,
   nas bench --workloads put --sizes 4KiB --concurrency 1,64 --duration 5s --reps 3`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.command = "nas " + strings.Join(os.Args[1:], " ")
+			o.command = "nas " + strings.Join(redactArgs(os.Args[1:]), " ")
 			return runBench(cmd.Context(), o)
 		},
 	}
@@ -226,6 +226,23 @@ func runBench(ctx context.Context, o benchOptions) error {
 		return fmt.Errorf("%d workload(s) failed: %s", len(rep.Failures), rep.Failures[0].Error)
 	}
 	return nil
+}
+
+// redactArgs hides the values of secret flags in the command line that the
+// report records.
+func redactArgs(args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		for _, f := range []string{"--secret-key", "--session-token"} {
+			switch {
+			case a == f && i+1 < len(out):
+				out[i+1] = "REDACTED"
+			case strings.HasPrefix(a, f+"="):
+				out[i] = f + "=REDACTED"
+			}
+		}
+	}
+	return out
 }
 
 // override applies the profile flags.
