@@ -98,7 +98,7 @@ func ProfileFor(mode string) (Profile, error) {
 		}, nil
 	case "quick":
 		return Profile{
-			Mode: "quick", Reps: 2, Duration: 150 * time.Millisecond, Warmup: 1, RunBytes: 128 << 20, CaseBytes: 1 << 30,
+			Mode: "quick", Reps: 2, Duration: 100 * time.Millisecond, Warmup: 1, RunBytes: 128 << 20, CaseBytes: 1 << 30,
 			Cases: []Case{
 				{4 << 10, 1}, {4 << 10, 8}, {4 << 10, 32},
 				{1 << 20, 1}, {1 << 20, 8},
