@@ -40,7 +40,7 @@ func sizesFor(mode string) mountSizes {
 	case "tiny":
 		return mountSizes{seq: 8 << 20, small: 50, ls: 300, git: 100}
 	case "quick":
-		return mountSizes{seq: 256 << 20, small: 1000, ls: 10000, git: 1000}
+		return mountSizes{seq: 256 << 20, small: 300, ls: 10000, git: 1000}
 	}
 	return mountSizes{seq: 1 << 30, small: 10000, ls: 100000, git: 10000}
 }

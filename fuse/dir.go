@@ -31,6 +31,7 @@ type dirNode struct {
 	// the directory was made here, empty), so relisting it is cheap.
 	listed     bool
 	listedSize int
+	misses     int // names asked one by one since the listing went stale
 }
 
 // names is a complete listing of a directory, kept for TTL so lookups in a
@@ -222,13 +223,23 @@ func (d *dirNode) cachedName(name string) (info, bool) {
 // loop creating or reading files in it then costs a listing a TTL.
 const relistMax = pageSize
 
-// relist lists a small directory again when its listing went stale, and
-// reports whether a fresh one is kept.
+// relistLimit bounds the directories relisted at all; between relistMax
+// and it, a directory is relisted once the names asked of it one by one
+// since its listing went stale cost more calls than listing it again.
+const relistLimit = 200000
+
+// relist lists a directory again when its listing went stale, if that is
+// cheaper than asking name by name, and reports whether a fresh listing
+// is kept.
 func (d *dirNode) relist(ctx context.Context) bool {
 	d.mu.Lock()
-	small := d.listed && d.listedSize <= relistMax
+	worth := d.listed && (d.listedSize <= relistMax ||
+		d.listedSize <= relistLimit && d.misses > 2*(d.listedSize/pageSize+1))
+	if d.listed && !worth {
+		d.misses++
+	}
 	d.mu.Unlock()
-	if !small {
+	if !worth {
 		return false
 	}
 	d.m.ns.RLock()
@@ -262,6 +273,7 @@ func (d *dirNode) noteName(name string, in info) {
 	} else {
 		d.names.ents[name] = in
 	}
+	d.listedSize = len(d.names.ents)
 }
 
 // forgetNames drops the listing (after a change the mount cannot describe).
@@ -485,7 +497,7 @@ func (h *dirHandle) finish() {
 func (d *dirNode) keepNames(ents map[string]info) {
 	d.mu.Lock()
 	d.names = &names{at: time.Now(), ents: ents}
-	d.listed, d.listedSize = true, len(ents)
+	d.listed, d.listedSize, d.misses = true, len(ents), 0
 	d.mu.Unlock()
 }
 
