@@ -238,3 +238,55 @@ func (m *Mount) pendingText(ctx context.Context) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// The control directory takes no changes: every one answers EACCES (it
+// is visible, and not the run's to change), whatever go-fuse's defaults.
+
+func (c *ctlDir) Create(ctx context.Context, name string, flags uint32, mode uint32, out *gofuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, syscall.EACCES
+}
+
+func (c *ctlDir) Mkdir(ctx context.Context, name string, mode uint32, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, syscall.EACCES
+}
+
+func (c *ctlDir) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, syscall.EACCES
+}
+
+func (c *ctlDir) Symlink(ctx context.Context, target, name string, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, syscall.EACCES
+}
+
+func (c *ctlDir) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, syscall.EACCES
+}
+
+func (c *ctlDir) Unlink(ctx context.Context, name string) syscall.Errno { return syscall.EACCES }
+
+func (c *ctlDir) Rmdir(ctx context.Context, name string) syscall.Errno { return syscall.EACCES }
+
+func (c *ctlDir) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	return syscall.EACCES
+}
+
+func (c *ctlDir) Setattr(ctx context.Context, fh fs.FileHandle, in *gofuse.SetAttrIn, out *gofuse.AttrOut) syscall.Errno {
+	return syscall.EACCES
+}
+
+func (f *ctlFile) Setattr(ctx context.Context, fh fs.FileHandle, in *gofuse.SetAttrIn, out *gofuse.AttrOut) syscall.Errno {
+	return syscall.EACCES
+}
+
+var (
+	_ fs.NodeCreater   = (*ctlDir)(nil)
+	_ fs.NodeMkdirer   = (*ctlDir)(nil)
+	_ fs.NodeMknoder   = (*ctlDir)(nil)
+	_ fs.NodeSymlinker = (*ctlDir)(nil)
+	_ fs.NodeLinker    = (*ctlDir)(nil)
+	_ fs.NodeUnlinker  = (*ctlDir)(nil)
+	_ fs.NodeRmdirer   = (*ctlDir)(nil)
+	_ fs.NodeRenamer   = (*ctlDir)(nil)
+	_ fs.NodeSetattrer = (*ctlDir)(nil)
+	_ fs.NodeSetattrer = (*ctlFile)(nil)
+)

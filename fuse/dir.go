@@ -541,6 +541,9 @@ func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) {}
 
 // Mkdir makes an empty directory: a marker object key+"/".
 func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if d.isRoot() && name == ctlName {
+		return nil, syscall.EEXIST
+	}
 	if err := d.m.writable(); err != nil {
 		return nil, errno(err)
 	}
@@ -577,6 +580,9 @@ func (m *Mount) putMarker(ctx context.Context, key string, mode uint32, mt time.
 
 // Rmdir removes an empty directory (ENOTEMPTY otherwise).
 func (d *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
+	if d.isRoot() && name == ctlName {
+		return syscall.EACCES
+	}
 	if err := d.m.writable(); err != nil {
 		return errno(err)
 	}

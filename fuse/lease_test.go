@@ -861,5 +861,18 @@ func TestLeaseControlFiles(t *testing.T) {
 			t.Fatal("run b's .nas/changes shows run a's file")
 		}
 		e.ownerMissing(t, "main", "shared/launch/from-a.md")
+		// The run cannot decide its own gate through the mount: .nas takes
+		// no writes, and nothing else of the mount reaches a gate.
+		wantErrno(t, os.WriteFile(filepath.Join(ma, ".nas/pending"), []byte("approve "+p.Proposal.GateID+"\n"), 0o644), syscall.EACCES)
+		wantErrno(t, createErr(filepath.Join(ma, ".nas/approve")), syscall.EACCES)
+		wantErrno(t, os.Mkdir(filepath.Join(ma, ".nas/gates"), 0o755), syscall.EACCES)
+		wantErrno(t, os.Remove(filepath.Join(ma, ".nas/pending")), syscall.EACCES)
+		wantErrno(t, os.Rename(filepath.Join(ma, ".nas/pending"), filepath.Join(ma, ".nas/approved")), syscall.EACCES)
+		wantErrno(t, os.Chmod(filepath.Join(ma, ".nas/pending"), 0o666), syscall.EACCES)
+		wantErrno(t, os.Remove(filepath.Join(ma, ".nas")), syscall.EACCES)
+		if got := string(readFile(t, filepath.Join(ma, ".nas/pending"))); !strings.Contains(got, p.Proposal.GateID) {
+			t.Fatalf("after the attempts, .nas/pending: %q", got)
+		}
+		e.ownerMissing(t, "main", "shared/launch/from-a.md")
 	})
 }
