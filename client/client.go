@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -111,7 +112,7 @@ func Resolve(s Source) (Config, *LeaseFile, error) {
 	if ak == "" || sk == "" {
 		return Config{}, nil, fmt.Errorf("%w: set NAS_ACCESS_KEY and NAS_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), give --access-key and --secret-key, or --lease-json", ErrNoCredentials)
 	}
-	ep := firstOf(s.Endpoint, os.Getenv("NAS_ENDPOINT"), os.Getenv("AWS_ENDPOINT_URL"), DefaultEndpoint)
+	ep := cmp.Or(s.Endpoint, os.Getenv("NAS_ENDPOINT"), os.Getenv("AWS_ENDPOINT_URL"), DefaultEndpoint)
 	return Config{Endpoint: strings.TrimSuffix(ep, "/"), Credentials: aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, SessionToken: tok}}, lf, nil
 }
 
@@ -133,15 +134,6 @@ func dataDirCredentials(dir string) (string, string) {
 		return "", ""
 	}
 	return c.AccessKey, c.SecretKey
-}
-
-func firstOf(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // Client calls one gateway with one set of credentials.

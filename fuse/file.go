@@ -510,28 +510,14 @@ func (f *fileNode) unlink() {
 // rekey gives the file a new key: a file only this mount knows, or one
 // whose directory the gateway renamed (so its version there is new and
 // unknown until the next stat). The caller holds m.ns.
-func (f *fileNode) rekey(key string) {
-	f.key = key
-	f.mu.Lock()
-	if f.e != nil {
-		e := *f.e
-		e.Key, e.VersionID = key, ""
-		f.e = &e
-	}
-	f.content = nil
-	f.mu.Unlock()
-}
+func (f *fileNode) rekey(key string) { f.renamed(key, "") }
 
 // renamed notes that the gateway moved the file to key, as a new
 // version vid with the same bytes; the caller holds m.ns.
 func (f *fileNode) renamed(key, vid string) {
 	f.key = key
 	f.mu.Lock()
-	if f.e != nil {
-		e := *f.e
-		e.Key, e.VersionID = key, vid
-		f.e = &e
-	}
+	f.e = f.e.moved(key, vid)
 	f.content = nil
 	f.mu.Unlock()
 }
@@ -583,11 +569,7 @@ func (l *linkNode) refresh(e *entry) {
 func (l *linkNode) renamed(key, vid string) {
 	l.key = key
 	l.mu.Lock()
-	if l.e != nil {
-		e := *l.e
-		e.Key, e.VersionID = key, vid
-		l.e = &e
-	}
+	l.e = l.e.moved(key, vid)
 	l.mu.Unlock()
 }
 

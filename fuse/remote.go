@@ -37,6 +37,17 @@ type entry struct {
 	Meta        map[string]string `json:"meta"`
 }
 
+// moved is e as the gateway holds it after a rename to key: a new version
+// vid ("" when unknown) of the same bytes; nil stays nil.
+func (e *entry) moved(key, vid string) *entry {
+	if e == nil {
+		return nil
+	}
+	m := *e
+	m.Key, m.VersionID = key, vid
+	return &m
+}
+
 // Metadata names (user metadata, x-amz-meta-*).
 const (
 	metaMode  = "mode"

@@ -34,15 +34,6 @@ func addClientFlags(root *cobra.Command) {
 	f.BoolVar(&cf.json, "json", false, "print JSON")
 }
 
-func firstOf(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // client calls the control API.
 type client struct {
 	endpoint string

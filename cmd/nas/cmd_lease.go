@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -124,7 +125,7 @@ func newLeaseCmd() *cobra.Command {
 				}
 				req["view"] = rules
 				if o.role == "" {
-					req["role"] = firstOf(vf.Role, vf.Name)
+					req["role"] = cmp.Or(vf.Role, vf.Name)
 				}
 				if o.purpose == "" {
 					req["purpose"] = vf.Purpose

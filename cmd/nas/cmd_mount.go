@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,7 +64,7 @@ func runMount(ctx context.Context, dir string, o mountOpts) error {
 	c := nasclient.New(cfg)
 	repo, br := o.repo, o.branch
 	if lf != nil {
-		repo, br = firstOf(repo, lf.Repo), firstOf(br, lf.Branch)
+		repo, br = cmp.Or(repo, lf.Repo), cmp.Or(br, lf.Branch)
 	}
 	if (repo == "" || br == "") && c.Temporary() {
 		var out struct {
@@ -75,7 +76,7 @@ func runMount(ctx context.Context, dir string, o mountOpts) error {
 		if err := c.Call(ctx, "lease/get", map[string]any{}, &out); err != nil {
 			return fmt.Errorf("ask the gateway for the lease's branch: %w", err)
 		}
-		repo, br = firstOf(repo, out.Lease.Repo), firstOf(br, out.Lease.Branch)
+		repo, br = cmp.Or(repo, out.Lease.Repo), cmp.Or(br, out.Lease.Branch)
 	}
 	if repo == "" {
 		return usagef("nas mount: name the repository with --repo (or mount with a lease's credentials)")
