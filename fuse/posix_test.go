@@ -575,3 +575,60 @@ func TestWriteback(t *testing.T) {
 		t.Fatalf("a refused file reached the protected branch: %v", err)
 	}
 }
+
+// TestCommits: fsync of the mount root commits the branch at once;
+// otherwise a commit follows a quiet period; nothing to commit makes none.
+func TestCommits(t *testing.T) {
+	e := newEnv(t)
+	e.fork(t, "dev", "main")
+	e.fork(t, "quiet", "main")
+	head := func(branch string) string {
+		var out struct {
+			Branch struct {
+				Head string `json:"head"`
+			} `json:"branch"`
+		}
+		call(t, e.owner, "branch/get", map[string]any{"repo": e.repo, "name": branch}, &out)
+		return out.Branch.Head
+	}
+	mnt, _ := e.mount(t, mountOpts{})
+	before := head("dev")
+	writeFile(t, filepath.Join(mnt, "a"), []byte("a"))
+	if head("dev") != before {
+		t.Fatal("committed without an fsync of the root (commits are off for this mount)")
+	}
+	root, err := os.Open(mnt)
+	must(t, err)
+	must(t, root.Sync())
+	after := head("dev")
+	if after == before {
+		t.Fatal("fsync of the root did not commit")
+	}
+	must(t, root.Sync()) // nothing new: no empty commit
+	root.Close()
+	if head("dev") != after {
+		t.Fatal("an fsync with nothing to commit made a commit")
+	}
+
+	q, _ := e.mount(t, mountOpts{branch: "quiet", commit: 300 * time.Millisecond})
+	before = head("quiet")
+	for i := range 3 {
+		writeFile(t, filepath.Join(q, fmt.Sprintf("f%d", i)), []byte("x"))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for head("quiet") == before {
+		if time.Now().After(deadline) {
+			t.Fatal("no commit after the quiet period")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var log struct {
+		Commits []struct {
+			Message string `json:"message"`
+		} `json:"commits"`
+	}
+	call(t, e.owner, "commit/log", map[string]any{"repo": e.repo, "ref": "quiet", "limit": 5}, &log)
+	if len(log.Commits) == 0 || !strings.Contains(log.Commits[0].Message, "nas mount") {
+		t.Fatalf("log: %+v", log)
+	}
+}
