@@ -70,3 +70,27 @@ func BenchmarkStatTree(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(paths)), "µs/stat")
 }
+
+// BenchmarkSeqWrite: one 256 MiB file written in 1 MiB writes and closed
+// (streamed to the gateway while it is written).
+func BenchmarkSeqWrite(b *testing.B) {
+	e := newEnv(b)
+	e.fork(b, "dev", "main")
+	mnt, _ := e.mount(b, mountOpts{})
+	buf := pattern(5, 1<<20)
+	const size = 256 << 20
+	b.SetBytes(size)
+	b.ResetTimer()
+	for i := range b.N {
+		f, err := os.Create(filepath.Join(mnt, fmt.Sprintf("seq%d", i)))
+		must(b, err)
+		for off := 0; off < size; off += len(buf) {
+			buf[0] = byte(off >> 20) // no two MiB alike
+			buf[1] = byte(i)
+			if _, err := f.Write(buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+		must(b, f.Close())
+	}
+}
