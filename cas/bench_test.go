@@ -3,6 +3,7 @@ package cas
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
@@ -167,5 +168,32 @@ func BenchmarkRead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkIngestMD5 is BenchmarkIngest/new with the whole-body MD5 a
+// single PUT computes for its ETag, fed as the S3 layer feeds it (through
+// IngestTee, beside chunking; with an io.TeeReader, in series with it, it
+// ran at 390 MB/s against 900 for BenchmarkIngest/new).
+func BenchmarkIngestMD5(b *testing.B) {
+	ctx := context.Background()
+	s, _ := benchStore(b)
+	data := benchBytes(3, 16<<20)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		for off := 0; off < len(data); off += 64 << 10 {
+			data[off] = byte(i)
+			data[off+1] = byte(i >> 8)
+		}
+		i++
+		u := s.NewUpload()
+		h := md5.New()
+		if _, _, err := u.IngestTee(ctx, bytes.NewReader(data), h); err != nil {
+			b.Fatal(err)
+		}
+		_ = h.Sum(nil)
+		u.Close()
 	}
 }

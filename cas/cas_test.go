@@ -190,3 +190,87 @@ func TestSweepSparesInFlightDedup(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIngestTeeDigest checks that the digest sees exactly the body, in
+// order, on both the small and the chunked path, and that the chunks are
+// those Ingest makes.
+func TestIngestTeeDigest(t *testing.T) {
+	s, _ := open(t)
+	ctx := context.Background()
+	for _, size := range []int{0, 1, cas.ChunkMin - 1, cas.ChunkMin, cas.ChunkMin + 1, 9<<20 + 3} {
+		data := randBytes(uint64(size)+7, size)
+		u := s.NewUpload()
+		want, _, err := u.Ingest(ctx, bytes.NewReader(data))
+		u.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u = s.NewUpload()
+		var seen bytes.Buffer
+		refs, n, err := u.IngestTee(ctx, bytes.NewReader(data), &seen)
+		u.Close()
+		if err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		if n != int64(size) || !bytes.Equal(seen.Bytes(), data) {
+			t.Fatalf("size %d: read %d bytes, digest saw %d, equal %v", size, n, seen.Len(), bytes.Equal(seen.Bytes(), data))
+		}
+		if len(refs) != len(want) {
+			t.Fatalf("size %d: %d chunks with a digest, %d without", size, len(refs), len(want))
+		}
+		for i := range refs {
+			if refs[i] != want[i] {
+				t.Fatalf("size %d: chunk %d differs", size, i)
+			}
+		}
+	}
+}
+
+type failingWriter struct{ after int }
+
+var errDigest = errors.New("digest failed")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.after <= 0 {
+		return 0, errDigest
+	}
+	w.after--
+	return len(p), nil
+}
+
+// TestIngestTeeDigestError checks that a failing digest fails the ingest,
+// on both paths, and that nothing is left behind by Close.
+func TestIngestTeeDigestError(t *testing.T) {
+	s, _ := open(t)
+	ctx := context.Background()
+	for _, size := range []int{100, 9 << 20} {
+		u := s.NewUpload()
+		_, _, err := u.IngestTee(ctx, bytes.NewReader(randBytes(3, size)), &failingWriter{after: 1})
+		u.Close()
+		if size > cas.ChunkMin && !errors.Is(err, errDigest) {
+			t.Fatalf("size %d: err %v, want the digest's", size, err)
+		}
+		if size <= cas.ChunkMin && err != nil {
+			t.Fatalf("size %d: one write should succeed: %v", size, err)
+		}
+	}
+	u := s.NewUpload()
+	defer u.Close()
+	if _, _, err := u.IngestTee(ctx, bytes.NewReader(randBytes(3, 100)), &failingWriter{}); !errors.Is(err, errDigest) {
+		t.Fatalf("small body: err %v, want the digest's", err)
+	}
+}
+
+// TestIngestTeeCancel checks that a cancelled context ends a chunked
+// ingest with the context's error.
+func TestIngestTeeCancel(t *testing.T) {
+	s, _ := open(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	u := s.NewUpload()
+	defer u.Close()
+	_, _, err := u.IngestTee(ctx, bytes.NewReader(randBytes(4, 20<<20)), &bytes.Buffer{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	chunkers "github.com/PlakarKorp/go-cdc-chunkers"
 	_ "github.com/PlakarKorp/go-cdc-chunkers/chunkers/fastcdc" // registers the algorithm
@@ -126,6 +127,18 @@ func (u *Upload) openSegment() error {
 // and hashing plus writing run in two goroutines, so both cores work on a
 // large upload; memory stays bounded by a few ChunkMax buffers.
 func (u *Upload) Ingest(ctx context.Context, r io.Reader) ([]Ref, int64, error) {
+	return u.IngestTee(ctx, r, nil)
+}
+
+// IngestTee is Ingest that also writes every byte read from r to digest, in
+// order, as an io.TeeReader would, but off the reading goroutine: a body
+// larger than ChunkMin is fed to digest chunk by chunk on a goroutine of its
+// own, so the caller's whole-body digests (the MD5 of an ETag, an
+// x-amz-checksum) run beside chunking and chunk hashing instead of in
+// series with them. When IngestTee returns without error, digest has seen
+// every byte and is no longer written to; on error it may have seen a
+// prefix. An error from digest fails the ingest. A nil digest is Ingest.
+func (u *Upload) IngestTee(ctx context.Context, r io.Reader, digest io.Writer) ([]Ref, int64, error) {
 	// Small bodies (most objects) skip the chunker and its buffers: read up
 	// to ChunkMin bytes; if the body ends there it is one chunk.
 	small := smallPool.Get().(*[]byte)
@@ -136,6 +149,11 @@ func (u *Upload) Ingest(ctx context.Context, r io.Reader) ([]Ref, int64, error) 
 		if n == 0 {
 			return nil, 0, nil
 		}
+		if digest != nil {
+			if _, err := digest.Write((*small)[:n]); err != nil {
+				return nil, int64(n), fmt.Errorf("digest: %w", err)
+			}
+		}
 		ref, err := u.Put(ctx, (*small)[:n])
 		if err != nil {
 			return nil, int64(n), err
@@ -144,13 +162,33 @@ func (u *Upload) Ingest(ctx context.Context, r io.Reader) ([]Ref, int64, error) 
 	case err != nil:
 		return nil, int64(n), err
 	}
-	return u.ingestChunked(ctx, io.MultiReader(bytes.NewReader((*small)[:n]), r))
+	return u.ingestChunked(ctx, io.MultiReader(bytes.NewReader((*small)[:n]), r), digest)
 }
 
 // smallPool holds ChunkMin-sized buffers for the small-body fast path.
 var smallPool = sync.Pool{New: func() any { b := make([]byte, ChunkMin); return &b }}
 
-func (u *Upload) ingestChunked(ctx context.Context, r io.Reader) ([]Ref, int64, error) {
+// chunkJob is one chunk on its way to the hashing goroutine and, with a
+// digest, to the digest goroutine; the last of them to finish with it
+// returns buf to bufPool.
+type chunkJob struct {
+	buf   *[]byte
+	data  []byte
+	users atomic.Int32
+}
+
+func (j *chunkJob) done() {
+	if j.users.Add(-1) == 0 {
+		bufPool.Put(j.buf)
+	}
+}
+
+// ingestChunked runs three stages over r: this goroutine reads and chunks;
+// a second hashes each chunk and writes it (in order, so refs come out in
+// order); a third, when digest is set, writes each chunk to digest (in
+// order). Each stage takes at most two chunks ahead of it, so a slow stage
+// holds the reader back and memory stays a few ChunkMax buffers.
+func (u *Upload) ingestChunked(ctx context.Context, r io.Reader, digest io.Writer) ([]Ref, int64, error) {
 	scan := scanPool.Get().(*[]byte)
 	defer scanPool.Put(scan)
 	ch, err := chunkers.NewChunkerBuffer(cdcAlgo, r, &chunkers.ChunkerOpts{
@@ -160,18 +198,17 @@ func (u *Upload) ingestChunked(ctx context.Context, r io.Reader) ([]Ref, int64, 
 		return nil, 0, fmt.Errorf("chunker: %w", err)
 	}
 
-	type job struct {
-		buf  *[]byte
-		data []byte
-	}
-	jobs := make(chan job, 2)
 	var (
 		refs   []Ref
-		werr   error
+		werr   error // the hashing goroutine's; read after wg.Wait
+		derr   error // the digest goroutine's; read after wg.Wait
 		wg     sync.WaitGroup
 		total  int64
 		hasher = NewHasher()
+		jobs   = make(chan *chunkJob, 2)
+		djobs  chan *chunkJob // nil without a digest
 	)
+	users := int32(1)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -183,11 +220,38 @@ func (u *Upload) ingestChunked(ctx context.Context, r io.Reader) ([]Ref, int64, 
 				ref, werr = u.put(ctx, hasher.Sum(), j.data)
 				refs = append(refs, ref)
 			}
-			bufPool.Put(j.buf)
+			j.done()
 		}
 	}()
+	if digest != nil {
+		users = 2
+		djobs = make(chan *chunkJob, 2)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range djobs {
+				if derr == nil {
+					if _, err := digest.Write(j.data); err != nil {
+						derr = fmt.Errorf("digest: %w", err)
+					}
+				}
+				j.done()
+			}
+		}()
+	}
+	send := func(c chan<- *chunkJob, j *chunkJob) error {
+		select {
+		case c <- j:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	var rerr error
 	for {
+		if rerr = ctx.Err(); rerr != nil {
+			break
+		}
 		data, err := ch.Next()
 		if err != nil && !errors.Is(err, io.EOF) {
 			rerr = err
@@ -197,11 +261,17 @@ func (u *Upload) ingestChunked(ctx context.Context, r io.Reader) ([]Ref, int64, 
 			b := bufPool.Get().(*[]byte)
 			n := copy(*b, data)
 			total += int64(n)
-			select {
-			case jobs <- job{buf: b, data: (*b)[:n]}:
-			case <-ctx.Done():
-				bufPool.Put(b)
-				rerr = ctx.Err()
+			j := &chunkJob{buf: b, data: (*b)[:n]}
+			j.users.Store(users)
+			if rerr = send(jobs, j); rerr != nil {
+				j.done() // the hashing goroutine's share
+				if djobs != nil {
+					j.done()
+				}
+			} else if djobs != nil {
+				if rerr = send(djobs, j); rerr != nil {
+					j.done()
+				}
 			}
 		}
 		if err != nil || rerr != nil {
@@ -209,12 +279,18 @@ func (u *Upload) ingestChunked(ctx context.Context, r io.Reader) ([]Ref, int64, 
 		}
 	}
 	close(jobs)
+	if djobs != nil {
+		close(djobs)
+	}
 	wg.Wait()
 	if rerr != nil {
 		return nil, total, rerr
 	}
 	if werr != nil {
 		return nil, total, werr
+	}
+	if derr != nil {
+		return nil, total, derr
 	}
 	return refs, total, nil
 }

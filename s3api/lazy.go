@@ -52,7 +52,7 @@ func (s *Server) copyLazy(req *request, cu *cas.Upload, w io.Writer, src *manife
 	defer r.Close()
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(r.Copy(req.ctx(), pw)) }()
-	refs, _, err := cu.Ingest(req.ctx(), io.TeeReader(pr, w))
+	refs, _, err := cu.IngestTee(req.ctx(), pr, w)
 	pr.CloseWithError(err)
 	return refs, err
 }

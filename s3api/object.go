@@ -56,8 +56,11 @@ func (s *Server) ingest(req *request, limit int64) (*ingested, error) {
 		return nil, err
 	}
 	in := &ingested{up: s.chunks.NewUpload(), set: set}
-	body := io.TeeReader(io.LimitReader(req.auth.Body, size+1), set.Writer())
-	refs, n, err := in.up.Ingest(req.ctx(), body)
+	// The checksums run on a goroutine of their own beside chunking (they
+	// are the larger part of a large PUT's CPU); IngestTee returns once they
+	// have seen the whole body, so Verify below still sees all of it before
+	// anything is synced or recorded.
+	refs, n, err := in.up.IngestTee(req.ctx(), io.LimitReader(req.auth.Body, size+1), set.Writer())
 	if err != nil {
 		in.up.Close()
 		return nil, err
