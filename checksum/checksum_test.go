@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -303,4 +304,79 @@ func FuzzFromRequest(f *testing.F) {
 			t.Fatalf("Verify error %v wraps no sentinel", err)
 		}
 	})
+}
+
+// TestMD5ConcurrentLargeBodies hashes many large bodies at once, so most
+// of them take md5-simd lanes (more bodies than lanes, so some fall back),
+// in writes of uneven sizes, and checks every MD5 and Content-MD5 verdict,
+// then that closed Sets gave their lanes back.
+func TestMD5ConcurrentLargeBodies(t *testing.T) {
+	const bodies = 2*maxLanes + 5
+	errs := make(chan error, bodies)
+	start := make(chan struct{})
+	var firstWrites sync.WaitGroup
+	firstWrites.Add(bodies)
+	for i := range bodies {
+		data := make([]byte, 1<<20+i*4099)
+		r := rand.New(rand.NewPCG(uint64(i), 3))
+		for j := range data {
+			data[j] = byte(r.Uint32())
+		}
+		want := md5.Sum(data)
+		h := http.Header{}
+		if i%2 == 0 {
+			h.Set("Content-Md5", b64(want[:]))
+		} else {
+			h.Set("Content-Md5", b64(make([]byte, 16))) // wrong
+		}
+		s, err := FromRequest(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			errs <- func() error {
+				defer s.Close()
+				<-start
+				w := s.Writer()
+				for off, n := 0, laneMinWrite+i; off < len(data); off, n = off+n, n+777 {
+					w.Write(data[off:min(off+n, len(data))])
+					if off == 0 {
+						// Every body is counted as large before any goes on,
+						// so all but the first laneFrom-1 pick a lane or,
+						// once maxLanes are taken, crypto/md5.
+						firstWrites.Done()
+						firstWrites.Wait()
+					}
+				}
+				if got := s.MD5(); !bytes.Equal(got, want[:]) {
+					return errors.New("MD5 differs from crypto/md5")
+				}
+				err := s.Verify(nil)
+				if i%2 == 0 && err != nil {
+					return err
+				}
+				if i%2 == 1 && !errors.Is(err, ErrBadDigest) {
+					return errors.New("a wrong Content-MD5 was accepted")
+				}
+				return nil
+			}()
+		}()
+	}
+	close(start)
+	for range bodies {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	lanes.mu.Lock()
+	defer lanes.mu.Unlock()
+	if n := lanes.large.Load(); n != 0 {
+		t.Errorf("%d large bodies still counted after every Set was closed", n)
+	}
+	if lanes.made != maxLanes {
+		t.Errorf("%d lanes made by %d bodies at once, want %d", lanes.made, bodies, maxLanes)
+	}
+	if len(lanes.free) != lanes.made {
+		t.Errorf("%d lanes free of %d made (at most %d)", len(lanes.free), lanes.made, maxLanes)
+	}
 }

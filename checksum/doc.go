@@ -18,7 +18,15 @@
 //     CombineCRC without reading the data again.
 //
 // Invariants: a Set verifies nothing until Verify is called after the whole
-// body went through Writer; Value and MD5 are only meaningful then too. A
-// Set is not safe for concurrent use. Algorithm values, Composite and
-// CombineCRC are pure and safe for concurrent use.
+// body went through Writer; Value and MD5 are only meaningful then too.
+// Close ends a Set's hashing (Algorithm and Value still answer). A Set is
+// not safe for concurrent use. Algorithm values, Composite and CombineCRC
+// are pure and safe for concurrent use.
+//
+// MD5 of concurrent uploads: a large body (its first write at least 64 KiB,
+// a chunk) hashed while two or more others are takes a lane of one shared
+// github.com/minio/md5-simd server, whose goroutine hashes up to 16 bodies
+// at once on one core; fewer bodies, and small ones, use crypto/md5 on the
+// writer's goroutine, which is faster for one body alone. Lanes are reused,
+// never closed, and bounded (maxLanes); Close gives a Set's lane back.
 package checksum

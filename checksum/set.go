@@ -22,7 +22,7 @@ const (
 // checked against. Build it with FromRequest, copy the body through Writer,
 // then call Verify with the trailers the body carried.
 type Set struct {
-	md5     hash.Hash
+	md5     bodyMD5
 	wantMD5 []byte // decoded Content-MD5; nil when the client sent none
 
 	alg     Algorithm // requested x-amz-checksum algorithm; "" when none
@@ -41,7 +41,7 @@ type Set struct {
 // value of the wrong size and ErrMultipleChecksums when more than one
 // algorithm is named.
 func FromRequest(h http.Header) (*Set, error) {
-	s := &Set{md5: md5.New()}
+	s := &Set{}
 
 	if vs, ok := h[headerContentMD5]; ok {
 		if len(vs) != 1 {
@@ -145,7 +145,13 @@ func (w setWriter) Write(p []byte) (int, error) {
 
 // MD5 returns the MD5 of everything written so far; its hex form is the S3
 // ETag of a single-part object.
-func (s *Set) MD5() []byte { return s.md5.Sum(nil) }
+func (s *Set) MD5() []byte { return s.md5.Sum() }
+
+// Close ends the hashing of the body: it gives back what the MD5 held (a
+// lane shared by concurrent uploads). Call it once MD5 and Verify are done
+// with; Algorithm and Value still answer afterwards. Without Close, a large
+// body's lane is lost to the ones that follow.
+func (s *Set) Close() { s.md5.release() }
 
 // Algorithm returns the x-amz-checksum algorithm the request asked for, and
 // false when it named none.

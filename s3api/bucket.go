@@ -254,6 +254,7 @@ func readBodyChecked(req *request, limit int64, v any) error {
 	if err != nil {
 		return err
 	}
+	defer set.Close()
 	b, err := io.ReadAll(io.TeeReader(io.LimitReader(req.auth.Body, limit+1), set.Writer()))
 	if err != nil {
 		return err

@@ -55,6 +55,7 @@ func (s *Server) ingest(req *request, limit int64) (*ingested, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer set.Close() // the MD5 is taken below; Algorithm and Value stay valid
 	in := &ingested{up: s.chunks.NewUpload(), set: set}
 	// The checksums run on a goroutine of their own beside chunking (they
 	// are the larger part of a large PUT's CPU); IngestTee returns once they
