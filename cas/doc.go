@@ -18,8 +18,10 @@
 //     max), so an edited large object shares most chunks with its previous
 //     version, and skips chunks the store already holds.
 //
-// Durability order: an Upload's segment is written, fsynced and its
-// directory fsynced in Sync; its index records are then written by Record
+// Durability order: an Upload's segment is written (on Linux the kernel is
+// asked every 8 MiB to start writing it out, so the disk works while the
+// upload is still hashed; only a hint), fsynced and its directory fsynced
+// in Sync; its index records are then written by Record
 // inside the caller's kv transaction, together with the manifest entry that
 // references them, so a chunk is durable before anything can point at it and
 // a crash leaves at worst an unreferenced segment that garbage collection

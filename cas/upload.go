@@ -27,6 +27,11 @@ const (
 	cdcAlgo     = "fastcdc-v1.0.0"
 )
 
+// writebackStep is how many bytes a segment grows between two hints to
+// the kernel to start writing it out (startWriteback), so a large upload's
+// disk writes overlap its hashing instead of all waiting for Sync.
+const writebackStep = 8 << 20
+
 // bufPool holds ChunkMax-sized buffers for chunks in flight.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, ChunkMax); return &b }}
 
@@ -46,6 +51,7 @@ type Upload struct {
 	seg     *os.File // segment being written, nil until the first large new chunk
 	segID   uint64
 	segSize int64
+	flushed int64 // bytes of seg whose writeback was started
 	synced  bool
 
 	recs     map[Hash]record // new chunks, written by Record
@@ -101,6 +107,10 @@ func (u *Upload) put(ctx context.Context, h Hash, data []byte) (Ref, error) {
 	}
 	u.recs[h] = record{kind: kindSegment, created: now(), seg: u.segID, off: u.segSize, size: int64(len(data))}
 	u.segSize += int64(len(data))
+	if u.segSize-u.flushed >= writebackStep {
+		startWriteback(u.seg, u.flushed, u.segSize-u.flushed)
+		u.flushed = u.segSize
+	}
 	return ref, nil
 }
 
