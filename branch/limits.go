@@ -268,7 +268,7 @@ func (s *Service) fillUsage(ctx context.Context, v *view, e *usageEntry) error {
 	if e.ready {
 		return nil
 	}
-	m := s.newMerged(ctx, v)
+	m := s.newMerged(ctx, s.db, v)
 	m.seek("")
 	var u Usage
 	for {

@@ -1,7 +1,6 @@
 package branch
 
 import (
-	"bytes"
 	"context"
 	"strings"
 
@@ -70,16 +69,30 @@ type ListResult struct {
 }
 
 // List lists a branch's current objects (staging over the head tree).
+//
+// The whole page is read in one kv snapshot, the one the branch record
+// comes from: every seek past a common prefix rescans the staging area
+// from there, which in a snapshot of its own would cost a read
+// transaction each, and a concurrent commit cannot fold staged keys away
+// between the pages read.
 func (s *Service) List(ctx context.Context, repo, branch string, o ListOptions) (*ListResult, error) {
-	var v *view
-	err := s.db.View(ctx, func(r kv.Reader) (err error) {
-		v, err = s.openView(ctx, r, repo, branch)
+	var res *ListResult
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		v, err := s.openView(ctx, r, repo, branch)
+		if err != nil {
+			return err
+		}
+		res, err = list(s.newMerged(ctx, pinned{r}, v), o)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	m := s.newMerged(ctx, v)
+	return res, nil
+}
+
+// list reads one page of a listing from m.
+func list(m *merged, o ListOptions) (*ListResult, error) {
 	res := &ListResult{}
 	start := o.Prefix
 	if o.After != "" && o.After+"\x00" > start {
@@ -171,11 +184,29 @@ type merged struct {
 	srcs []source
 }
 
-func (s *Service) newMerged(ctx context.Context, v *view) *merged {
+// viewer runs fn in a kv snapshot; kv.DB is one, and so is pinned.
+type viewer interface {
+	View(ctx context.Context, fn func(kv.Reader) error) error
+}
+
+// pinned is a viewer that reuses one open snapshot, so that the pages of a
+// stagingSource cost a scan each and no read transaction.
+type pinned struct{ r kv.Reader }
+
+func (p pinned) View(ctx context.Context, fn func(kv.Reader) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fn(p.r)
+}
+
+// newMerged returns the current objects of v: its staging generations,
+// read through db, over its head tree.
+func (s *Service) newMerged(ctx context.Context, db viewer, v *view) *merged {
 	m := &merged{}
 	for _, gen := range []uint64{v.br.Gen, v.br.SealedGen} {
 		if gen != 0 {
-			m.srcs = append(m.srcs, &stagingSource{ctx: ctx, db: s.db, prefix: stagePrefix(v.rr.ID, v.br.ID, gen)})
+			m.srcs = append(m.srcs, &stagingSource{ctx: ctx, db: db, prefix: stagePrefix(v.rr.ID, v.br.ID, gen)})
 		}
 	}
 	m.srcs = append(m.srcs, newTreeSource(ctx, s.treeFor(v.rr), v.root))
@@ -237,25 +268,38 @@ func (m *merged) err() error {
 	return nil
 }
 
-// stagingSource pages through one staging generation.
+// stagingSource pages through one staging generation, one kv scan a page.
+//
+// The first page after a seek asks for stagingFirstPage items, and each
+// page read on from there for twice as many as the last, up to
+// stagingPage: a listing with a delimiter seeks past every common prefix
+// and uses only the first visible item behind it, so anything more read
+// there is wasted, while a sequential read soon reads full pages.
 type stagingSource struct {
 	ctx    context.Context
-	db     kv.DB
+	db     viewer
 	prefix []byte
 
 	buf  []stagedItem
 	pos  int
+	page int    // size of the current page's request
 	from []byte // where the next page starts (absolute kv key)
 	done bool   // no more pages
 	e    error
 }
 
+// stagedItem is one staged key of a page, 48 bytes; its key and entry
+// bytes live in two arenas allocated once per page.
 type stagedItem struct {
-	key string
-	st  staged
+	key   string
+	entry []byte // encoded entry; nil for a tombstone
+	del   bool
 }
 
-const stagingPage = 256
+const (
+	stagingFirstPage = 1
+	stagingPage      = 256
+)
 
 // seek moves to the first item at or after key; it only moves forward.
 func (s *stagingSource) seek(key string) {
@@ -265,8 +309,9 @@ func (s *stagingSource) seek(key string) {
 	if s.pos < len(s.buf) || (s.done && s.from != nil) {
 		return
 	}
-	s.from = append(append([]byte(nil), s.prefix...), key...)
+	s.from = append(append(s.from[:0], s.prefix...), key...)
 	s.done = false
+	s.page = stagingFirstPage
 	s.fill()
 }
 
@@ -276,25 +321,48 @@ func (s *stagingSource) fill() {
 	}
 	s.buf, s.pos = s.buf[:0], 0
 	end := kv.PrefixEnd(s.prefix)
-	var last []byte
+	// The arenas grow during the scan; items take their slices of them
+	// after it, by offset.
+	var keys, entries []byte
+	type span struct{ key, entry int } // ends in the arenas
+	var ends []span
 	s.e = s.db.View(s.ctx, func(r kv.Reader) error {
 		return r.Scan(kv.Range{Start: s.from, End: end}, func(k, v []byte) error {
-			st, err := decodeStaged(v)
+			del, _, _, entry, err := parseStaged(v)
 			if err != nil {
 				return err
 			}
-			s.buf = append(s.buf, stagedItem{key: string(k[len(s.prefix):]), st: st})
-			last = k
-			if len(s.buf) >= stagingPage {
+			if keys == nil {
+				// Sized as if every item were the first one's size.
+				keys = make([]byte, 0, s.page*(len(k)-len(s.prefix)))
+				entries = make([]byte, 0, s.page*len(entry))
+				ends = make([]span, 0, s.page)
+			}
+			keys = append(keys, k[len(s.prefix):]...)
+			entries = append(entries, entry...)
+			ends = append(ends, span{len(keys), len(entries)})
+			s.buf = append(s.buf, stagedItem{del: del})
+			if len(s.buf) >= s.page {
 				return kv.ErrStop
 			}
 			return nil
 		})
 	})
-	if len(s.buf) < stagingPage {
+	ks := string(keys)
+	var k, e int
+	for i, end := range ends {
+		it := &s.buf[i]
+		it.key = ks[k:end.key]
+		if !it.del && end.entry > e {
+			it.entry = entries[e:end.entry:end.entry]
+		}
+		k, e = end.key, end.entry
+	}
+	if len(s.buf) < s.page {
 		s.done = true
 	} else {
-		s.from = append(bytes.Clone(last), 0)
+		last := s.buf[len(s.buf)-1].key
+		s.from = append(append(append(s.from[:0], s.prefix...), last...), 0)
 	}
 }
 
@@ -303,13 +371,14 @@ func (s *stagingSource) peek() (string, []byte, bool, bool) {
 		if s.done || s.e != nil || s.from == nil {
 			return "", nil, false, false
 		}
+		s.page = min(2*s.page, stagingPage)
 		s.fill()
 		if s.pos >= len(s.buf) {
 			return "", nil, false, false
 		}
 	}
 	it := s.buf[s.pos]
-	return it.key, it.st.entry, it.st.del, true
+	return it.key, it.entry, it.del, true
 }
 
 func (s *stagingSource) next() { s.pos++ }

@@ -215,24 +215,29 @@ func (s staged) encode() []byte {
 }
 
 func decodeStaged(v []byte) (staged, error) {
-	var s staged
-	if len(v) < 3 || (v[0] != stagePut && v[0] != stageDelete) {
-		return s, fmt.Errorf("staged record: %w", manifest.ErrCorrupt)
+	del, seq, vid, entry, err := parseStaged(v)
+	if err != nil {
+		return staged{}, err
 	}
-	s.del = v[0] == stageDelete
+	return staged{del: del, seq: seq, vid: string(vid), entry: append([]byte(nil), entry...)}, nil
+}
+
+// parseStaged splits a staging value without copying: vid and entry are
+// subslices of v (entry is empty for a tombstone).
+func parseStaged(v []byte) (del bool, seq uint64, vid, entry []byte, err error) {
+	if len(v) < 3 || (v[0] != stagePut && v[0] != stageDelete) {
+		return false, 0, nil, nil, fmt.Errorf("staged record: %w", manifest.ErrCorrupt)
+	}
 	seq, n := binary.Uvarint(v[1:])
 	if n <= 0 {
-		return s, fmt.Errorf("staged record: %w", manifest.ErrCorrupt)
+		return false, 0, nil, nil, fmt.Errorf("staged record: %w", manifest.ErrCorrupt)
 	}
 	rest := v[1+n:]
 	l, m := binary.Uvarint(rest)
 	if m <= 0 || l > uint64(len(rest)-m) {
-		return s, fmt.Errorf("staged record: %w", manifest.ErrCorrupt)
+		return false, 0, nil, nil, fmt.Errorf("staged record: %w", manifest.ErrCorrupt)
 	}
-	s.seq = seq
-	s.vid = string(rest[m : m+int(l)])
-	s.entry = append([]byte(nil), rest[m+int(l):]...)
-	return s, nil
+	return v[0] == stageDelete, seq, rest[m : m+int(l)], rest[m+int(l):], nil
 }
 
 // versionRecord is stored under V/<repo><vid>: the key, the branch and

@@ -17,11 +17,14 @@ func (s *Service) treeFor(rr *repoRecord) *tree.Tree {
 	return t.(*tree.Tree)
 }
 
-// treeSource adapts a tree Iterator to source.
+// treeSource adapts a tree Iterator to source. Seeking is cheap (the
+// Iterator keeps its path of nodes); the current key is kept as a string
+// because a merged source peeks at it several times per item.
 type treeSource struct {
 	ctx context.Context
 	it  *tree.Iterator
 	ok  bool
+	key string // the current key while ok
 }
 
 func newTreeSource(ctx context.Context, t *tree.Tree, root cas.Hash) *treeSource {
@@ -29,19 +32,26 @@ func newTreeSource(ctx context.Context, t *tree.Tree, root cas.Hash) *treeSource
 }
 
 func (s *treeSource) seek(key string) {
-	if s.ok && string(s.it.Key()) >= key {
+	if s.ok && s.key >= key {
 		return
 	}
-	s.ok = s.it.Seek(s.ctx, []byte(key))
+	s.settle(s.it.Seek(s.ctx, []byte(key)))
+}
+
+func (s *treeSource) settle(ok bool) {
+	s.ok, s.key = ok, ""
+	if ok {
+		s.key = string(s.it.Key())
+	}
 }
 
 func (s *treeSource) peek() (string, []byte, bool, bool) {
 	if !s.ok {
 		return "", nil, false, false
 	}
-	return string(s.it.Key()), s.it.Value(), false, true
+	return s.key, s.it.Value(), false, true
 }
 
-func (s *treeSource) next() { s.ok = s.it.Next(s.ctx) }
+func (s *treeSource) next() { s.settle(s.it.Next(s.ctx)) }
 
 func (s *treeSource) err() error { return s.it.Err() }
