@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentnas/nas/branch"
@@ -49,6 +50,11 @@ type Service struct {
 	leases *lease.Store
 	rec    Recorder
 	now    func() time.Time
+	// decide serializes taking a gate out of pending (Decide, and Propose
+	// superseding it), so two decisions cannot both pass the pending check
+	// and the later overwrite what the first one merged. One process owns
+	// the kv store, so a process-wide lock is enough.
+	decide sync.Mutex
 	// Timeout is how long a gate waits for a person before it is denied.
 	Timeout time.Duration
 }
@@ -232,6 +238,8 @@ func (s *Service) Propose(ctx context.Context, r ProposeRequest) (*Proposal, err
 	var deletes bool
 	p.Changes, p.Counts, deletes = lines(res.Changes)
 	p.Digest = digest(r.Repo, p.SourceHead, p.TargetHead, p.Lease, p.Changes)
+	s.decide.Lock()
+	defer s.decide.Unlock()
 	// Proposing again what already waits for a person returns that gate,
 	// so an agent that retries learns it waits instead of queueing more; a
 	// waiting gate for an older diff of the same branches is superseded.
@@ -468,6 +476,8 @@ func (s *Service) ListGates(ctx context.Context, status string) ([]Gate, error) 
 // diff is still the one on the card (same heads, lease not revoked);
 // otherwise the gate becomes void and nothing merges.
 func (s *Service) Decide(ctx context.Context, id, by string, approve bool, reason string) (*Gate, error) {
+	s.decide.Lock()
+	defer s.decide.Unlock()
 	g, err := s.GetGate(ctx, id)
 	if err != nil {
 		return nil, err
