@@ -23,12 +23,16 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentnas/nas/cas"
 )
+
+// tmpPrefix starts the name of a chunk being written.
+const tmpPrefix = ".tmp-"
 
 // ErrMismatch is returned by Put when the data does not hash to the name.
 var ErrMismatch = errors.New("chunkcache: data does not match its hash")
@@ -132,7 +136,7 @@ func (c *Cache) Put(h cas.Hash, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("chunk cache: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	f, err := os.CreateTemp(filepath.Dir(p), tmpPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("chunk cache: %w", err)
 	}
@@ -154,12 +158,26 @@ func (c *Cache) Put(h cas.Hash, data []byte) error {
 }
 
 // sweep removes the least recently used chunks until the cache is at
-// 90% of its limit.
+// 90% of its limit. Puts during a sweep find it busy and start none, so
+// their bytes stay counted and it sweeps again for them.
 func (c *Cache) sweep() {
-	if !c.sweeping.CompareAndSwap(false, true) {
-		return
+	for c.sweeping.CompareAndSwap(false, true) {
+		before := c.size.Load()
+		total := c.sweepOnce()
+		// total is the disk, less what Puts added during the walk unseen;
+		// keeping every byte Put since before counts some twice, which
+		// only brings the next sweep sooner.
+		c.size.Add(total - before)
+		c.sweeping.Store(false)
+		if now := c.size.Load(); now <= c.limit || now == total {
+			return
+		}
 	}
-	defer c.sweeping.Store(false)
+}
+
+// sweepOnce removes the least recently used chunks until the cache is at
+// 90% of its limit and returns the bytes left.
+func (c *Cache) sweepOnce() int64 {
 	type file struct {
 		path string
 		size int64
@@ -172,8 +190,13 @@ func (c *Cache) sweep() {
 			return nil
 		}
 		if fi, err := d.Info(); err == nil {
-			files = append(files, file{p, fi.Size(), fi.ModTime()})
 			total += fi.Size()
+			// A Put's temporary file is not for the sweep to remove while
+			// the Put may still rename it; one left by a crash ages out.
+			if strings.HasPrefix(d.Name(), tmpPrefix) && time.Since(fi.ModTime()) < time.Hour {
+				return nil
+			}
+			files = append(files, file{p, fi.Size(), fi.ModTime()})
 		}
 		return nil
 	})
@@ -189,6 +212,6 @@ func (c *Cache) sweep() {
 			removed++
 		}
 	}
-	c.size.Store(total)
 	c.log.Debug("chunk cache swept", "removed", removed, "bytes", total)
+	return total
 }
