@@ -265,7 +265,20 @@ func (s *S3) ReadRange(ctx context.Context, p Pin, off, n int64) (io.ReadCloser,
 	return struct {
 		io.Reader
 		io.Closer
-	}{v, b}, nil
+	}{v, closers{v, b}}, nil
+}
+
+// closers closes each of its members in order and returns the first error.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var first error
+	for _, c := range cs {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // s3Body is a GET response body that resumes after a failure.
