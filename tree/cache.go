@@ -56,9 +56,25 @@ func (c *Cache) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
 	return c.store.GetNode(ctx, h)
 }
 
-// PutNodes implements NodeStore by writing through to the underlying store.
+// PutNodes implements NodeStore by writing through to the underlying store,
+// then keeping the nodes it wrote: what a commit or merge writes is what
+// the next diff, merge or read of the new head loads first. The hashes are
+// the writer's, computed over the same bytes, so nothing is re-hashed; the
+// cache keeps each node's Data, which the caller must not modify afterwards
+// (the tree's builder allocates it per node).
 func (c *Cache) PutNodes(ctx context.Context, nodes []Node) error {
-	return c.store.PutNodes(ctx, nodes)
+	if err := c.store.PutNodes(ctx, nodes); err != nil {
+		return err
+	}
+	for _, nd := range nodes {
+		n, err := decodeNode(nd.Data)
+		if err != nil {
+			continue // not ours to judge here; a load verifies and fails
+		}
+		n.h = nd.Hash
+		c.insert(n)
+	}
+	return nil
 }
 
 // CacheStats are a Cache's counters.
@@ -91,16 +107,22 @@ func (c *Cache) loadNode(ctx context.Context, h cas.Hash) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.insert(n), nil
+}
+
+// insert keeps n (unless it is too big to be worth evicting a quarter of
+// the cache) and returns the cached node of its hash.
+func (c *Cache) insert(n *node) *node {
 	size := n.memSize()
 	if size > c.max/4 {
-		return n, nil // too big to be worth evicting a quarter of the cache
+		return n
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.items[h]; ok {
-		return e.Value.(*node), nil
+	if e, ok := c.items[n.h]; ok {
+		return e.Value.(*node)
 	}
-	c.items[h] = c.lru.PushFront(n)
+	c.items[n.h] = c.lru.PushFront(n)
 	c.bytes += size
 	for c.bytes > c.max {
 		e := c.lru.Back()
@@ -108,5 +130,5 @@ func (c *Cache) loadNode(ctx context.Context, h cas.Hash) (*node, error) {
 		delete(c.items, old.h)
 		c.bytes -= old.memSize()
 	}
-	return n, nil
+	return n
 }

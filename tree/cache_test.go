@@ -78,3 +78,31 @@ func TestSeekReusesPath(t *testing.T) {
 		t.Fatalf("first seek read %d nodes, nine short seeks %d more", first, cs.gets.Load()-first)
 	}
 }
+
+// TestCacheKeepsWrittenNodes checks that a tree built through a Cache is
+// read back without reaching the store: what a commit writes, the next diff
+// of its head reads.
+func TestCacheKeepsWrittenNodes(t *testing.T) {
+	ctx := context.Background()
+	base, cs, _ := newTestTree(DefaultLevelBits, nil)
+	cache := NewCache(cs, 0)
+	tr := base.withStore(cache)
+	m := model{}
+	for _, k := range seqKeys(5000) {
+		m[k] = "value"
+	}
+	root := build(t, tr, m)
+	cs.reset()
+	for _, e := range m.entries() {
+		v, ok, err := tr.Get(ctx, root, e.Key)
+		if err != nil || !ok || string(v) != string(e.Value) {
+			t.Fatalf("get %q: %q %v %v", e.Key, v, ok, err)
+		}
+	}
+	if n := cs.gets.Load(); n != 0 {
+		t.Fatalf("reading the tree just written reached the store %d times", n)
+	}
+	if st := cache.Stats(); st.Misses != 0 || st.Nodes == 0 {
+		t.Fatalf("cache stats after reading what it wrote: %+v", st)
+	}
+}
