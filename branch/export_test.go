@@ -51,3 +51,19 @@ func StageBulk(ctx context.Context, s *Service, repo, br string, entries []Impor
 	}
 	return b.Flush()
 }
+
+// StagedKeys counts the staging records of a branch, in every generation.
+func StagedKeys(ctx context.Context, s *Service, repo, br string) (int, error) {
+	n := 0
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		v, err := s.openView(ctx, r, repo, br)
+		if err != nil {
+			return err
+		}
+		return r.Scan(kv.Prefix(branchStagePrefix(v.rr.ID, v.br.ID)), func(_, _ []byte) error {
+			n++
+			return nil
+		})
+	})
+	return n, err
+}
