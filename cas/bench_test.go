@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"path/filepath"
 	"testing"
 
@@ -197,3 +198,82 @@ func BenchmarkIngestMD5(b *testing.B) {
 		u.Close()
 	}
 }
+
+// BenchmarkReadRefs reads a stored 64 MiB object (about 64 chunks) whole
+// into a loopback TCP connection that another goroutine drains, as a GET
+// does: chunk by chunk with Read ("serial", hashing in line with the
+// writes) and with ReadRefs ("pipelined", the next chunk read and verified
+// on a second goroutine), from the page cache.
+func BenchmarkReadRefs(b *testing.B) {
+	ctx := context.Background()
+	s, db := benchStore(b)
+	data := benchBytes(5, 64<<20)
+	u := s.NewUpload()
+	refs, _, err := u.Ingest(ctx, bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := u.Sync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Update(ctx, u.Record); err != nil {
+		b.Fatal(err)
+	}
+	u.Close()
+	conn := loopback(b)
+	for _, tc := range []struct {
+		name string
+		read func() error
+	}{
+		{"serial", func() error {
+			for _, r := range refs {
+				if err := s.Read(ctx, conn, r.Hash, 0, int64(r.Size)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"pipelined", func() error { return s.ReadRefs(ctx, conn, refs, 0, int64(len(data))) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := tc.read(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// loopback returns the writing end of a TCP connection on 127.0.0.1 whose
+// other end a goroutine reads to io.Discard.
+func loopback(b *testing.B) net.Conn {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 256<<10)
+		_, _ = io.CopyBuffer(io.Discard, onlyReader{c}, buf)
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close(); <-done })
+	return conn
+}
+
+// onlyReader hides a WriterTo so io.CopyBuffer reads as a client does.
+type onlyReader struct{ io.Reader }

@@ -34,6 +34,13 @@
 // whose record is newer than the cycle's start, so a PUT that deduplicates
 // against a chunk can never lose it to a concurrent sweep.
 //
+// Reads: ReadRefs serves a range of an object's chunk list (a GET body).
+// Every whole chunk is read into a pooled buffer and hashed to its name
+// before any of its bytes are written, while a second goroutine already
+// reads and verifies the next chunk (at most two chunk buffers per read);
+// pieces at a range's ends are not verified, and Read streams one chunk
+// and verifies it after writing it.
+//
 // Concurrency: Store is safe for concurrent use; an Upload belongs to one
 // goroutine.
 package cas

@@ -171,46 +171,36 @@ func (s *Store) Has(ctx context.Context, h Hash) (bool, error) {
 // read its hash is verified, and a mismatch returns ErrCorrupt after the
 // bytes were written (the caller must abort its response).
 func (s *Store) Read(ctx context.Context, w io.Writer, h Hash, off, n int64) error {
-	for attempt := 0; ; attempt++ {
-		rec, err := s.lookup(ctx, h)
-		if err != nil {
-			return err
-		}
-		if off < 0 || n < 0 || off+n > rec.size {
-			return fmt.Errorf("read chunk %s [%d,+%d) of %d: %w", h, off, n, rec.size, ErrCorrupt)
-		}
-		whole := off == 0 && n == rec.size
-		if rec.kind == kindInline {
-			if whole && Sum(rec.data) != h {
-				return fmt.Errorf("chunk %s: %w", h, ErrCorrupt)
-			}
-			_, err := w.Write(rec.data[off : off+n])
-			return err
-		}
-		f, err := s.files.open(s.segPath(rec.seg))
-		if errors.Is(err, os.ErrNotExist) && attempt == 0 {
-			// A collection moved the chunk between lookup and open.
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("chunk %s: %w", h, err)
-		}
-		sr := io.NewSectionReader(f, rec.off+off, n)
-		buf := copyPool.Get().(*[]byte)
-		defer copyPool.Put(buf)
-		if !whole {
-			_, err = io.CopyBuffer(onlyWriter{w}, sr, *buf)
-			return err
-		}
-		hs := NewHasher()
-		if _, err := io.CopyBuffer(io.MultiWriter(w, hs), sr, *buf); err != nil {
-			return err
-		}
-		if hs.Sum() != h {
-			return fmt.Errorf("chunk %s in segment %016x: %w", h, rec.seg, ErrCorrupt)
-		}
-		return nil
+	rec, f, err := s.locate(ctx, h)
+	if err != nil {
+		return err
 	}
+	if off < 0 || n < 0 || off+n > rec.size {
+		return fmt.Errorf("read chunk %s [%d,+%d) of %d: %w", h, off, n, rec.size, ErrCorrupt)
+	}
+	whole := off == 0 && n == rec.size
+	if rec.kind == kindInline {
+		if whole && Sum(rec.data) != h {
+			return fmt.Errorf("chunk %s: %w", h, ErrCorrupt)
+		}
+		_, err := w.Write(rec.data[off : off+n])
+		return err
+	}
+	sr := io.NewSectionReader(f, rec.off+off, n)
+	buf := copyPool.Get().(*[]byte)
+	defer copyPool.Put(buf)
+	if !whole {
+		_, err = io.CopyBuffer(onlyWriter{w}, sr, *buf)
+		return err
+	}
+	hs := NewHasher()
+	if _, err := io.CopyBuffer(io.MultiWriter(w, hs), sr, *buf); err != nil {
+		return err
+	}
+	if hs.Sum() != h {
+		return fmt.Errorf("chunk %s in segment %016x: %w", h, rec.seg, ErrCorrupt)
+	}
+	return nil
 }
 
 // ReadAll returns the bytes of chunk h, verified.

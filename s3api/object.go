@@ -287,27 +287,10 @@ func (s *Server) getObject(req *request, head bool) error {
 	return s.writeContent(req, content, rng)
 }
 
-// writeContent streams the bytes of rng from content's chunks.
+// writeContent streams the bytes of rng from content's chunks; each whole
+// chunk is verified before it is written.
 func (s *Server) writeContent(req *request, c *manifest.Content, rng byteRange) error {
-	var off int64
-	end := rng.start + rng.length
-	for _, ref := range c.Chunks {
-		size := int64(ref.Size)
-		if off+size <= rng.start {
-			off += size
-			continue
-		}
-		if off >= end {
-			break
-		}
-		from := max(rng.start-off, 0)
-		to := min(end-off, size)
-		if err := s.chunks.Read(req.ctx(), req.w, ref.Hash, from, to-from); err != nil {
-			return err
-		}
-		off += size
-	}
-	return nil
+	return s.chunks.ReadRefs(req.ctx(), req.w, c.Chunks, rng.start, rng.length)
 }
 
 func (s *Server) deleteObject(req *request) error {
