@@ -4,29 +4,18 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/agentnas/nas/branch"
-	"github.com/agentnas/nas/cas"
-	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/cas/castest"
 	"github.com/agentnas/nas/manifest"
 )
 
 func newService(b *testing.B) *branch.Service {
 	b.Helper()
-	dir := b.TempDir()
-	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	chunks, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	chunks, db, _ := castest.Open(b)
 	return branch.New(db, chunks, nil)
 }
 

@@ -3,11 +3,11 @@ package branch
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/cas/castest"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -15,16 +15,7 @@ import (
 
 func newRestoreService(t *testing.T) (*Service, kv.DB) {
 	t.Helper()
-	dir := t.TempDir()
-	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	chunks, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	chunks, db, _ := castest.Open(t)
 	return New(db, chunks, nil), db
 }
 

@@ -5,26 +5,16 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/cas/castest"
 	"github.com/agentnas/nas/kv"
 )
 
 func open(t *testing.T) (*cas.Store, kv.DB) {
 	t.Helper()
-	dir := t.TempDir()
-	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	s, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, db, _ := castest.Open(t)
 	return s, db
 }
 

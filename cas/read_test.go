@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/cas/castest"
 	"github.com/agentnas/nas/kv"
 )
 
@@ -97,18 +98,7 @@ func segmentFile(t *testing.T, root string) string {
 
 func openAt(t *testing.T) (*cas.Store, kv.DB, string) {
 	t.Helper()
-	dir := t.TempDir()
-	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	s, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, db, dir
+	return castest.Open(t)
 }
 
 // TestReadRefsCorruptChunk flips a byte of a segment chunk in the middle

@@ -3,15 +3,13 @@ package gate
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentnas/nas/branch"
-	"github.com/agentnas/nas/cas"
-	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/cas/castest"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/record"
@@ -55,16 +53,7 @@ const repo = "gates"
 func newEnv(t *testing.T, protected bool) *env {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	chunks, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	chunks, db, _ := castest.Open(t)
 	b := branch.New(db, chunks, nil)
 	leases, err := lease.Open(ctx, db)
 	if err != nil {

@@ -8,13 +8,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
-	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/cas/castest"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
 )
@@ -22,16 +21,7 @@ import (
 // newService opens a branch service on a real Badger and chunk directory.
 func newService(t testing.TB) *branch.Service {
 	t.Helper()
-	dir := t.TempDir()
-	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	chunks, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	chunks, db, _ := castest.Open(t)
 	return branch.New(db, chunks, nil)
 }
 

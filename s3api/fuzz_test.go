@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +15,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/agentnas/nas/branch"
-	"github.com/agentnas/nas/cas"
-	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/cas/castest"
 	"github.com/agentnas/nas/s3api"
 )
 
@@ -25,16 +23,7 @@ var owner = s3api.Credentials{AccessKey: "AKIAFUZZ", SecretKey: "fuzz-secret"}
 
 func newServer(tb testing.TB) *s3api.Server {
 	tb.Helper()
-	dir := tb.TempDir()
-	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	chunks, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	chunks, db, _ := castest.Open(tb)
 	b := branch.New(db, chunks, nil)
 	ctx := context.Background()
 	if _, err := b.CreateRepo(ctx, "fuzz", branch.CreateRepoOptions{}); err != nil {

@@ -1,0 +1,32 @@
+// Package castest opens the real storage of a gateway for tests: a Badger
+// database and a chunk store in the test's temporary directory, closed
+// when the test ends. Tests build their services (branch, gate, s3api) on
+// it instead of on fakes.
+package castest
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/kv"
+)
+
+// Open returns a chunk store and its database under a new temporary
+// directory, which it also returns ("kv" and "chunks" inside it). Both
+// are closed when tb ends, the store first.
+func Open(tb testing.TB) (*cas.Store, kv.DB, string) {
+	tb.Helper()
+	dir := tb.TempDir()
+	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	s, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s, db, dir
+}
