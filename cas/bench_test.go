@@ -149,13 +149,7 @@ func BenchmarkRead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := u.Sync(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if err := db.Update(ctx, u.Record); err != nil {
-		b.Fatal(err)
-	}
-	u.Close()
+	finishUpload(b, db, u)
 	for _, tc := range []struct {
 		name   string
 		off, n int64
@@ -213,13 +207,7 @@ func BenchmarkReadRefs(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := u.Sync(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if err := db.Update(ctx, u.Record); err != nil {
-		b.Fatal(err)
-	}
-	u.Close()
+	finishUpload(b, db, u)
 	conn := loopback(b)
 	for _, tc := range []struct {
 		name string
@@ -277,3 +265,16 @@ func loopback(b *testing.B) net.Conn {
 
 // onlyReader hides a WriterTo so io.CopyBuffer reads as a client does.
 type onlyReader struct{ io.Reader }
+
+// finishUpload makes u's chunks durable, records them and closes u.
+func finishUpload(b *testing.B, db kv.DB, u *Upload) {
+	b.Helper()
+	ctx := context.Background()
+	if err := u.Sync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Update(ctx, u.Record); err != nil {
+		b.Fatal(err)
+	}
+	u.Close()
+}
