@@ -4,7 +4,9 @@
 //
 // It is filled only with verified data (Put hashes what it is given and
 // refuses a mismatch), so a cache file's name is a promise about its
-// bytes. It is a cache and nothing more: it answers no question for
+// bytes; and since a file can still change on disk afterwards, a process
+// hashes each cached chunk again the first time it opens it, removing a
+// copy that no longer matches (the reader then fetches it anew). It is a cache and nothing more: it answers no question for
 // anyone but the local process, and a reader still asks the gateway to
 // authorize and charge every read (see package fuse).
 //
@@ -18,6 +20,7 @@ package chunkcache
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -46,10 +49,15 @@ type Cache struct {
 
 	// sweeping guards against two sweeps at once in this process.
 	sweeping atomic.Bool
-	// mu guards touched.
-	mu      sync.Mutex
-	touched map[cas.Hash]time.Time // last time a use refreshed a file's mtime
+	// mu guards touched and verified.
+	mu       sync.Mutex
+	touched  map[cas.Hash]time.Time // last time a use refreshed a file's mtime
+	verified map[cas.Hash]struct{}  // files this process hashed since it opened them
 }
+
+// maxVerified bounds the verified set; past it the set starts again
+// (chunks are then hashed once more on their next open).
+const maxVerified = 1 << 16
 
 // Open opens (creating) the cache in root, keeping it under limit bytes
 // (0: no limit).
@@ -60,7 +68,7 @@ func Open(root string, limit int64, log *slog.Logger) (*Cache, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("chunk cache: %w", err)
 	}
-	c := &Cache{root: root, limit: limit, log: log, touched: map[cas.Hash]time.Time{}}
+	c := &Cache{root: root, limit: limit, log: log, touched: map[cas.Hash]time.Time{}, verified: map[cas.Hash]struct{}{}}
 	var total int64
 	filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
@@ -80,14 +88,51 @@ func (c *Cache) path(h cas.Hash) string {
 }
 
 // Open returns the cached chunk h, or an error satisfying
-// errors.Is(err, fs.ErrNotExist).
+// errors.Is(err, fs.ErrNotExist) when it is not cached or its cached copy
+// no longer hashes to h (that copy is removed).
 func (c *Cache) Open(h cas.Hash) (*os.File, error) {
 	f, err := os.Open(c.path(h))
 	if err != nil {
 		return nil, err
 	}
+	if err := c.verify(h, f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("chunk cache: %w", err)
+	}
 	c.touch(h)
 	return f, nil
+}
+
+// verify hashes f, the cached copy of h, unless this process already did.
+func (c *Cache) verify(h cas.Hash, f *os.File) error {
+	c.mu.Lock()
+	_, ok := c.verified[h]
+	c.mu.Unlock()
+	if ok {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, cas.ChunkMax+1))
+	if err != nil {
+		return fmt.Errorf("chunk cache: read %s: %w", h, err)
+	}
+	if cas.Sum(data) != h {
+		if err := os.Remove(f.Name()); err == nil {
+			c.size.Add(-int64(len(data)))
+		}
+		c.log.Warn("chunk cache: a cached chunk no longer matches its hash; removed", "chunk", h.String(), "bytes", len(data))
+		return fmt.Errorf("chunk %s: cached copy is corrupt and was removed: %w", h, fs.ErrNotExist)
+	}
+	c.mu.Lock()
+	if len(c.verified) >= maxVerified {
+		clear(c.verified)
+	}
+	c.verified[h] = struct{}{}
+	c.mu.Unlock()
+	return nil
 }
 
 // ReadAt reads len(p) bytes of chunk h at off.

@@ -182,24 +182,75 @@ func TestPutMismatch(t *testing.T) {
 	}
 }
 
-// TestTruncatedFile: the cache does not hash what it serves (the name is
-// a promise kept by Put); a chunk cut short on disk reads short with
-// io.EOF, which tells a reader to fetch it (package fuse does), rather
-// than padding it with zeros.
-func TestTruncatedFile(t *testing.T) {
+// TestDamagedFile: a cached chunk changed on disk (cut short, or a byte
+// flipped in place) is not served: the first open in a process hashes it,
+// removes it and reports it missing, which tells a reader to fetch it
+// (package fuse does); a Put then stores it again.
+func TestDamagedFile(t *testing.T) {
+	for name, damage := range map[string]func(path string) error{
+		"truncated": func(p string) error { return os.Truncate(p, 600) },
+		"flipped": func(p string) error {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			b[500] ^= 1
+			return os.WriteFile(p, b, 0o600)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := open(t, dir, 0)
+			data, h := chunk(1, 1000)
+			if err := c.Put(h, data); err != nil {
+				t.Fatal(err)
+			}
+			if err := damage(c.path(h)); err != nil {
+				t.Fatal(err)
+			}
+			p := make([]byte, 500)
+			n, err := c.ReadAt(h, p, 400)
+			if n != 0 || !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("reading a damaged chunk: %d bytes, %v", n, err)
+			}
+			if c.Has(h) {
+				t.Fatal("the damaged copy is still in the cache")
+			}
+			if err := c.Put(h, data); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := c.ReadAt(h, p, 400); n != 500 || err != nil || !bytes.Equal(p, data[400:900]) {
+				t.Fatalf("after a new Put: %d %v", n, err)
+			}
+		})
+	}
+}
+
+// TestVerifiedOncePerProcess: once a process has hashed a cached chunk it
+// trusts that file until it reopens the cache; a new process (a new
+// Cache) hashes it again and refuses a copy damaged meanwhile.
+func TestVerifiedOncePerProcess(t *testing.T) {
 	dir := t.TempDir()
 	c := open(t, dir, 0)
-	data, h := chunk(1, 1000)
+	data, h := chunk(2, 1000)
 	if err := c.Put(h, data); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(c.path(h), 600); err != nil {
+	p := make([]byte, 10)
+	if _, err := c.ReadAt(h, p, 0); err != nil {
 		t.Fatal(err)
 	}
-	p := make([]byte, 500)
-	n, err := c.ReadAt(h, p, 400)
-	if n != 200 || err != io.EOF || !bytes.Equal(p[:n], data[400:600]) {
-		t.Fatalf("reading past the cut: %d %v", n, err)
+	b, _ := os.ReadFile(c.path(h))
+	b[900] ^= 1
+	if err := os.WriteFile(c.path(h), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadAt(h, p, 0); err != nil {
+		t.Fatalf("a chunk this process verified: %v", err)
+	}
+	c2 := open(t, dir, 0)
+	if _, err := c2.ReadAt(h, p, 0); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a new process read a damaged chunk: %v", err)
 	}
 }
 
