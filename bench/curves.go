@@ -46,9 +46,10 @@ func loadRepo(ctx context.Context, b *branch.Service, repo string, n int) error 
 	return nil
 }
 
-// stage writes changes new entries over existing keys of a tree of size n
-// (spread evenly over it), sixteen at a time, as PUTs would stage them.
-func stage(ctx context.Context, b *branch.Service, repo string, n, changes, round int) error {
+// stage writes changes new entries on branch br over existing keys of a
+// tree of size n (spread evenly over it; new keys when changes > n),
+// sixteen at a time, as PUTs would stage them.
+func stage(ctx context.Context, b *branch.Service, repo, br string, n, changes, round int) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(16)
 	step := max(1, n/max(changes, 1))
@@ -58,7 +59,7 @@ func stage(ctx context.Context, b *branch.Service, repo string, n, changes, roun
 			key = fmt.Sprintf("new/r%d/k%09d", round, k)
 		}
 		g.Go(func() error {
-			_, err := b.Put(gctx, repo, "main", key, &manifest.Entry{Size: int64(round), ETag: fmt.Sprintf("%032x", round+1)}, branch.Condition{})
+			_, err := b.Put(gctx, repo, br, key, &manifest.Entry{Size: int64(round), ETag: fmt.Sprintf("%032x", round+1)}, branch.Condition{})
 			return err
 		})
 	}
@@ -135,7 +136,7 @@ func commitDiffPoints(ctx context.Context, b *branch.Service, repo string, n, ch
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := stage(ctx, b, repo, n, changes, r+1); err != nil {
+		if err := stage(ctx, b, repo, "main", n, changes, r+1); err != nil {
 			return nil, nil, fmt.Errorf("stage %d changes: %w", changes, err)
 		}
 		start := time.Now()

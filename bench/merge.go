@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/manifest"
 )
@@ -45,27 +43,6 @@ func (p Profile) mergeChanges() []int {
 	return []int{1000, 10000, 100000}
 }
 
-// stageOn stages changes entries on branch br of a repo holding n keys:
-// changes to existing keys spread evenly over the tree, then new keys once
-// every existing one changed. Sixteen at a time, as concurrent PUTs would.
-func stageOn(ctx context.Context, b *branch.Service, repo, br string, n, changes, round int) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(16)
-	step := max(1, n/max(changes, 1))
-	for k := 0; k < changes; k++ {
-		key := curveKey(k * step)
-		if k*step >= n {
-			key = fmt.Sprintf("new/r%d/k%09d", round, k)
-		}
-		e := &manifest.Entry{Size: int64(k), ETag: fmt.Sprintf("%016x%016x", round+1, k)}
-		g.Go(func() error {
-			_, err := b.Put(gctx, repo, br, key, e, branch.Condition{})
-			return err
-		})
-	}
-	return g.Wait()
-}
-
 // mergeSample is one round's timings.
 type mergeSample struct{ commit, diff, merge time.Duration }
 
@@ -83,7 +60,7 @@ func mergeRound(ctx context.Context, t *Target, repo string, n, changes, round i
 	if _, err := b.CreateBranch(ctx, repo, run, "main"); err != nil {
 		return s, fmt.Errorf("fork %s: %w", run, err)
 	}
-	if err := stageOn(ctx, b, repo, run, n, changes, round); err != nil {
+	if err := stage(ctx, b, repo, run, n, changes, round); err != nil {
 		return s, fmt.Errorf("stage %d changes: %w", changes, err)
 	}
 	start := time.Now()
