@@ -89,15 +89,17 @@ func (w *writeback) failure(f *fileNode) error {
 	return err
 }
 
-// failures returns (and forgets) every background failure.
+// failures forgets every background failure and returns one of them.
 func (w *writeback) failures() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for f, err := range w.failed {
-		delete(w.failed, f)
-		return err
+	var first error
+	for _, err := range w.failed {
+		first = err
+		break
 	}
-	return nil
+	clear(w.failed)
+	return first
 }
 
 // stop ends the workers once the queue is drained; later closes upload
