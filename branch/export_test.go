@@ -33,15 +33,8 @@ func StageBulk(ctx context.Context, s *Service, repo, br string, entries []Impor
 			out.VersionID = st.vid
 			st = staged{seq: seq, vid: st.vid, entry: out.Encode()}
 		}
-		vr := versionRecord{key: key, branch: v.br.ID, staged: st}
-		for _, w := range [][2][]byte{
-			{stageKey(v.rr.ID, v.br.ID, v.br.Gen, key), st.encode()},
-			{versionKey(v.rr.ID, st.vid), vr.encode()},
-			{keyVersionKey(v.rr.ID, key, seq), []byte(st.vid)},
-		} {
-			if err := b.Set(w[0], w[1]); err != nil {
-				return err
-			}
+		if err := s.stage(b, v, key, st); err != nil {
+			return err
 		}
 		if i%1000 == 999 {
 			if err := b.Flush(); err != nil {

@@ -215,8 +215,13 @@ func (s *Service) writableView(ctx context.Context, r kv.Reader, repo, branch st
 	return v, nil
 }
 
+// setter is where stage writes: a kv.Txn, or a kv.Batch for bulk staging.
+type setter interface {
+	Set(key, value []byte) error
+}
+
 // stage writes a staged value with its version record and index entry.
-func (s *Service) stage(txn kv.Txn, v *view, key string, st staged) error {
+func (s *Service) stage(txn setter, v *view, key string, st staged) error {
 	if err := txn.Set(stageKey(v.rr.ID, v.br.ID, v.br.Gen, key), st.encode()); err != nil {
 		return err
 	}
