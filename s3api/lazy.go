@@ -51,8 +51,17 @@ func (s *Server) copyLazy(req *request, cu *cas.Upload, w io.Writer, src *manife
 	}
 	defer r.Close()
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(r.Copy(req.ctx(), pw)) }()
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		pw.CloseWithError(r.Copy(req.ctx(), pw))
+	}()
 	refs, _, err := cu.IngestTee(req.ctx(), pr, w)
+	// A failed ingest returns before Copy ends; r is not safe for
+	// concurrent use, so Close (deferred) must wait for it: closing the
+	// pipe makes Copy's next write fail, and its remote read is bounded by
+	// ctx and the source's stall timer.
 	pr.CloseWithError(err)
+	<-copied
 	return refs, err
 }
