@@ -67,6 +67,11 @@ func (c *Cache) PutNodes(ctx context.Context, nodes []Node) error {
 		return err
 	}
 	for _, nd := range nodes {
+		// A node already held, or too big to keep (memSize exceeds the
+		// encoding), is not worth decoding.
+		if int64(len(nd.Data)) > c.max/4 || c.has(nd.Hash) {
+			continue
+		}
 		n, err := decodeNode(nd.Data)
 		if err != nil {
 			continue // not ours to judge here; a load verifies and fails
@@ -75,6 +80,13 @@ func (c *Cache) PutNodes(ctx context.Context, nodes []Node) error {
 		c.insert(n)
 	}
 	return nil
+}
+
+func (c *Cache) has(h cas.Hash) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.items[h]
+	return ok
 }
 
 // CacheStats are a Cache's counters.
