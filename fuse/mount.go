@@ -188,6 +188,9 @@ func (m *Mount) Dir() string { return m.dir }
 // Unmount uploads what is unsaved, commits if commits are automatic, and
 // unmounts (lazily, if a process still uses the mount).
 func (m *Mount) Unmount(ctx context.Context) error {
+	if m.wb != nil {
+		m.wb.stop() // first: later closes upload themselves, and flushAll sees every background failure
+	}
 	var err error
 	if !m.readOnly.Load() {
 		if ferr := m.flushAll(ctx); ferr != nil {
@@ -198,9 +201,6 @@ func (m *Mount) Unmount(ctx context.Context) error {
 				err = cerr
 			}
 		}
-	}
-	if m.wb != nil {
-		m.wb.stop()
 	}
 	m.closeOnce.Do(func() { close(m.closed) })
 	m.mu.Lock()
@@ -231,10 +231,10 @@ func (m *Mount) Settle(ctx context.Context) error {
 	if m.readOnly.Load() {
 		return nil
 	}
-	err := m.flushAll(ctx) // with write-back, closed files may still be queued
 	if m.wb != nil {
-		m.wb.stop()
+		m.wb.stop() // with write-back, closed files may still be queued
 	}
+	err := m.flushAll(ctx)
 	if err != nil || m.opts.CommitAfter < 0 {
 		return err
 	}
