@@ -170,6 +170,9 @@ func New(ctx context.Context, dir string, opts Options) (*Mount, error) {
 	server, err := fs.Mount(dir, m.root, &fs.Options{MountOptions: mo, EntryTimeout: &ttl, AttrTimeout: &ttl, NegativeTimeout: &ttl,
 		UID: opts.UID, GID: opts.GID})
 	if err != nil {
+		if m.wb != nil {
+			m.wb.stop()
+		}
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
 	m.server = server
