@@ -115,15 +115,16 @@ func (c *Cache) verify(h cas.Hash, f *os.File) error {
 	if ok {
 		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, cas.ChunkMax+1))
+	hs := cas.NewHasher()
+	n, err := io.Copy(hs, io.LimitReader(f, cas.ChunkMax+1))
 	if err != nil {
 		return fmt.Errorf("chunk cache: read %s: %w", h, err)
 	}
-	if cas.Sum(data) != h {
+	if hs.Sum() != h {
 		if err := os.Remove(f.Name()); err == nil {
-			c.size.Add(-int64(len(data)))
+			c.size.Add(-n)
 		}
-		c.log.Warn("chunk cache: a cached chunk no longer matches its hash; removed", "chunk", h.String(), "bytes", len(data))
+		c.log.Warn("chunk cache: a cached chunk no longer matches its hash; removed", "chunk", h.String(), "bytes", n)
 		return fmt.Errorf("chunk %s: cached copy is corrupt and was removed: %w", h, fs.ErrNotExist)
 	}
 	c.mu.Lock()
