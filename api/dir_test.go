@@ -78,8 +78,7 @@ func TestDirectoryOperations(t *testing.T) {
 	c.fails("object/lookup", map[string]any{"repo": "dirs", "key": "pub/"}, 400, "InvalidArgument")
 
 	// A lease on pub/**: nothing else exists for it.
-	lr := c.ok("lease/create", map[string]any{"repo": "dirs", "role": "lister", "branch": "main", "paths": []string{"pub/**"}, "actions": []string{"list", "read"}})["lease"].(map[string]any)
-	lc := &client{t: t, srv: c.srv, creds: aws.Credentials{AccessKeyID: lr["access_key_id"].(string), SecretAccessKey: lr["secret_access_key"].(string), SessionToken: lr["session_token"].(string)}}
+	lc, _ := leaseClient(t, c, map[string]any{"repo": "dirs", "role": "lister", "branch": "main", "paths": []string{"pub/**"}, "actions": []string{"list", "read"}})
 	if got := names(lc.ok("object/list", map[string]any{"repo": "dirs", "delimiter": "/"})); !slices.Equal(got, []string{"pub/"}) {
 		t.Fatalf("the lease's root: %v", got)
 	}
@@ -104,8 +103,7 @@ func TestDirectoryOperations(t *testing.T) {
 	lc.fails("object/list", map[string]any{"repo": "other"}, 404, "NotFound")
 	lc.fails("object/lookup", map[string]any{"repo": "dirs", "branch": "dev", "key": "pub/a.txt"}, 404, "NotFound")
 	// Without list, a lease cannot list (visible but refused), yet looks up what it may read.
-	rr := c.ok("lease/create", map[string]any{"repo": "dirs", "role": "reader", "branch": "main", "paths": []string{"pub/**"}, "actions": []string{"read"}})["lease"].(map[string]any)
-	rc := &client{t: t, srv: c.srv, creds: aws.Credentials{AccessKeyID: rr["access_key_id"].(string), SecretAccessKey: rr["secret_access_key"].(string), SessionToken: rr["session_token"].(string)}}
+	rc, _ := leaseClient(t, c, map[string]any{"repo": "dirs", "role": "reader", "branch": "main", "paths": []string{"pub/**"}, "actions": []string{"read"}})
 	rc.fails("object/list", map[string]any{"repo": "dirs", "prefix": "pub/"}, 403, "AccessDenied")
 	if o, _, _ := look(rc, "pub/a.txt"); !o {
 		t.Fatal("a read lease cannot look up a file it may read")
