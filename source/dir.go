@@ -183,10 +183,7 @@ func (d *Dir) ReadRange(ctx context.Context, p Pin, off, n int64) (io.ReadCloser
 		return nil, err
 	}
 	b := &dirBody{f: f, r: io.NewSectionReader(f, off, n), p: p}
-	return struct {
-		io.Reader
-		io.Closer
-	}{newVerifier(b, n, p.String()), b}, nil
+	return newVerifier(b, n, p.String()), nil
 }
 
 func checkPinned(f *os.File, p Pin) error {

@@ -121,20 +121,20 @@ func TestVerifier(t *testing.T) {
 		_, err := io.ReadAll(r)
 		return err
 	}
-	v := newVerifier(bytes.NewReader(data), int64(len(data)), "x")
+	v := newVerifier(io.NopCloser(bytes.NewReader(data)), int64(len(data)), "x")
 	v.expectMD5(etag)
 	if err := read(v); err != nil {
 		t.Fatalf("good body: %v", err)
 	}
-	if err := read(newVerifier(bytes.NewReader(data[:5]), int64(len(data)), "x")); !errors.Is(err, ErrUnavailable) {
+	if err := read(newVerifier(io.NopCloser(bytes.NewReader(data[:5])), int64(len(data)), "x")); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("short body: %v", err)
 	}
-	if err := read(newVerifier(bytes.NewReader(append(data, '!')), int64(len(data)), "x")); !errors.Is(err, ErrCorrupt) {
+	if err := read(newVerifier(io.NopCloser(bytes.NewReader(append(data, '!'))), int64(len(data)), "x")); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("long body: %v", err)
 	}
 	bad := bytes.Clone(data)
 	bad[3] ^= 1
-	v = newVerifier(bytes.NewReader(bad), int64(len(data)), "x")
+	v = newVerifier(io.NopCloser(bytes.NewReader(bad)), int64(len(data)), "x")
 	v.expectMD5(etag)
 	if err := read(v); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("flipped byte: %v", err)

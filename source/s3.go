@@ -262,23 +262,7 @@ func (s *S3) ReadRange(ctx context.Context, p Pin, off, n int64) (io.ReadCloser,
 			v.expectMD5(p.ETag)
 		}
 	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{v, closers{v, b}}, nil
-}
-
-// closers closes each of its members in order and returns the first error.
-type closers []io.Closer
-
-func (cs closers) Close() error {
-	var first error
-	for _, c := range cs {
-		if err := c.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return v, nil
 }
 
 // s3Body is a GET response body that resumes after a failure.

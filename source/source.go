@@ -82,10 +82,10 @@ func isMD5ETag(etag string) bool {
 // are computed on a goroutine of their own, fed copies of what Read
 // returns, so that hashing the whole body (MD5 at about 700 MB/s a core)
 // runs beside the reader's own work (chunking and storing a fetch) instead
-// of in series with it. Close stops that goroutine; a verifier must be
-// closed.
+// of in series with it. Close stops that goroutine, then closes the
+// body; a verifier must be closed.
 type verifier struct {
-	r    io.Reader
+	r    io.ReadCloser
 	left int64
 	what string
 	sums []digest
@@ -101,7 +101,7 @@ type digest struct {
 	want []byte
 }
 
-func newVerifier(r io.Reader, n int64, what string) *verifier {
+func newVerifier(r io.ReadCloser, n int64, what string) *verifier {
 	return &verifier{r: r, left: n, what: what}
 }
 
@@ -162,10 +162,10 @@ func (v *verifier) wait() {
 	}
 }
 
-// Close stops the digest goroutine; it does not close the body.
+// Close stops the digest goroutine and closes the body.
 func (v *verifier) Close() error {
 	v.wait()
-	return nil
+	return v.r.Close()
 }
 
 func (v *verifier) Read(p []byte) (int, error) {
