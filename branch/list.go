@@ -323,7 +323,8 @@ func (s *stagingSource) fill() {
 	end := kv.PrefixEnd(s.prefix)
 	// The arenas grow during the scan; items take their slices of them
 	// after it, by offset.
-	var keys, entries []byte
+	var keys strings.Builder
+	var entries []byte
 	type span struct{ key, entry int } // ends in the arenas
 	var ends []span
 	s.e = s.db.View(s.ctx, func(r kv.Reader) error {
@@ -332,15 +333,15 @@ func (s *stagingSource) fill() {
 			if err != nil {
 				return err
 			}
-			if keys == nil {
+			if ends == nil {
 				// Sized as if every item were the first one's size.
-				keys = make([]byte, 0, s.page*(len(k)-len(s.prefix)))
+				keys.Grow(s.page * (len(k) - len(s.prefix)))
 				entries = make([]byte, 0, s.page*len(entry))
 				ends = make([]span, 0, s.page)
 			}
-			keys = append(keys, k[len(s.prefix):]...)
+			keys.Write(k[len(s.prefix):])
 			entries = append(entries, entry...)
-			ends = append(ends, span{len(keys), len(entries)})
+			ends = append(ends, span{keys.Len(), len(entries)})
 			s.buf = append(s.buf, stagedItem{del: del})
 			if len(s.buf) >= s.page {
 				return kv.ErrStop
@@ -348,7 +349,7 @@ func (s *stagingSource) fill() {
 			return nil
 		})
 	})
-	ks := string(keys)
+	ks := keys.String()
 	var k, e int
 	for i, end := range ends {
 		it := &s.buf[i]
