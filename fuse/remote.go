@@ -157,7 +157,7 @@ func (r *remote) stat(ctx context.Context, key, version string, inlineMax int64)
 				Size int64  `json:"size"`
 			} `json:"chunks"`
 		} `json:"object"`
-		Data *string `json:"data"`
+		Data []byte `json:"data"` // base64 in the answer; null: not inlined
 	}
 	args := map[string]any{"repo": r.repo, "branch": r.branch, "key": key, "version_id": version}
 	if inlineMax > 0 {
@@ -166,42 +166,23 @@ func (r *remote) stat(ctx context.Context, key, version string, inlineMax int64)
 	if err := r.c.Call(ctx, "object/stat", args, &out); err != nil {
 		return nil, nil, err
 	}
-	var data []byte
-	if out.Data != nil {
-		var err error
-		if data, err = base64.StdEncoding.DecodeString(*out.Data); err != nil {
-			return nil, nil, fmt.Errorf("stat %s: inline data: %w", key, err)
-		}
-	}
-	c, err := contentOf(out.Object.entry, out.Object.Chunks)
-	if err != nil {
-		return nil, nil, err
-	}
-	if data != nil && int64(len(data)) != c.Size {
-		return nil, nil, fmt.Errorf("stat %s: %d inline bytes for %d: %w", key, len(data), c.Size, syscall.EIO)
-	}
-	return c, data, nil
-}
-
-// contentOf builds a content from a stat answer's entry and chunk list.
-func contentOf(e entry, chunks []struct {
-	Hash string `json:"hash"`
-	Size int64  `json:"size"`
-}) (*content, error) {
-	c := &content{entry: e, mapped: true}
+	c := &content{entry: out.Object.entry, mapped: true}
 	var off int64
-	for _, ch := range chunks {
+	for _, ch := range out.Object.Chunks {
 		h, err := cas.ParseHash(ch.Hash)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		c.chunks = append(c.chunks, chunk{hash: h, off: off, size: ch.Size})
 		off += ch.Size
 	}
 	if off != c.Size {
-		return nil, fmt.Errorf("%s: chunks of %d bytes for %d: %w", e.Key, off, c.Size, syscall.EIO)
+		return nil, nil, fmt.Errorf("stat %s: chunks of %d bytes for %d: %w", key, off, c.Size, syscall.EIO)
 	}
-	return c, nil
+	if out.Data != nil && int64(len(out.Data)) != c.Size {
+		return nil, nil, fmt.Errorf("stat %s: %d inline bytes for %d: %w", key, len(out.Data), c.Size, syscall.EIO)
+	}
+	return c, out.Data, nil
 }
 
 // span is a byte range [off, off+n).
