@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
@@ -36,7 +37,7 @@ type StatJSON struct {
 }
 
 // statOf describes e with its chunk map, as seen at commit head.
-func statOf(key string, e *manifest.Entry, head string, refs []cas.Ref) StatJSON {
+func statOf(key string, e *manifest.Entry, head string, refs []chunk.Ref) StatJSON {
 	st := StatJSON{EntryJSON: entryJSON(key, e), Commit: head, Chunks: make([]ChunkJSON, 0, len(refs))}
 	for _, r := range refs {
 		st.Chunks = append(st.Chunks, ChunkJSON{Hash: r.Hash.String(), Size: r.Size})
@@ -173,7 +174,7 @@ const maxInline = 256 << 10
 // when it is at most a.InlineMax bytes. For a lease they are a read like
 // a GET's: charged to the budget and recorded; a budget that does not
 // cover them leaves them out (the client's GET then answers the quota).
-func (h *Handler) inline(ctx context.Context, c *call, a statArgs, br string, e *manifest.Entry, refs []cas.Ref, out map[string]any) error {
+func (h *Handler) inline(ctx context.Context, c *call, a statArgs, br string, e *manifest.Entry, refs []chunk.Ref, out map[string]any) error {
 	if a.InlineMax <= 0 || e.Size > min(a.InlineMax, maxInline) {
 		return nil
 	}
@@ -281,7 +282,7 @@ func (h *Handler) objectCompose(ctx context.Context, c *call) (any, error) {
 	}
 	up := h.b.Chunks().NewUpload()
 	defer up.Close()
-	var refs []cas.Ref
+	var refs []chunk.Ref
 	var size, inline int64
 	for i, sg := range a.Segments {
 		if sg.Key == "" {
@@ -349,8 +350,8 @@ func (h *Handler) objectCompose(ctx context.Context, c *call) (any, error) {
 
 // sliceContent returns chunks covering [off, off+n) of content: whole
 // chunks shared, edge pieces stored as new chunks.
-func (h *Handler) sliceContent(ctx context.Context, up *cas.Upload, c *manifest.Content, off, n int64) ([]cas.Ref, error) {
-	var out []cas.Ref
+func (h *Handler) sliceContent(ctx context.Context, up *cas.Upload, c *manifest.Content, off, n int64) ([]chunk.Ref, error) {
+	var out []chunk.Ref
 	var pos int64
 	end := off + n
 	for _, r := range c.Chunks {
@@ -361,7 +362,7 @@ func (h *Handler) sliceContent(ctx context.Context, up *cas.Upload, c *manifest.
 		}
 		from, to := max(off-pos, 0), min(end-pos, sz)
 		if from == 0 && to == sz {
-			up.Pin([]cas.Ref{r})
+			up.Pin([]chunk.Ref{r})
 			out = append(out, r)
 		} else {
 			var buf bytes.Buffer

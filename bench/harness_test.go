@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 )
 
@@ -227,7 +228,7 @@ func TestContentDoesNotDeduplicate(t *testing.T) {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	seen := map[cas.Hash]bool{}
+	seen := map[chunk.Hash]bool{}
 	for i := uint64(0); i < 2; i++ {
 		u := st.NewUpload()
 		refs, _, err := u.Ingest(ctx, c.Reader(i, 24<<20))

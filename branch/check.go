@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -45,8 +46,8 @@ func (s *Service) Check(ctx context.Context) (*CheckReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	seenNodes := map[cas.Hash]struct{}{}
-	seenChunks := map[cas.Hash]bool{}
+	seenNodes := map[chunk.Hash]struct{}{}
+	seenChunks := map[chunk.Hash]bool{}
 	checkEntry := func(where string, b []byte) {
 		if b == nil {
 			return
@@ -167,7 +168,7 @@ func (s *Service) Check(ctx context.Context) (*CheckReport, error) {
 		}
 	}
 	for _, rs := range s.extraRoots() {
-		err := rs.MarkRoots(ctx, func(h cas.Hash) {
+		err := rs.MarkRoots(ctx, func(h chunk.Hash) {
 			ok, done := seenChunks[h]
 			if !done {
 				var err error
@@ -194,7 +195,7 @@ func (s *Service) Check(ctx context.Context) (*CheckReport, error) {
 
 // walkEntries calls fn for every entry under root, skipping subtrees whose
 // nodes were already seen (the root itself is marked by the caller).
-func (s *Service) walkEntries(ctx context.Context, t *tree.Tree, root cas.Hash, seen map[cas.Hash]struct{}, fn func(key, val []byte)) error {
+func (s *Service) walkEntries(ctx context.Context, t *tree.Tree, root chunk.Hash, seen map[chunk.Hash]struct{}, fn func(key, val []byte)) error {
 	return t.Walk(ctx, root, func(v *tree.NodeView) error {
 		if v.Hash() != root {
 			if _, ok := seen[v.Hash()]; ok {

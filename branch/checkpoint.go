@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -115,13 +115,13 @@ func (s *Service) RestoreCheckpoint(ctx context.Context, repo, br, name string, 
 	if o.Message == "" {
 		o.Message = "restore checkpoint " + name
 	}
-	return s.ownerCommit(ctx, repo, br, func(cas.Hash) (cas.Hash, error) { return root, nil }, o)
+	return s.ownerCommit(ctx, repo, br, func(chunk.Hash) (chunk.Hash, error) { return root, nil }, o)
 }
 
 // ownerCommit commits a new tree computed from the head's on a branch,
 // protected or not, which must have no staged changes. It is for the
 // owner's restores.
-func (s *Service) ownerCommit(ctx context.Context, repo, br string, next func(head cas.Hash) (cas.Hash, error), o CommitOptions) (manifest.CommitID, error) {
+func (s *Service) ownerCommit(ctx context.Context, repo, br string, next func(head chunk.Hash) (chunk.Hash, error), o CommitOptions) (manifest.CommitID, error) {
 	lock := s.commitLock(repo, br)
 	lock.Lock()
 	defer lock.Unlock()
@@ -244,7 +244,7 @@ func (s *Service) RestoreTrash(ctx context.Context, repo, key string, o CommitOp
 	if err != nil {
 		return manifest.CommitID{}, err
 	}
-	id, err := s.ownerCommit(ctx, repo, te.Branch, func(head cas.Hash) (cas.Hash, error) {
+	id, err := s.ownerCommit(ctx, repo, te.Branch, func(head chunk.Hash) (chunk.Hash, error) {
 		return t.Apply(ctx, head, tree.SliceEdits([]tree.Edit{{Key: []byte(key), Value: te.EntryB}}))
 	}, o)
 	if err != nil {

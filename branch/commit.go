@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -121,7 +121,7 @@ func (s *Service) Commit(ctx context.Context, repo, branch string, o CommitOptio
 // staging generation the commit folded (0 for none), which is closed in the
 // same transaction. maxSeq is the highest version sequence the commit
 // includes.
-func (s *Service) swapHead(ctx context.Context, v *view, root cas.Hash, maxSeq, sealed uint64, o CommitOptions) (manifest.CommitID, error) {
+func (s *Service) swapHead(ctx context.Context, v *view, root chunk.Hash, maxSeq, sealed uint64, o CommitOptions) (manifest.CommitID, error) {
 	return s.swapHeadMerge(ctx, v, root, maxSeq, sealed, o, nil)
 }
 
@@ -133,7 +133,7 @@ type mergeIn struct {
 	lineage []lineageItem
 }
 
-func (s *Service) swapHeadMerge(ctx context.Context, v *view, root cas.Hash, maxSeq, sealed uint64, o CommitOptions, m *mergeIn) (manifest.CommitID, error) {
+func (s *Service) swapHeadMerge(ctx context.Context, v *view, root chunk.Hash, maxSeq, sealed uint64, o CommitOptions, m *mergeIn) (manifest.CommitID, error) {
 	parents := []manifest.CommitID{v.br.Head}
 	if m != nil {
 		parents = append(parents, m.head)
@@ -185,7 +185,7 @@ func (s *Service) swapHeadMerge(ctx context.Context, v *view, root cas.Hash, max
 
 // fold applies staging generation gen to root, a page at a time, and
 // returns the new root and the highest sequence it saw.
-func (s *Service) fold(ctx context.Context, t *tree.Tree, v *view, gen uint64, root cas.Hash, maxSeq uint64) (cas.Hash, uint64, error) {
+func (s *Service) fold(ctx context.Context, t *tree.Tree, v *view, gen uint64, root chunk.Hash, maxSeq uint64) (chunk.Hash, uint64, error) {
 	prefix := stagePrefix(v.rr.ID, v.br.ID, gen)
 	from := prefix
 	end := kv.PrefixEnd(prefix)
@@ -359,7 +359,7 @@ func (s *Service) Changes(ctx context.Context, repo, branch, after string, fn fu
 		return err
 	}
 	t := s.treeFor(v.rr)
-	var base cas.Hash
+	var base chunk.Hash
 	if v.br.Base != "" {
 		id, err := manifest.ParseCommitID(v.br.Base)
 		if err != nil {

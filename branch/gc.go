@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -46,7 +47,7 @@ type GCStats struct {
 // verifies that every chunk it names is present.
 type RootSource interface {
 	// MarkRoots calls mark for every chunk the source keeps alive.
-	MarkRoots(ctx context.Context, mark func(cas.Hash)) error
+	MarkRoots(ctx context.Context, mark func(chunk.Hash)) error
 }
 
 // AddRoots registers r as a source of garbage-collection roots for every
@@ -66,9 +67,9 @@ func (s *Service) extraRoots() []RootSource {
 // marker accumulates what is live.
 type marker struct {
 	s        *Service
-	nodes    map[cas.Hash]struct{}
-	contents map[cas.Hash]struct{}
-	chunks   map[cas.Hash]struct{}
+	nodes    map[chunk.Hash]struct{}
+	contents map[chunk.Hash]struct{}
+	chunks   map[chunk.Hash]struct{}
 	commits  map[manifest.CommitID]struct{}
 }
 
@@ -103,7 +104,7 @@ func (m *marker) entry(ctx context.Context, b []byte) error {
 	return nil
 }
 
-func (m *marker) tree(ctx context.Context, t *tree.Tree, root cas.Hash) error {
+func (m *marker) tree(ctx context.Context, t *tree.Tree, root chunk.Hash) error {
 	return t.Walk(ctx, root, func(v *tree.NodeView) error {
 		if _, ok := m.nodes[v.Hash()]; ok {
 			return tree.SkipSubtree
@@ -151,8 +152,8 @@ func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
 	s.beginListCycle()
 	defer s.endListCycle()
 
-	m := &marker{s: s, nodes: map[cas.Hash]struct{}{}, contents: map[cas.Hash]struct{}{},
-		chunks: map[cas.Hash]struct{}{}, commits: map[manifest.CommitID]struct{}{}}
+	m := &marker{s: s, nodes: map[chunk.Hash]struct{}{}, contents: map[chunk.Hash]struct{}{},
+		chunks: map[chunk.Hash]struct{}{}, commits: map[manifest.CommitID]struct{}{}}
 	repos, err := s.allRepos(ctx)
 	if err != nil {
 		return st, err
@@ -163,7 +164,7 @@ func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
 		}
 	}
 	for _, rs := range s.extraRoots() {
-		if err := rs.MarkRoots(ctx, func(h cas.Hash) { m.chunks[h] = struct{}{} }); err != nil {
+		if err := rs.MarkRoots(ctx, func(h chunk.Hash) { m.chunks[h] = struct{}{} }); err != nil {
 			return st, fmt.Errorf("mark external roots: %w", err)
 		}
 	}
@@ -171,7 +172,7 @@ func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
 	if err := s.sweepMeta(ctx, m, repos, &st); err != nil {
 		return st, err
 	}
-	cs, err := cycle.Sweep(ctx, func(h cas.Hash) bool { _, ok := m.chunks[h]; return ok })
+	cs, err := cycle.Sweep(ctx, func(h chunk.Hash) bool { _, ok := m.chunks[h]; return ok })
 	st.Chunks = cs
 	return st, err
 }
@@ -318,16 +319,16 @@ func (s *Service) sweepMeta(ctx context.Context, m *marker, repos []*repoRecord,
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		for _, p := range []struct {
 			prefix string
-			live   func(cas.Hash) bool
+			live   func(chunk.Hash) bool
 			count  *int
 		}{
-			{"n/", func(h cas.Hash) bool { _, ok := m.nodes[h]; return ok }, &st.Nodes},
-			{"l/", func(h cas.Hash) bool { _, ok := m.contents[h]; return ok || s.listTouched(h) }, &st.Contents},
-			{"m/", func(h cas.Hash) bool { _, ok := m.commits[manifest.CommitID(h)]; return ok }, &st.ExpiredCommits},
+			{"n/", func(h chunk.Hash) bool { _, ok := m.nodes[h]; return ok }, &st.Nodes},
+			{"l/", func(h chunk.Hash) bool { _, ok := m.contents[h]; return ok || s.listTouched(h) }, &st.Contents},
+			{"m/", func(h chunk.Hash) bool { _, ok := m.commits[manifest.CommitID(h)]; return ok }, &st.ExpiredCommits},
 		} {
 			err := r.Scan(kv.Prefix([]byte(p.prefix)), func(k, _ []byte) error {
-				var h cas.Hash
-				if len(k) != len(p.prefix)+cas.HashSize {
+				var h chunk.Hash
+				if len(k) != len(p.prefix)+chunk.HashSize {
 					return nil
 				}
 				copy(h[:], k[len(p.prefix):])
@@ -343,7 +344,7 @@ func (s *Service) sweepMeta(ctx context.Context, m *marker, repos []*repoRecord,
 		}
 		// Commit info of expired commits.
 		return r.Scan(kv.Prefix([]byte("C/")), func(k, _ []byte) error {
-			if len(k) != 2+8+cas.HashSize {
+			if len(k) != 2+8+chunk.HashSize {
 				return nil
 			}
 			var id manifest.CommitID
@@ -417,7 +418,7 @@ func (s *Service) expireUploads(ctx context.Context, before int64, st *GCStats) 
 // collection runs, are live for the sweep (like the chunk store's pins).
 func (s *Service) beginListCycle() {
 	s.mu.Lock()
-	s.touchedLists = map[cas.Hash]struct{}{}
+	s.touchedLists = map[chunk.Hash]struct{}{}
 	s.mu.Unlock()
 }
 
@@ -427,7 +428,7 @@ func (s *Service) endListCycle() {
 	s.mu.Unlock()
 }
 
-func (s *Service) listTouched(h cas.Hash) bool {
+func (s *Service) listTouched(h chunk.Hash) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.touchedLists[h]
@@ -437,7 +438,7 @@ func (s *Service) listTouched(h cas.Hash) bool {
 // touchLists pins the content lists a write is about to reference until
 // the returned release runs.
 func (s *Service) touchLists(recs []Recorder) (release func()) {
-	var hs []cas.Hash
+	var hs []chunk.Hash
 	for _, r := range recs {
 		if c, ok := r.(ContentRecord); ok && !c.Hash.IsZero() {
 			hs = append(hs, c.Hash)

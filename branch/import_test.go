@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentnas/nas/branch"
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/manifest"
 )
 
@@ -85,10 +85,10 @@ func TestImportWithDeletesAndProtection(t *testing.T) {
 // roots is a RootSource naming a fixed set of chunks.
 type roots struct {
 	mu sync.Mutex
-	hs []cas.Hash
+	hs []chunk.Hash
 }
 
-func (r *roots) MarkRoots(_ context.Context, mark func(cas.Hash)) error {
+func (r *roots) MarkRoots(_ context.Context, mark func(chunk.Hash)) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, h := range r.hs {
@@ -109,7 +109,7 @@ func TestExternalRootsKeepChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := &roots{hs: []cas.Hash{c.Chunks[0].Hash}}
+	rs := &roots{hs: []chunk.Hash{c.Chunks[0].Hash}}
 	s.AddRoots(rs)
 	if _, err := s.Delete(ctx, "ext", "main", "k", branch.Condition{}); err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestExternalRootsKeepChunks(t *testing.T) {
 	}
 	// A root naming a chunk that is not there is a problem for fsck.
 	rs.mu.Lock()
-	rs.hs = append(rs.hs, cas.Sum([]byte("never stored")))
+	rs.hs = append(rs.hs, chunk.Sum([]byte("never stored")))
 	rs.mu.Unlock()
 	rep, err = s.Check(ctx)
 	if err != nil || rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "external root") {

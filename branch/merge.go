@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -116,7 +116,7 @@ func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOpt
 		res.UpToDate = true
 		return res, nil
 	}
-	roots := make(map[manifest.CommitID]cas.Hash)
+	roots := make(map[manifest.CommitID]chunk.Hash)
 	for _, id := range []manifest.CommitID{base, v.br.Head, theirs} {
 		if roots[id], err = s.root(ctx, id); err != nil {
 			return nil, err
@@ -166,7 +166,7 @@ func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOpt
 
 // threeWay joins the two sides' changes since base and returns the edits
 // to apply to ours, filling conflicts and deletions into res.
-func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs cas.Hash, o MergeOptions, res *MergeResult) ([]tree.Edit, error) {
+func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs chunk.Hash, o MergeOptions, res *MergeResult) ([]tree.Edit, error) {
 	nextO, stopO := iter.Pull2(diffSeq(ctx, t, base, ours))
 	defer stopO()
 	nextT, stopT := iter.Pull2(diffSeq(ctx, t, base, theirs))
@@ -259,7 +259,7 @@ func sameObject(a, b []byte) bool {
 }
 
 // diffSeq adapts Tree.Diff to a pull-able sequence.
-func diffSeq(ctx context.Context, t *tree.Tree, from, to cas.Hash) iter.Seq2[tree.Change, error] {
+func diffSeq(ctx context.Context, t *tree.Tree, from, to chunk.Hash) iter.Seq2[tree.Change, error] {
 	return func(yield func(tree.Change, error) bool) {
 		err := t.Diff(ctx, from, to, func(c tree.Change) error {
 			if !yield(c, nil) {

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 )
@@ -16,7 +16,7 @@ import (
 type view struct {
 	rr   *repoRecord
 	br   *branchRecord
-	root cas.Hash
+	root chunk.Hash
 }
 
 func (s *Service) openView(ctx context.Context, r kv.Reader, repo, branch string) (*view, error) {
@@ -140,7 +140,7 @@ type Recorder interface {
 
 // ContentRecord is a Recorder for a content list stored by hash.
 type ContentRecord struct {
-	Hash cas.Hash
+	Hash chunk.Hash
 	Data []byte
 }
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -257,7 +257,7 @@ type Restore struct {
 	rr      *repoRecord
 	release func()
 
-	roots    map[manifest.CommitID]cas.Hash    // restored commits
+	roots    map[manifest.CommitID]chunk.Hash  // restored commits
 	infos    map[manifest.CommitID]*commitInfo // their lineage records
 	seen     map[uint64]struct{}               // branch IDs named anywhere
 	pending  map[string][]byte                 // version records in batch, by vid
@@ -295,7 +295,7 @@ func (s *Service) BeginRestore(ctx context.Context, name string, o RestoreOption
 	rr := &repoRecord{Name: name, ID: randomID(), DefaultBranch: o.DefaultBranch, Created: o.Created,
 		Salt: append([]byte(nil), o.Salt...)}
 	return &Restore{s: s, rr: rr, release: s.PauseCollection(),
-		roots: map[manifest.CommitID]cas.Hash{}, infos: map[manifest.CommitID]*commitInfo{},
+		roots: map[manifest.CommitID]chunk.Hash{}, infos: map[manifest.CommitID]*commitInfo{},
 		seen: map[uint64]struct{}{}, pending: map[string][]byte{}}, nil
 }
 
@@ -303,7 +303,7 @@ func (s *Service) BeginRestore(ctx context.Context, name string, o RestoreOption
 func (r *Restore) Tree() *tree.Tree { return r.s.treeFor(r.rr) }
 
 // Root returns the tree root of a commit restored earlier.
-func (r *Restore) Root(id manifest.CommitID) (cas.Hash, bool) {
+func (r *Restore) Root(id manifest.CommitID) (chunk.Hash, bool) {
 	h, ok := r.roots[id]
 	return h, ok
 }
@@ -336,7 +336,7 @@ func (r *Restore) Flush(ctx context.Context) error {
 }
 
 // Content stores a content list by its hash, which the caller verified.
-func (r *Restore) Content(ctx context.Context, h cas.Hash, data []byte) error {
+func (r *Restore) Content(ctx context.Context, h chunk.Hash, data []byte) error {
 	return r.set(ctx, manifest.ContentKey(h), data)
 }
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/cas/castest"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -39,7 +39,7 @@ func restoreOne(t *testing.T, s *Service, name string) (*Restore, manifest.Commi
 	if err := r.Version(ctx, "k", vid, 43, e); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("the same version with another writer: %v", err)
 	}
-	root, err := r.Tree().Apply(ctx, cas.Hash{}, tree.SliceEdits([]tree.Edit{{Key: []byte("k"), Value: e}}))
+	root, err := r.Tree().Apply(ctx, chunk.Hash{}, tree.SliceEdits([]tree.Edit{{Key: []byte("k"), Value: e}}))
 	if err != nil {
 		t.Fatal(err)
 	}

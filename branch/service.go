@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -32,14 +33,14 @@ type Service struct {
 
 	mu          sync.Mutex             // guards commitLocks and roots
 	commitLocks map[string]*sync.Mutex // per repo/branch: one fold at a time
-	roots       map[manifest.CommitID]cas.Hash
+	roots       map[manifest.CommitID]chunk.Hash
 	trees       sync.Map // repo ID -> *tree.Tree
 	// touchedLists holds content lists written during a collection; nil
 	// outside one. Guarded by mu.
-	touchedLists map[cas.Hash]struct{}
-	listPins     map[cas.Hash]int // content lists of writes in flight; guarded by mu
-	rootSources  []RootSource     // roots kept outside the trees (AddRoots); guarded by mu
-	usage        usageTracker     // per branch with a quota
+	touchedLists map[chunk.Hash]struct{}
+	listPins     map[chunk.Hash]int // content lists of writes in flight; guarded by mu
+	rootSources  []RootSource       // roots kept outside the trees (AddRoots); guarded by mu
+	usage        usageTracker       // per branch with a quota
 
 	// gcMu is held for writing by Collect and for reading by everything
 	// that creates tree nodes or commits, so a sweep never deletes a node a
@@ -64,8 +65,8 @@ func New(db kv.DB, chunks *cas.Store, log *slog.Logger) *Service {
 		chunks:      chunks,
 		log:         log,
 		commitLocks: map[string]*sync.Mutex{},
-		roots:       map[manifest.CommitID]cas.Hash{},
-		listPins:    map[cas.Hash]int{},
+		roots:       map[manifest.CommitID]chunk.Hash{},
+		listPins:    map[chunk.Hash]int{},
 	}
 }
 
@@ -501,7 +502,7 @@ func (s *Service) isEmpty(ctx context.Context, repo, br string) (bool, error) {
 }
 
 // root returns the tree root of a commit, caching the answer.
-func (s *Service) root(ctx context.Context, id manifest.CommitID) (cas.Hash, error) {
+func (s *Service) root(ctx context.Context, id manifest.CommitID) (chunk.Hash, error) {
 	s.mu.Lock()
 	h, ok := s.roots[id]
 	s.mu.Unlock()
@@ -510,7 +511,7 @@ func (s *Service) root(ctx context.Context, id manifest.CommitID) (cas.Hash, err
 	}
 	c, err := s.ms.GetCommit(ctx, id)
 	if err != nil {
-		return cas.Hash{}, err
+		return chunk.Hash{}, err
 	}
 	s.mu.Lock()
 	if len(s.roots) > 100000 {

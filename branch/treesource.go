@@ -3,7 +3,7 @@ package branch
 import (
 	"context"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/tree"
 )
 
@@ -27,7 +27,7 @@ type treeSource struct {
 	key string // the current key while ok
 }
 
-func newTreeSource(ctx context.Context, t *tree.Tree, root cas.Hash) *treeSource {
+func newTreeSource(ctx context.Context, t *tree.Tree, root chunk.Hash) *treeSource {
 	return &treeSource{ctx: ctx, it: t.NewIterator(root, nil, nil)}
 }
 

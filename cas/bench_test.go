@@ -14,6 +14,7 @@ import (
 
 	chunkers "github.com/PlakarKorp/go-cdc-chunkers"
 
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 )
 
@@ -67,7 +68,7 @@ func BenchmarkSum(b *testing.B) {
 			b.SetBytes(int64(n))
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = Sum(data)
+				_ = chunk.Sum(data)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/cas/castest"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 )
 
@@ -29,7 +30,7 @@ func randBytes(seed uint64, n int) []byte {
 
 // ingest stores data as one committed upload and returns its refs and the
 // number of new bytes it stored.
-func ingest(t *testing.T, s *cas.Store, db kv.DB, data []byte) ([]cas.Ref, int64) {
+func ingest(t *testing.T, s *cas.Store, db kv.DB, data []byte) ([]chunk.Ref, int64) {
 	t.Helper()
 	ctx := context.Background()
 	u := s.NewUpload()
@@ -50,7 +51,7 @@ func ingest(t *testing.T, s *cas.Store, db kv.DB, data []byte) ([]cas.Ref, int64
 	return refs, u.NewBytes()
 }
 
-func readAll(t *testing.T, s *cas.Store, refs []cas.Ref) []byte {
+func readAll(t *testing.T, s *cas.Store, refs []chunk.Ref) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	for _, r := range refs {
@@ -152,7 +153,7 @@ func TestSweepSparesInFlightDedup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := c.Sweep(ctx, func(cas.Hash) bool { return false })
+	st, err := c.Sweep(ctx, func(chunk.Hash) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}

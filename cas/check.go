@@ -6,12 +6,13 @@ import (
 	"io"
 	"io/fs"
 
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 )
 
 // Problem is one inconsistency found by Check.
 type Problem struct {
-	Hash   Hash
+	Hash   chunk.Hash
 	Detail string
 }
 
@@ -28,10 +29,10 @@ type Stats struct {
 // name. It reports each problem through report and returns the store's size.
 func (s *Store) Check(ctx context.Context, report func(Problem)) (Stats, error) {
 	var st Stats
-	var hashes []Hash
+	var hashes []chunk.Hash
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		return r.Scan(kv.Prefix([]byte(keyPrefix)), func(k, v []byte) error {
-			var h Hash
+			var h chunk.Hash
 			copy(h[:], k[len(keyPrefix):])
 			rec, err := decodeRecord(v)
 			if err != nil {

@@ -1,9 +1,10 @@
 // Package cas is the content-addressed chunk store.
 //
 // Vocabulary:
-//   - Hash: the BLAKE3-256 digest of a chunk's bytes, and its only name.
-//   - Ref: a Hash plus the chunk's length; an object's content is a list of
-//     Refs.
+//   - chunk.Hash: the BLAKE3-256 digest of a chunk's bytes, and its only
+//     name; chunk.Ref: a Hash plus the chunk's length (an object's content
+//     is a list of Refs). Both live in the leaf package chunk, which the
+//     mount's cache shares without linking this store.
 //   - Store: where chunks live. Small chunks (at most InlineMax bytes) are
 //     kept inside their index record in kv, so a small PUT costs one
 //     group-committed kv transaction. Larger chunks are appended to segment

@@ -7,6 +7,4 @@ var (
 	ErrNotFound = errors.New("chunk not found")
 	// ErrCorrupt is returned when stored bytes do not hash to their name.
 	ErrCorrupt = errors.New("chunk corrupt")
-	// ErrBadHash is returned when a textual hash cannot be parsed.
-	ErrBadHash = errors.New("malformed hash")
 )

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 )
 
@@ -37,7 +38,7 @@ type SweepStats struct {
 // chunk an in-flight upload references survives the sweep.
 func (s *Store) BeginCycle() *Cycle {
 	s.mu.Lock()
-	s.touched = map[Hash]struct{}{}
+	s.touched = map[chunk.Hash]struct{}{}
 	s.mu.Unlock()
 	return &Cycle{s: s, start: now()}
 }
@@ -55,13 +56,13 @@ const sweepBatch = 512
 // Sweep deletes every chunk for which live returns false, unless it is
 // pinned, was released during the cycle, or was written after the cycle
 // began; then it deletes segment files that no record references.
-func (c *Cycle) Sweep(ctx context.Context, live func(Hash) bool) (SweepStats, error) {
+func (c *Cycle) Sweep(ctx context.Context, live func(chunk.Hash) bool) (SweepStats, error) {
 	var st SweepStats
-	var cands []Hash
+	var cands []chunk.Hash
 	liveSegs := map[uint64]bool{}
 	err := c.s.db.View(ctx, func(r kv.Reader) error {
 		return r.Scan(kv.Prefix([]byte(keyPrefix)), func(k, v []byte) error {
-			var h Hash
+			var h chunk.Hash
 			copy(h[:], k[len(keyPrefix):])
 			rec, err := decodeRecord(v)
 			if err != nil {
@@ -93,7 +94,7 @@ func (c *Cycle) Sweep(ctx context.Context, live func(Hash) bool) (SweepStats, er
 		n := min(len(cands), sweepBatch)
 		batch := cands[:n]
 		cands = cands[n:]
-		var del []Hash
+		var del []chunk.Hash
 		c.s.mu.Lock()
 		for _, h := range batch {
 			_, touched := c.s.touched[h]

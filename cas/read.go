@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/agentnas/nas/chunk"
 )
 
 // ReadRefs writes bytes [off, off+n) of the concatenation of refs (an
@@ -21,7 +23,7 @@ import (
 // (8 MiB) per call, pooled, and is stopped and waited for before ReadRefs
 // returns, whether because the range is done, w failed or ctx was
 // cancelled.
-func (s *Store) ReadRefs(ctx context.Context, w io.Writer, refs []Ref, off, n int64) error {
+func (s *Store) ReadRefs(ctx context.Context, w io.Writer, refs []chunk.Ref, off, n int64) error {
 	ps := pieces(refs, off, n)
 	switch {
 	case len(ps) == 0:
@@ -31,7 +33,7 @@ func (s *Store) ReadRefs(ctx context.Context, w io.Writer, refs []Ref, off, n in
 		p := ps[0]
 		return s.Read(ctx, w, p.ref.Hash, p.off, p.n)
 	case len(ps) == 1:
-		c := s.load(ctx, NewHasher(), ps[0])
+		c := s.load(ctx, chunk.NewHasher(), ps[0])
 		defer c.release()
 		if c.err != nil {
 			return c.err
@@ -47,7 +49,7 @@ func (s *Store) ReadRefs(ctx context.Context, w io.Writer, refs []Ref, off, n in
 	go func() {
 		defer wg.Done()
 		defer close(ch)
-		hs := NewHasher()
+		hs := chunk.NewHasher()
 		for _, p := range ps {
 			c := s.load(ctx, hs, p)
 			select {
@@ -89,7 +91,7 @@ func (s *Store) ReadRefs(ctx context.Context, w io.Writer, refs []Ref, off, n in
 
 // piece is the part [off, off+n) of one chunk that a range covers.
 type piece struct {
-	ref    Ref
+	ref    chunk.Ref
 	off, n int64
 }
 
@@ -98,7 +100,7 @@ func (p piece) whole() bool { return p.off == 0 && p.n == int64(p.ref.Size) }
 // pieces cuts [off, off+n) of the concatenation of refs into per-chunk
 // pieces; a range past the end is cut short, as the caller's length
 // check (the object's size) is authoritative.
-func pieces(refs []Ref, off, n int64) []piece {
+func pieces(refs []chunk.Ref, off, n int64) []piece {
 	var ps []piece
 	end := off + n
 	var at int64
@@ -137,7 +139,7 @@ const readStep = 256 << 10
 
 // load reads piece p into memory, verifying a whole chunk with hs. Its
 // errors are those of Read.
-func (s *Store) load(ctx context.Context, hs *Hasher, p piece) loaded {
+func (s *Store) load(ctx context.Context, hs *chunk.Hasher, p piece) loaded {
 	if err := ctx.Err(); err != nil {
 		return loaded{err: err}
 	}
@@ -151,7 +153,7 @@ func (s *Store) load(ctx context.Context, hs *Hasher, p piece) loaded {
 	}
 	whole := p.off == 0 && p.n == rec.size
 	if rec.kind == kindInline {
-		if whole && Sum(rec.data) != h {
+		if whole && chunk.Sum(rec.data) != h {
 			return loaded{err: fmt.Errorf("chunk %s: %w", h, ErrCorrupt)}
 		}
 		return loaded{data: rec.data[p.off : p.off+p.n]}
@@ -186,7 +188,7 @@ func (s *Store) load(ctx context.Context, hs *Hasher, p piece) loaded {
 // locate finds chunk h: its index record and, for a segment chunk, the
 // open segment file. A segment that vanished between the lookup and the
 // open (a collection moved the chunk) is looked up once more.
-func (s *Store) locate(ctx context.Context, h Hash) (record, *os.File, error) {
+func (s *Store) locate(ctx context.Context, h chunk.Hash) (record, *os.File, error) {
 	for attempt := 0; ; attempt++ {
 		rec, err := s.lookup(ctx, h)
 		if err != nil || rec.kind == kindInline {

@@ -3,13 +3,15 @@ package cas
 import (
 	"reflect"
 	"testing"
+
+	"github.com/agentnas/nas/chunk"
 )
 
 // TestPieces checks how a range is cut into per-chunk pieces; a range
 // inside one chunk is one piece, so ReadRefs reads nothing ahead for it.
 func TestPieces(t *testing.T) {
-	a, b, c := Ref{Hash: Hash{1}, Size: 100}, Ref{Hash: Hash{2}, Size: 50}, Ref{Hash: Hash{3}, Size: 200}
-	refs := []Ref{a, b, c}
+	a, b, c := chunk.Ref{Hash: chunk.Hash{1}, Size: 100}, chunk.Ref{Hash: chunk.Hash{2}, Size: 50}, chunk.Ref{Hash: chunk.Hash{3}, Size: 200}
+	refs := []chunk.Ref{a, b, c}
 	for _, tc := range []struct {
 		name   string
 		off, n int64

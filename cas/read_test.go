@@ -12,18 +12,19 @@ import (
 
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/cas/castest"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 )
 
 // object stores chunks of the given sizes, in order, as one committed
 // upload (inline and segment chunks mixed), and returns their refs and the
 // object's bytes.
-func object(t *testing.T, s *cas.Store, db kv.DB, sizes []int) ([]cas.Ref, []byte) {
+func object(t *testing.T, s *cas.Store, db kv.DB, sizes []int) ([]chunk.Ref, []byte) {
 	t.Helper()
 	ctx := context.Background()
 	u := s.NewUpload()
 	defer u.Close()
-	var refs []cas.Ref
+	var refs []chunk.Ref
 	var data []byte
 	for i, n := range sizes {
 		b := randBytes(uint64(1000+i), n)
@@ -153,7 +154,7 @@ func TestReadRefsCorruptChunk(t *testing.T) {
 func TestReadRefsMissingChunk(t *testing.T) {
 	s, db := open(t)
 	refs, data := object(t, s, db, mixedSizes[:4])
-	refs = append(refs[:2:2], append([]cas.Ref{{Hash: cas.Sum([]byte("absent")), Size: 1 << 20}}, refs[2:]...)...)
+	refs = append(refs[:2:2], append([]chunk.Ref{{Hash: chunk.Sum([]byte("absent")), Size: 1 << 20}}, refs[2:]...)...)
 	var buf bytes.Buffer
 	err := s.ReadRefs(context.Background(), &buf, refs, 0, int64(len(data))+1<<20)
 	if !errors.Is(err, cas.ErrNotFound) {

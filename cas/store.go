@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 )
 
@@ -22,12 +23,6 @@ const InlineMax = 64 << 10
 // keyPrefix is the kv prefix of chunk index records.
 const keyPrefix = "c/"
 
-// Ref names a chunk and its length.
-type Ref struct {
-	Hash Hash
-	Size uint32
-}
-
 // Store is the chunk store: an index in kv plus segment files in a directory.
 type Store struct {
 	db     kv.DB
@@ -36,9 +31,9 @@ type Store struct {
 	log    *slog.Logger
 	onSync func(path string)
 
-	mu      sync.Mutex        // guards pins and touched
-	pins    map[Hash]int      // chunks referenced by open Uploads
-	touched map[Hash]struct{} // pins released during a GC cycle; nil outside one
+	mu      sync.Mutex              // guards pins and touched
+	pins    map[chunk.Hash]int      // chunks referenced by open Uploads
+	touched map[chunk.Hash]struct{} // pins released during a GC cycle; nil outside one
 }
 
 // Options tunes a Store.
@@ -63,7 +58,7 @@ func Open(dir string, db kv.DB, o Options) (*Store, error) {
 	if o.OnSync == nil {
 		o.OnSync = func(string) {}
 	}
-	return &Store{db: db, dir: dir, files: newFileCache(128), log: o.Log, onSync: o.OnSync, pins: map[Hash]int{}}, nil
+	return &Store{db: db, dir: dir, files: newFileCache(128), log: o.Log, onSync: o.OnSync, pins: map[chunk.Hash]int{}}, nil
 }
 
 // Close releases open segment files.
@@ -134,12 +129,12 @@ func decodeRecord(b []byte) (record, error) {
 	return r, ErrCorrupt
 }
 
-func indexKey(h Hash) []byte {
-	k := make([]byte, 0, len(keyPrefix)+HashSize)
+func indexKey(h chunk.Hash) []byte {
+	k := make([]byte, 0, len(keyPrefix)+chunk.HashSize)
 	return append(append(k, keyPrefix...), h[:]...)
 }
 
-func (s *Store) lookup(ctx context.Context, h Hash) (record, error) {
+func (s *Store) lookup(ctx context.Context, h chunk.Hash) (record, error) {
 	var rec record
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		v, err := r.Get(indexKey(h))
@@ -159,7 +154,7 @@ func (s *Store) lookup(ctx context.Context, h Hash) (record, error) {
 }
 
 // Has reports whether chunk h is in the store.
-func (s *Store) Has(ctx context.Context, h Hash) (bool, error) {
+func (s *Store) Has(ctx context.Context, h chunk.Hash) (bool, error) {
 	_, err := s.lookup(ctx, h)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
@@ -170,7 +165,7 @@ func (s *Store) Has(ctx context.Context, h Hash) (bool, error) {
 // Read writes bytes [off, off+n) of chunk h to w. When the whole chunk is
 // read its hash is verified, and a mismatch returns ErrCorrupt after the
 // bytes were written (the caller must abort its response).
-func (s *Store) Read(ctx context.Context, w io.Writer, h Hash, off, n int64) error {
+func (s *Store) Read(ctx context.Context, w io.Writer, h chunk.Hash, off, n int64) error {
 	rec, f, err := s.locate(ctx, h)
 	if err != nil {
 		return err
@@ -180,7 +175,7 @@ func (s *Store) Read(ctx context.Context, w io.Writer, h Hash, off, n int64) err
 	}
 	whole := off == 0 && n == rec.size
 	if rec.kind == kindInline {
-		if whole && Sum(rec.data) != h {
+		if whole && chunk.Sum(rec.data) != h {
 			return fmt.Errorf("chunk %s: %w", h, ErrCorrupt)
 		}
 		_, err := w.Write(rec.data[off : off+n])
@@ -193,7 +188,7 @@ func (s *Store) Read(ctx context.Context, w io.Writer, h Hash, off, n int64) err
 		_, err = io.CopyBuffer(onlyWriter{w}, sr, *buf)
 		return err
 	}
-	hs := NewHasher()
+	hs := chunk.NewHasher()
 	if _, err := io.CopyBuffer(io.MultiWriter(w, hs), sr, *buf); err != nil {
 		return err
 	}
@@ -204,7 +199,7 @@ func (s *Store) Read(ctx context.Context, w io.Writer, h Hash, off, n int64) err
 }
 
 // ReadAll returns the bytes of chunk h, verified.
-func (s *Store) ReadAll(ctx context.Context, h Hash) ([]byte, error) {
+func (s *Store) ReadAll(ctx context.Context, h chunk.Hash) ([]byte, error) {
 	rec, err := s.lookup(ctx, h)
 	if err != nil {
 		return nil, err
@@ -241,14 +236,14 @@ func newSegmentID() uint64 {
 }
 
 // pin marks h as referenced by an open Upload.
-func (s *Store) pin(h Hash) {
+func (s *Store) pin(h chunk.Hash) {
 	s.mu.Lock()
 	s.pins[h]++
 	s.mu.Unlock()
 }
 
 // unpin releases pins taken by an Upload.
-func (s *Store) unpin(hs []Hash) {
+func (s *Store) unpin(hs []chunk.Hash) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, h := range hs {
@@ -267,7 +262,7 @@ func now() int64 { return time.Now().UnixNano() }
 // file holds the chunk; ok is false for other keys and for inline chunks.
 // Tests of the durability order use it.
 func (s *Store) SegmentOf(key, value []byte) (path string, ok bool) {
-	if len(key) != len(keyPrefix)+HashSize || string(key[:len(keyPrefix)]) != keyPrefix {
+	if len(key) != len(keyPrefix)+chunk.HashSize || string(key[:len(keyPrefix)]) != keyPrefix {
 		return "", false
 	}
 	rec, err := decodeRecord(value)

@@ -14,6 +14,7 @@ import (
 	chunkers "github.com/PlakarKorp/go-cdc-chunkers"
 	_ "github.com/PlakarKorp/go-cdc-chunkers/chunkers/fastcdc" // registers the algorithm
 
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 )
 
@@ -23,7 +24,7 @@ import (
 const (
 	ChunkMin    = 256 << 10
 	ChunkNormal = 1 << 20
-	ChunkMax    = 4 << 20
+	ChunkMax    = chunk.MaxSize
 	cdcAlgo     = "fastcdc-v1.0.0"
 )
 
@@ -54,20 +55,20 @@ type Upload struct {
 	flushed int64 // bytes of seg whose writeback was started
 	synced  bool
 
-	recs     map[Hash]record // new chunks, written by Record
-	pinned   []Hash
+	recs     map[chunk.Hash]record // new chunks, written by Record
+	pinned   []chunk.Hash
 	recorded bool
 	closed   bool
 }
 
 // NewUpload starts a write session.
 func (s *Store) NewUpload() *Upload {
-	return &Upload{s: s, recs: map[Hash]record{}}
+	return &Upload{s: s, recs: map[chunk.Hash]record{}}
 }
 
 // Pin protects existing chunks that the caller is about to reference (a copy
 // or a multipart completion) from garbage collection until Close.
-func (u *Upload) Pin(refs []Ref) {
+func (u *Upload) Pin(refs []chunk.Ref) {
 	for _, r := range refs {
 		u.s.pin(r.Hash)
 		u.pinned = append(u.pinned, r.Hash)
@@ -76,13 +77,13 @@ func (u *Upload) Pin(refs []Ref) {
 
 // Put stores one chunk (deduplicated) and returns its Ref. data may be
 // reused by the caller once Put returns.
-func (u *Upload) Put(ctx context.Context, data []byte) (Ref, error) {
-	h := Sum(data)
+func (u *Upload) Put(ctx context.Context, data []byte) (chunk.Ref, error) {
+	h := chunk.Sum(data)
 	return u.put(ctx, h, data)
 }
 
-func (u *Upload) put(ctx context.Context, h Hash, data []byte) (Ref, error) {
-	ref := Ref{Hash: h, Size: uint32(len(data))}
+func (u *Upload) put(ctx context.Context, h chunk.Hash, data []byte) (chunk.Ref, error) {
+	ref := chunk.Ref{Hash: h, Size: uint32(len(data))}
 	if _, ok := u.recs[h]; ok {
 		return ref, nil
 	}
@@ -136,7 +137,7 @@ func (u *Upload) openSegment() error {
 // read. Reading (which drives the caller's checksums and signature checks)
 // and hashing plus writing run in two goroutines, so both cores work on a
 // large upload; memory stays bounded by a few ChunkMax buffers.
-func (u *Upload) Ingest(ctx context.Context, r io.Reader) ([]Ref, int64, error) {
+func (u *Upload) Ingest(ctx context.Context, r io.Reader) ([]chunk.Ref, int64, error) {
 	return u.IngestTee(ctx, r, nil)
 }
 
@@ -148,7 +149,7 @@ func (u *Upload) Ingest(ctx context.Context, r io.Reader) ([]Ref, int64, error) 
 // series with them. When IngestTee returns without error, digest has seen
 // every byte and is no longer written to; on error it may have seen a
 // prefix. An error from digest fails the ingest. A nil digest is Ingest.
-func (u *Upload) IngestTee(ctx context.Context, r io.Reader, digest io.Writer) ([]Ref, int64, error) {
+func (u *Upload) IngestTee(ctx context.Context, r io.Reader, digest io.Writer) ([]chunk.Ref, int64, error) {
 	// Small bodies (most objects) skip the chunker and its buffers: read up
 	// to ChunkMin bytes; if the body ends there it is one chunk.
 	small := smallPool.Get().(*[]byte)
@@ -168,7 +169,7 @@ func (u *Upload) IngestTee(ctx context.Context, r io.Reader, digest io.Writer) (
 		if err != nil {
 			return nil, int64(n), err
 		}
-		return []Ref{ref}, int64(n), nil
+		return []chunk.Ref{ref}, int64(n), nil
 	case err != nil:
 		return nil, int64(n), err
 	}
@@ -198,7 +199,7 @@ func (j *chunkJob) done() {
 // order); a third, when digest is set, writes each chunk to digest (in
 // order). Each stage takes at most two chunks ahead of it, so a slow stage
 // holds the reader back and memory stays a few ChunkMax buffers.
-func (u *Upload) ingestChunked(ctx context.Context, r io.Reader, digest io.Writer) ([]Ref, int64, error) {
+func (u *Upload) ingestChunked(ctx context.Context, r io.Reader, digest io.Writer) ([]chunk.Ref, int64, error) {
 	scan := scanPool.Get().(*[]byte)
 	defer scanPool.Put(scan)
 	ch, err := chunkers.NewChunkerBuffer(cdcAlgo, r, &chunkers.ChunkerOpts{
@@ -209,12 +210,12 @@ func (u *Upload) ingestChunked(ctx context.Context, r io.Reader, digest io.Write
 	}
 
 	var (
-		refs   []Ref
+		refs   []chunk.Ref
 		werr   error // the hashing goroutine's; read after wg.Wait
 		derr   error // the digest goroutine's; read after wg.Wait
 		wg     sync.WaitGroup
 		total  int64
-		hasher = NewHasher()
+		hasher = chunk.NewHasher()
 		jobs   = make(chan *chunkJob, 2)
 		djobs  chan *chunkJob // nil without a digest
 	)
@@ -226,7 +227,7 @@ func (u *Upload) ingestChunked(ctx context.Context, r io.Reader, digest io.Write
 			if werr == nil {
 				hasher.Reset()
 				hasher.Write(j.data)
-				var ref Ref
+				var ref chunk.Ref
 				ref, werr = u.put(ctx, hasher.Sum(), j.data)
 				refs = append(refs, ref)
 			}

@@ -31,7 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // tmpPrefix starts the name of a chunk being written.
@@ -51,8 +51,8 @@ type Cache struct {
 	sweeping atomic.Bool
 	// mu guards touched and verified.
 	mu       sync.Mutex
-	touched  map[cas.Hash]time.Time // last time a use refreshed a file's mtime
-	verified map[cas.Hash]struct{}  // files this process hashed since it opened them
+	touched  map[chunk.Hash]time.Time // last time a use refreshed a file's mtime
+	verified map[chunk.Hash]struct{}  // files this process hashed since it opened them
 }
 
 // maxVerified bounds the verified set; past it the set starts again
@@ -68,7 +68,7 @@ func Open(root string, limit int64, log *slog.Logger) (*Cache, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("chunk cache: %w", err)
 	}
-	c := &Cache{root: root, limit: limit, log: log, touched: map[cas.Hash]time.Time{}, verified: map[cas.Hash]struct{}{}}
+	c := &Cache{root: root, limit: limit, log: log, touched: map[chunk.Hash]time.Time{}, verified: map[chunk.Hash]struct{}{}}
 	var total int64
 	filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
@@ -82,7 +82,7 @@ func Open(root string, limit int64, log *slog.Logger) (*Cache, error) {
 	return c, nil
 }
 
-func (c *Cache) path(h cas.Hash) string {
+func (c *Cache) path(h chunk.Hash) string {
 	s := h.String()
 	return filepath.Join(c.root, s[:2], s)
 }
@@ -90,7 +90,7 @@ func (c *Cache) path(h cas.Hash) string {
 // Open returns the cached chunk h, or an error satisfying
 // errors.Is(err, fs.ErrNotExist) when it is not cached or its cached copy
 // no longer hashes to h (that copy is removed).
-func (c *Cache) Open(h cas.Hash) (*os.File, error) {
+func (c *Cache) Open(h chunk.Hash) (*os.File, error) {
 	f, err := os.Open(c.path(h))
 	if err != nil {
 		return nil, err
@@ -108,15 +108,15 @@ func (c *Cache) Open(h cas.Hash) (*os.File, error) {
 }
 
 // verify hashes f, the cached copy of h, unless this process already did.
-func (c *Cache) verify(h cas.Hash, f *os.File) error {
+func (c *Cache) verify(h chunk.Hash, f *os.File) error {
 	c.mu.Lock()
 	_, ok := c.verified[h]
 	c.mu.Unlock()
 	if ok {
 		return nil
 	}
-	hs := cas.NewHasher()
-	n, err := io.Copy(hs, io.LimitReader(f, cas.ChunkMax+1))
+	hs := chunk.NewHasher()
+	n, err := io.Copy(hs, io.LimitReader(f, chunk.MaxSize+1))
 	if err != nil {
 		return fmt.Errorf("chunk cache: read %s: %w", h, err)
 	}
@@ -137,7 +137,7 @@ func (c *Cache) verify(h cas.Hash, f *os.File) error {
 }
 
 // ReadAt reads len(p) bytes of chunk h at off.
-func (c *Cache) ReadAt(h cas.Hash, p []byte, off int64) (int, error) {
+func (c *Cache) ReadAt(h chunk.Hash, p []byte, off int64) (int, error) {
 	f, err := c.Open(h)
 	if err != nil {
 		return 0, err
@@ -147,14 +147,14 @@ func (c *Cache) ReadAt(h cas.Hash, p []byte, off int64) (int, error) {
 }
 
 // Has reports whether chunk h is cached.
-func (c *Cache) Has(h cas.Hash) bool {
+func (c *Cache) Has(h chunk.Hash) bool {
 	_, err := os.Stat(c.path(h))
 	return err == nil
 }
 
 // touch refreshes h's modification time (its place in the eviction
 // order), at most once a minute per chunk.
-func (c *Cache) touch(h cas.Hash) {
+func (c *Cache) touch(h chunk.Hash) {
 	now := time.Now()
 	c.mu.Lock()
 	last, ok := c.touched[h]
@@ -171,8 +171,8 @@ func (c *Cache) touch(h cas.Hash) {
 }
 
 // Put stores data as chunk h after checking that it hashes to h.
-func (c *Cache) Put(h cas.Hash, data []byte) error {
-	if cas.Sum(data) != h {
+func (c *Cache) Put(h chunk.Hash, data []byte) error {
+	if chunk.Sum(data) != h {
 		return fmt.Errorf("chunk %s: %w", h, ErrMismatch)
 	}
 	p := c.path(h)

@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
-// chunk returns n deterministic bytes for seed i and their hash.
-func chunk(i, n int) ([]byte, cas.Hash) {
+// testChunk returns n deterministic bytes for seed i and their hash.
+func testChunk(i, n int) ([]byte, chunk.Hash) {
 	b := bytes.Repeat([]byte(fmt.Sprintf("chunk %d;", i)), n/8+1)[:n]
-	return b, cas.Sum(b)
+	return b, chunk.Sum(b)
 }
 
 func open(t *testing.T, dir string, limit int64) *Cache {
@@ -77,7 +77,7 @@ func waitSweep(t *testing.T, c *Cache, upTo int64) {
 func TestPutRead(t *testing.T) {
 	dir := t.TempDir()
 	c := open(t, dir, 0)
-	data, h := chunk(1, 1000)
+	data, h := testChunk(1, 1000)
 	if c.Has(h) {
 		t.Fatal("an empty cache has a chunk")
 	}
@@ -139,7 +139,7 @@ func TestPutRead(t *testing.T) {
 	if err := c.Put(h, data); err != nil {
 		t.Fatal(err)
 	}
-	empty := cas.Sum(nil)
+	empty := chunk.Sum(nil)
 	if err := c.Put(empty, nil); err != nil || !c.Has(empty) {
 		t.Fatalf("the empty chunk: %v", err)
 	}
@@ -153,10 +153,10 @@ func TestPutRead(t *testing.T) {
 func TestPutMismatch(t *testing.T) {
 	dir := t.TempDir()
 	c := open(t, dir, 0)
-	data, h := chunk(1, 4096)
+	data, h := testChunk(1, 4096)
 	flipped := bytes.Clone(data)
 	flipped[100] ^= 1
-	other, _ := chunk(2, 4096)
+	other, _ := testChunk(2, 4096)
 	for name, b := range map[string][]byte{
 		"one bit flipped": flipped,
 		"another chunk":   other,
@@ -201,7 +201,7 @@ func TestDamagedFile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			c := open(t, dir, 0)
-			data, h := chunk(1, 1000)
+			data, h := testChunk(1, 1000)
 			if err := c.Put(h, data); err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +232,7 @@ func TestDamagedFile(t *testing.T) {
 func TestVerifiedOncePerProcess(t *testing.T) {
 	dir := t.TempDir()
 	c := open(t, dir, 0)
-	data, h := chunk(2, 1000)
+	data, h := testChunk(2, 1000)
 	if err := c.Put(h, data); err != nil {
 		t.Fatal(err)
 	}
@@ -260,10 +260,10 @@ func TestSweepLRU(t *testing.T) {
 	const size, n = 1024, 10
 	dir := t.TempDir()
 	c := open(t, dir, n*size)
-	var hs []cas.Hash
+	var hs []chunk.Hash
 	base := time.Now().Add(-time.Hour)
 	for i := range n {
-		data, h := chunk(i, size)
+		data, h := testChunk(i, size)
 		if err := c.Put(h, data); err != nil {
 			t.Fatal(err)
 		}
@@ -283,7 +283,7 @@ func TestSweepLRU(t *testing.T) {
 	if _, err := c.ReadAt(hs[0], make([]byte, 1), 0); err != nil {
 		t.Fatal(err)
 	}
-	data, h := chunk(n, size)
+	data, h := testChunk(n, size)
 	if err := c.Put(h, data); err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestSweepLRU(t *testing.T) {
 // so reads do not turn into a metadata write each.
 func TestTouchRate(t *testing.T) {
 	c := open(t, t.TempDir(), 0)
-	data, h := chunk(1, 10)
+	data, h := testChunk(1, 10)
 	if err := c.Put(h, data); err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestStaysUnderLimit(t *testing.T) {
 	dir := t.TempDir()
 	c := open(t, dir, limit)
 	for i := range 200 {
-		data, h := chunk(i, size)
+		data, h := testChunk(i, size)
 		if err := c.Put(h, data); err != nil {
 			t.Fatal(err)
 		}
@@ -368,11 +368,11 @@ func TestConcurrent(t *testing.T) {
 	c := open(t, dir, 12*size)
 	type entry struct {
 		data []byte
-		h    cas.Hash
+		h    chunk.Hash
 	}
 	var es []entry
 	for i := range chunks {
-		d, h := chunk(i, size)
+		d, h := testChunk(i, size)
 		es = append(es, entry{d, h})
 	}
 	var wg sync.WaitGroup
@@ -413,13 +413,13 @@ func TestConcurrent(t *testing.T) {
 			t.Errorf("a temporary file was left: %s", name)
 			continue
 		}
-		h, err := cas.ParseHash(filepath.Base(name))
+		h, err := chunk.ParseHash(filepath.Base(name))
 		if err != nil {
 			t.Errorf("a file that is not a chunk: %s", name)
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil || cas.Sum(b) != h || int64(len(b)) != size {
+		if err != nil || chunk.Sum(b) != h || int64(len(b)) != size {
 			t.Errorf("chunk %s does not hash to its name: %v", name, err)
 		}
 	}
@@ -430,9 +430,9 @@ func TestConcurrent(t *testing.T) {
 func TestReopen(t *testing.T) {
 	dir := t.TempDir()
 	c := open(t, dir, 0)
-	var hs []cas.Hash
+	var hs []chunk.Hash
 	for i := range 5 {
-		data, h := chunk(i, 100+i)
+		data, h := testChunk(i, 100+i)
 		if err := c.Put(h, data); err != nil {
 			t.Fatal(err)
 		}
@@ -441,7 +441,7 @@ func TestReopen(t *testing.T) {
 	c2 := open(t, dir, 1<<20)
 	for i, h := range hs {
 		p := make([]byte, 100+i)
-		data, _ := chunk(i, 100+i)
+		data, _ := testChunk(i, 100+i)
 		if n, err := c2.ReadAt(h, p, 0); err != nil || n != len(p) || !bytes.Equal(p, data) {
 			t.Fatalf("chunk %d after reopening: %d %v", i, n, err)
 		}
@@ -455,7 +455,7 @@ func TestReopen(t *testing.T) {
 		os.Chtimes(c.path(h), old, old)
 	}
 	c3 := open(t, dir, 400)
-	data, h := chunk(9, 100)
+	data, h := testChunk(9, 100)
 	if err := c3.Put(h, data); err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +475,7 @@ func TestOpenCreates(t *testing.T) {
 	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
 		t.Fatalf("cache directory: %v %v", fi, err)
 	}
-	data, h := chunk(1, 10)
+	data, h := testChunk(1, 10)
 	if err := c.Put(h, data); err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +493,7 @@ func TestOpenCreates(t *testing.T) {
 func TestSweepTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()
 	c := open(t, dir, 500)
-	data, h := chunk(1, 300)
+	data, h := testChunk(1, 300)
 	if err := c.Put(h, data); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/chunkcache"
 	"github.com/agentnas/nas/client"
 )
@@ -228,11 +228,11 @@ type reader struct {
 	charged map[string][]span // version -> byte ranges already charged
 	next    int64             // where a sequential reader reads next
 	ahead   int64             // read-ahead window
-	loading map[cas.Hash]chan struct{}
+	loading map[chunk.Hash]chan struct{}
 }
 
 func newReader(m *Mount) *reader {
-	return &reader{m: m, charged: map[string][]span{}, loading: map[cas.Hash]chan struct{}{}}
+	return &reader{m: m, charged: map[string][]span{}, loading: map[chunk.Hash]chan struct{}{}}
 }
 
 // Read-ahead bounds.
@@ -358,7 +358,7 @@ func (rd *reader) readAhead(c *content, off, end int64) {
 	rd.next = end
 	rd.ahead = min(max(rd.ahead*2, minAhead), maxAhead)
 	window := rd.ahead
-	var run []chunk
+	var run []chunkAt
 	for _, ch := range c.chunks {
 		if ch.off+ch.size <= end || ch.off >= end+window {
 			continue
@@ -395,7 +395,7 @@ func (rd *reader) readAhead(c *content, off, end int64) {
 }
 
 // waitLoading waits for a read-ahead of h in flight.
-func (rd *reader) waitLoading(h cas.Hash) {
+func (rd *reader) waitLoading(h chunk.Hash) {
 	rd.mu.Lock()
 	ch := rd.loading[h]
 	rd.mu.Unlock()
@@ -447,10 +447,10 @@ var errCorrupt = errors.New("a chunk read from the gateway does not match its ha
 
 // fetch GETs a run of consecutive chunks of c, verifies each, keeps it in
 // the cache and hands it to use (which must copy what it keeps).
-func (rd *reader) fetch(ctx context.Context, c *content, run []chunk, use func(idx int, data []byte)) error {
+func (rd *reader) fetch(ctx context.Context, c *content, run []chunkAt, use func(idx int, data []byte)) error {
 	off := run[0].off
 	n := run[len(run)-1].off + run[len(run)-1].size - off
-	buf := getBuf(int(cas.ChunkMax))
+	buf := getBuf(int(chunk.MaxSize))
 	defer putBuf(buf)
 	err := rd.m.r.c.Get(ctx, rd.m.r.obj(c.Key), c.VersionID, off, n, func(body io.Reader, _ client.Info) error {
 		for i, ch := range run {
@@ -496,17 +496,17 @@ func subtract(rs []span, s span) []span {
 }
 
 // bufPool holds chunk-sized buffers.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, cas.ChunkMax); return &b }}
+var bufPool = sync.Pool{New: func() any { b := make([]byte, chunk.MaxSize); return &b }}
 
 func getBuf(n int) []byte {
-	if n > cas.ChunkMax {
+	if n > chunk.MaxSize {
 		return make([]byte, n)
 	}
 	return (*bufPool.Get().(*[]byte))[:n]
 }
 
 func putBuf(b []byte) {
-	if cap(b) == cas.ChunkMax {
+	if cap(b) == chunk.MaxSize {
 		b = b[:cap(b)]
 		bufPool.Put(&b)
 	}

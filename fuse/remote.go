@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/client"
 )
 
@@ -132,13 +132,13 @@ func (r *remote) list(ctx context.Context, prefix, cursor string, limit int) (*p
 type content struct {
 	entry
 	mu     sync.Mutex // guards chunks and mapped
-	chunks []chunk
+	chunks []chunkAt
 	mapped bool // chunks is the chunk map (stat answered)
 }
 
-// chunk is one chunk of a content: its hash and where it lies.
-type chunk struct {
-	hash cas.Hash
+// chunkAt is one chunk of a content: its hash and where it lies.
+type chunkAt struct {
+	hash chunk.Hash
 	off  int64
 	size int64
 }
@@ -169,11 +169,11 @@ func (r *remote) stat(ctx context.Context, key, version string, inlineMax int64)
 	c := &content{entry: out.Object.entry, mapped: true}
 	var off int64
 	for _, ch := range out.Object.Chunks {
-		h, err := cas.ParseHash(ch.Hash)
+		h, err := chunk.ParseHash(ch.Hash)
 		if err != nil {
 			return nil, nil, err
 		}
-		c.chunks = append(c.chunks, chunk{hash: h, off: off, size: ch.Size})
+		c.chunks = append(c.chunks, chunkAt{hash: h, off: off, size: ch.Size})
 		off += ch.Size
 	}
 	if off != c.Size {

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentnas/nas/branch"
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
 )
@@ -187,7 +187,7 @@ func (d *dumper) commit(ctx context.Context, id manifest.CommitID, dc *dumpCommi
 		return err
 	}
 	doc := newCommitDoc(id, dc.c, info)
-	var baseRoot cas.Hash
+	var baseRoot chunk.Hash
 	base := ""
 	if len(dc.present) > 0 {
 		baseRoot = all[dc.present[0]].c.Tree
@@ -238,7 +238,7 @@ func (d *dumper) change(ctx context.Context, ch tree.Change, base string, others
 	}
 	if !e.ContentRef.IsZero() {
 		list := content.Encode()
-		if cas.Sum(list) != e.ContentRef {
+		if chunk.Sum(list) != e.ContentRef {
 			return fmt.Errorf("%q: content list %s does not re-encode to its hash: %w", key, e.ContentRef, manifest.ErrCorrupt)
 		}
 		rec.List = base64.StdEncoding.EncodeToString(list)
@@ -284,17 +284,17 @@ func (d *dumper) change(ctx context.Context, ch tree.Change, base string, others
 
 // contentID names an entry's bytes: the hash of its encoded content list
 // (which is ContentRef when the list is stored by reference).
-func contentID(e *manifest.Entry) cas.Hash {
+func contentID(e *manifest.Entry) chunk.Hash {
 	if !e.ContentRef.IsZero() {
 		return e.ContentRef
 	}
 	if e.Content == nil {
-		return cas.Sum(nil)
+		return chunk.Sum(nil)
 	}
-	return cas.Sum(e.Content.Encode())
+	return chunk.Sum(e.Content.Encode())
 }
 
-func sameContent(encoded []byte, id cas.Hash) bool {
+func sameContent(encoded []byte, id chunk.Hash) bool {
 	e, err := manifest.DecodeEntry(encoded)
 	return err == nil && !e.Lazy() && contentID(e) == id
 }
@@ -331,7 +331,7 @@ func (doc *commitDoc) commit() (manifest.CommitID, *manifest.Commit, *branch.Com
 	c := &manifest.Commit{Message: string(doc.Message), Principal: string(doc.Principal), OnBehalfOf: string(doc.OnBehalfOf),
 		Run: string(doc.Run), Lease: string(doc.Lease), Time: doc.Time}
 	if doc.Tree != "" {
-		if c.Tree, err = cas.ParseHash(doc.Tree); err != nil {
+		if c.Tree, err = chunk.ParseHash(doc.Tree); err != nil {
 			return id, nil, nil, formatf("commit %s: tree: %v", doc.ID, err)
 		}
 	}

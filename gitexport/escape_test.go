@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/manifest"
 )
 
@@ -132,7 +132,7 @@ func FuzzDecodeName(f *testing.F) {
 // line it accepts is exactly the rendering of what it returned.
 func FuzzParseLine(f *testing.F) {
 	e := &manifest.Entry{Size: 3, ETag: "abc", VersionID: "0000000000000001deadbeef", ContentType: "text/plain",
-		Meta: []manifest.Pair{{Name: "k", Value: "v\xff"}}, Content: &manifest.Content{Chunks: []cas.Ref{{Hash: cas.Sum([]byte("abc")), Size: 3}}}}
+		Meta: []manifest.Pair{{Name: "k", Value: "v\xff"}}, Content: &manifest.Content{Chunks: []chunk.Ref{{Hash: chunk.Sum([]byte("abc")), Size: 3}}}}
 	line, err := renderLine(&fileRec{key: "dir/a\xffb", entry: e.Encode(), writer: "00000000000000ff"}, "a%FFb")
 	if err != nil {
 		f.Fatal(err)

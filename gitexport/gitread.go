@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/manifest"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -547,7 +547,7 @@ func (g *gitReader) send(f *fileRec, e *manifest.Entry, blob plumbing.Hash) erro
 	if len(f.list) > 0 {
 		rec.List = base64.StdEncoding.EncodeToString(f.list)
 	}
-	var chunks []cas.Ref
+	var chunks []chunk.Ref
 	switch {
 	case e.Lazy():
 		g.rep.Lazy++
@@ -555,7 +555,7 @@ func (g *gitReader) send(f *fileRec, e *manifest.Entry, blob plumbing.Hash) erro
 	case e.Content != nil:
 		chunks = e.Content.Chunks
 	case !e.ContentRef.IsZero():
-		if cas.Sum(f.list) != e.ContentRef {
+		if chunk.Sum(f.list) != e.ContentRef {
 			return mismatchf("content list does not hash to %s", e.ContentRef)
 		}
 		c, err := manifest.DecodeContent(f.list)
@@ -596,7 +596,7 @@ func (g *gitReader) send(f *fileRec, e *manifest.Entry, blob plumbing.Hash) erro
 		if _, err := io.ReadFull(r, buf); err != nil {
 			return mismatchf("its file is shorter than its chunks: %v", err)
 		}
-		if cas.Sum(buf) != ref.Hash {
+		if chunk.Sum(buf) != ref.Hash {
 			return mismatchf("bytes %d.. of its file (chunk %d) do not hash to %s: the file was altered", offsetOf(chunks, i), i, ref.Hash)
 		}
 		if err := g.sw.record(recData, buf); err != nil {
@@ -608,7 +608,7 @@ func (g *gitReader) send(f *fileRec, e *manifest.Entry, blob plumbing.Hash) erro
 	return nil
 }
 
-func offsetOf(chunks []cas.Ref, i int) int64 {
+func offsetOf(chunks []chunk.Ref, i int) int64 {
 	var n int64
 	for _, c := range chunks[:i] {
 		n += int64(c.Size)
@@ -643,7 +643,7 @@ func equalKeys(a, b map[string]plumbing.Hash) bool {
 // sentKey names bytes already sent: a content (chunk list) read from a
 // blob. The gateway keeps what it received, so the same pair is sent once.
 type sentKey struct {
-	content cas.Hash
+	content chunk.Hash
 	blob    plumbing.Hash
 }
 

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/manifest"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -498,13 +498,13 @@ func (w *gitWriter) change(ctx context.Context, rec *entryRec, base manifest.Com
 	if err != nil {
 		return mismatchf("entry: %v", err)
 	}
-	var chunks []cas.Ref
+	var chunks []chunk.Ref
 	switch {
 	case e.Lazy():
 	case e.Content != nil:
 		chunks = e.Content.Chunks
 	case !e.ContentRef.IsZero():
-		if cas.Sum(f.list) != e.ContentRef {
+		if chunk.Sum(f.list) != e.ContentRef {
 			return mismatchf("content list does not hash to %s", e.ContentRef)
 		}
 		c, err := manifest.DecodeContent(f.list)
@@ -621,7 +621,7 @@ func (w *gitWriter) build(d *wdir) (obj, meta []object.TreeEntry, err error) {
 
 // streamBlob writes a blob of size bytes from the next D records,
 // verifying each against its chunk reference.
-func (w *gitWriter) streamBlob(size int64, chunks []cas.Ref) (plumbing.Hash, error) {
+func (w *gitWriter) streamBlob(size int64, chunks []chunk.Ref) (plumbing.Hash, error) {
 	ow, header, err := w.st.LazyWriter()
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -644,7 +644,7 @@ func (w *gitWriter) streamBlob(size int64, chunks []cas.Ref) (plumbing.Hash, err
 		if kind != recData {
 			return plumbing.ZeroHash, formatf("%d of %d chunks before record %q", i, len(chunks), kind)
 		}
-		if len(b) != int(ref.Size) || cas.Sum(b) != ref.Hash {
+		if len(b) != int(ref.Size) || chunk.Sum(b) != ref.Hash {
 			return plumbing.ZeroHash, mismatchf("chunk %d does not hash to %s", i, ref.Hash)
 		}
 		if _, err := ow.Write(b); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/cas/castest"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
 )
@@ -46,7 +47,7 @@ func putChunks(t testing.TB, s *branch.Service, repo, br, key string, data []byt
 	ctx := context.Background()
 	u := s.Chunks().NewUpload()
 	defer u.Close()
-	var refs []cas.Ref
+	var refs []chunk.Ref
 	off := 0
 	for _, n := range sizes {
 		r, err := u.Put(ctx, data[off:off+n])
@@ -59,7 +60,7 @@ func putChunks(t testing.TB, s *branch.Service, repo, br, key string, data []byt
 	return putRefs(t, s, u, repo, br, key, refs, int64(off), e)
 }
 
-func putRefs(t testing.TB, s *branch.Service, u *cas.Upload, repo, br, key string, refs []cas.Ref, n int64, e manifest.Entry) *manifest.Entry {
+func putRefs(t testing.TB, s *branch.Service, u *cas.Upload, repo, br, key string, refs []chunk.Ref, n int64, e manifest.Entry) *manifest.Entry {
 	t.Helper()
 	ctx := context.Background()
 	if err := u.Sync(ctx); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -72,9 +73,9 @@ type loader struct {
 
 	up      *cas.Upload // chunks written since the last flush
 	upBytes int64
-	upHas   map[cas.Hash]struct{} // chunks put into up
+	upHas   map[chunk.Hash]struct{} // chunks put into up
 	edits   []tree.Edit
-	root    cas.Hash // the commit being loaded, so far
+	root    chunk.Hash // the commit being loaded, so far
 }
 
 // An Upload is synced and recorded once it holds uploadFlush bytes or
@@ -179,7 +180,7 @@ func (l *loader) beginCommit(payload []byte) (*pendingCommit, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.root = cas.Hash{}
+	l.root = chunk.Hash{}
 	if doc.Base != nil && *doc.Base != "" {
 		bid, err := manifest.ParseCommitID(*doc.Base)
 		if err != nil {
@@ -224,7 +225,7 @@ func (l *loader) entry(ctx context.Context, pc *pendingCommit, payload []byte) e
 	if !bytes.Equal(e.Encode(), enc) {
 		return mismatchf("%q: entry is not in canonical form", key)
 	}
-	var chunks []cas.Ref
+	var chunks []chunk.Ref
 	switch {
 	case e.Lazy():
 		l.rep.Lazy++
@@ -235,7 +236,7 @@ func (l *loader) entry(ctx context.Context, pc *pendingCommit, payload []byte) e
 		if err != nil || len(list) == 0 {
 			return formatf("%q: entry stored by reference without its content list", key)
 		}
-		if cas.Sum(list) != e.ContentRef {
+		if chunk.Sum(list) != e.ContentRef {
 			return mismatchf("%q: content list does not hash to %s", key, e.ContentRef)
 		}
 		c, err := manifest.DecodeContent(list)
@@ -275,9 +276,9 @@ func (l *loader) entry(ctx context.Context, pc *pendingCommit, payload []byte) e
 }
 
 // data receives or checks the chunks of an entry.
-func (l *loader) data(ctx context.Context, key, mode string, chunks []cas.Ref) error {
+func (l *loader) data(ctx context.Context, key, mode string, chunks []chunk.Ref) error {
 	if l.up == nil {
-		l.up, l.upHas = l.svc.Chunks().NewUpload(), map[cas.Hash]struct{}{}
+		l.up, l.upHas = l.svc.Chunks().NewUpload(), map[chunk.Hash]struct{}{}
 	}
 	switch {
 	case mode == dataInline:
@@ -289,7 +290,7 @@ func (l *loader) data(ctx context.Context, key, mode string, chunks []cas.Ref) e
 			if kind != recData {
 				return formatf("%q: %d of %d chunks before record %q", key, i, len(chunks), kind)
 			}
-			if len(b) != int(ref.Size) || cas.Sum(b) != ref.Hash {
+			if len(b) != int(ref.Size) || chunk.Sum(b) != ref.Hash {
 				return mismatchf("%q: chunk %d of %d bytes does not hash to %s (%d bytes)", key, i, len(b), ref.Hash, ref.Size)
 			}
 			if _, err := l.up.Put(ctx, b); err != nil {
@@ -304,7 +305,7 @@ func (l *loader) data(ctx context.Context, key, mode string, chunks []cas.Ref) e
 				if err := l.flushUpload(ctx); err != nil {
 					return err
 				}
-				l.up, l.upHas = l.svc.Chunks().NewUpload(), map[cas.Hash]struct{}{}
+				l.up, l.upHas = l.svc.Chunks().NewUpload(), map[chunk.Hash]struct{}{}
 			}
 		}
 		return nil

@@ -4,21 +4,21 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // CommitID names a commit: the hash of its canonical encoding.
-type CommitID cas.Hash
+type CommitID chunk.Hash
 
 // String returns the 64-character hex form.
-func (id CommitID) String() string { return cas.Hash(id).String() }
+func (id CommitID) String() string { return chunk.Hash(id).String() }
 
 // IsZero reports whether id names nothing.
-func (id CommitID) IsZero() bool { return cas.Hash(id).IsZero() }
+func (id CommitID) IsZero() bool { return chunk.Hash(id).IsZero() }
 
 // ParseCommitID parses the hex form of a CommitID.
 func ParseCommitID(s string) (CommitID, error) {
-	h, err := cas.ParseHash(s)
+	h, err := chunk.ParseHash(s)
 	if err != nil {
 		return CommitID{}, fmt.Errorf("commit id: %w", err)
 	}
@@ -27,7 +27,7 @@ func ParseCommitID(s string) (CommitID, error) {
 
 // Commit is an immutable point in a repository's history.
 type Commit struct {
-	Tree    cas.Hash // root of the tree; zero for an empty tree
+	Tree    chunk.Hash // root of the tree; zero for an empty tree
 	Parents []CommitID
 	// Provenance.
 	Message    string
@@ -74,7 +74,7 @@ func (c *Commit) Encode() []byte {
 }
 
 // ID returns the commit's ID.
-func (c *Commit) ID() CommitID { return CommitID(cas.Sum(c.Encode())) }
+func (c *Commit) ID() CommitID { return CommitID(chunk.Sum(c.Encode())) }
 
 // DecodeCommit decodes a Commit written by Encode.
 func DecodeCommit(b []byte) (*Commit, error) {
@@ -88,12 +88,12 @@ func DecodeCommit(b []byte) (*Commit, error) {
 		var err error
 		switch tag {
 		case tagCommitTree:
-			if len(v) != cas.HashSize {
+			if len(v) != chunk.HashSize {
 				return nil, ErrCorrupt
 			}
 			copy(c.Tree[:], v)
 		case tagCommitParent:
-			if len(v) != cas.HashSize {
+			if len(v) != chunk.HashSize {
 				return nil, ErrCorrupt
 			}
 			var p CommitID

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // Entry is one version of one object.
@@ -32,7 +33,7 @@ type Entry struct {
 	// Content is the chunk list when it is short enough to sit in the entry;
 	// otherwise ContentRef names a content list stored by hash.
 	Content    *Content
-	ContentRef cas.Hash
+	ContentRef chunk.Hash
 
 	// Remote, when set and the entry holds no content, makes the entry lazy:
 	// its bytes live in an attached source (package source) and are fetched
@@ -66,7 +67,7 @@ type Pair struct{ Name, Value string }
 
 // Content is what an object's bytes are made of.
 type Content struct {
-	Chunks []cas.Ref
+	Chunks []chunk.Ref
 	// Parts lists the part sizes and checksums of a multipart object, in
 	// order; empty for a single PUT.
 	Parts []Part
@@ -100,13 +101,13 @@ const (
 // SetContent stores c in the entry, inline when small; when it is too large
 // it returns the encoded list and its hash, which the caller must store
 // (Store.PutContent or ContentKey in its transaction) before the entry.
-func (e *Entry) SetContent(c *Content) (cas.Hash, []byte) {
+func (e *Entry) SetContent(c *Content) (chunk.Hash, []byte) {
 	b := c.Encode()
 	if len(b) <= inlineContentMax {
-		e.Content, e.ContentRef = c, cas.Hash{}
-		return cas.Hash{}, nil
+		e.Content, e.ContentRef = c, chunk.Hash{}
+		return chunk.Hash{}, nil
 	}
-	h := cas.Sum(b)
+	h := chunk.Sum(b)
 	e.Content, e.ContentRef = nil, h
 	return h, b
 }
@@ -181,7 +182,7 @@ func DecodeEntry(b []byte) (*Entry, error) {
 		case tagContent:
 			e.Content, err = DecodeContent(v)
 		case tagContentRef:
-			if len(v) != cas.HashSize {
+			if len(v) != chunk.HashSize {
 				err = ErrCorrupt
 			}
 			copy(e.ContentRef[:], v)
@@ -280,15 +281,15 @@ const (
 // Encode returns the canonical encoding of c.
 func (c *Content) Encode() []byte {
 	var w enc
-	w.b = make([]byte, 0, len(c.Chunks)*(cas.HashSize+5)+len(c.Parts)*8)
-	var ref [cas.HashSize + binary.MaxVarintLen32]byte
+	w.b = make([]byte, 0, len(c.Chunks)*(chunk.HashSize+5)+len(c.Parts)*8)
+	var ref [chunk.HashSize + binary.MaxVarintLen32]byte
 	for _, r := range c.Chunks {
 		copy(ref[:], r.Hash[:])
-		n := binary.PutUvarint(ref[cas.HashSize:], uint64(r.Size))
+		n := binary.PutUvarint(ref[chunk.HashSize:], uint64(r.Size))
 		// A chunk ref is never empty, so it is always written.
 		w.b = binary.AppendUvarint(w.b, tagChunk)
-		w.b = binary.AppendUvarint(w.b, uint64(cas.HashSize+n))
-		w.b = append(w.b, ref[:cas.HashSize+n]...)
+		w.b = binary.AppendUvarint(w.b, uint64(chunk.HashSize+n))
+		w.b = append(w.b, ref[:chunk.HashSize+n]...)
 	}
 	for _, p := range c.Parts {
 		pb := binary.AppendUvarint(nil, uint64(p.Size))
@@ -311,12 +312,12 @@ func DecodeContent(b []byte) (*Content, error) {
 		}
 		switch tag {
 		case tagChunk:
-			if len(v) <= cas.HashSize {
+			if len(v) <= chunk.HashSize {
 				return nil, ErrCorrupt
 			}
-			var r cas.Ref
+			var r chunk.Ref
 			copy(r.Hash[:], v)
-			sz, err := uintOf(v[cas.HashSize:])
+			sz, err := uintOf(v[chunk.HashSize:])
 			if err != nil || sz > cas.ChunkMax {
 				return nil, ErrCorrupt
 			}

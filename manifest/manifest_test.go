@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 func sampleEntry() *Entry {
@@ -12,7 +12,7 @@ func sampleEntry() *Entry {
 		Size: 12345, ETag: "0123456789abcdef0123456789abcdef-3", ModTime: 1700000000123456789, VersionID: "18ecaeb0dbeb761b45ce9ef7",
 		ContentType: "text/plain", Headers: []Pair{{"Cache-Control", "no-cache"}, {"Content-Encoding", "gzip"}},
 		Meta: []Pair{{"a", "1"}, {"b", "two words"}}, ChecksumAlgorithm: "CRC32", ChecksumValue: "AAAAAA==-3", ChecksumType: "COMPOSITE",
-		Content: &Content{Chunks: []cas.Ref{{Hash: cas.Sum([]byte("x")), Size: 5}, {Hash: cas.Sum([]byte("y")), Size: 12340}},
+		Content: &Content{Chunks: []chunk.Ref{{Hash: chunk.Sum([]byte("x")), Size: 5}, {Hash: chunk.Sum([]byte("y")), Size: 12340}},
 			Parts: []Part{{Size: 5, Checksum: "c1"}, {Size: 12340, Checksum: "c2"}}},
 	}
 }
@@ -38,11 +38,11 @@ func TestEntryRoundTripAndCanonical(t *testing.T) {
 func TestSetContentOutOfLine(t *testing.T) {
 	c := &Content{}
 	for i := 0; i < 100; i++ {
-		c.Chunks = append(c.Chunks, cas.Ref{Hash: cas.Sum([]byte{byte(i)}), Size: 1 << 20})
+		c.Chunks = append(c.Chunks, chunk.Ref{Hash: chunk.Sum([]byte{byte(i)}), Size: 1 << 20})
 	}
 	var e Entry
 	h, data := e.SetContent(c)
-	if e.Content != nil || h.IsZero() || cas.Sum(data) != h {
+	if e.Content != nil || h.IsZero() || chunk.Sum(data) != h {
 		t.Fatal("a long chunk list must be stored by hash")
 	}
 	back, err := DecodeContent(data)
@@ -52,7 +52,7 @@ func TestSetContentOutOfLine(t *testing.T) {
 }
 
 func TestCommitID(t *testing.T) {
-	c := &Commit{Tree: cas.Sum([]byte("t")), Parents: []CommitID{{1}}, Message: "m", Time: 42, Extra: []Pair{{"z", "1"}, {"a", "2"}}}
+	c := &Commit{Tree: chunk.Sum([]byte("t")), Parents: []CommitID{{1}}, Message: "m", Time: 42, Extra: []Pair{{"z", "1"}, {"a", "2"}}}
 	d, err := DecodeCommit(c.Encode())
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/tree"
 )
@@ -19,12 +19,12 @@ const (
 
 // NodeKey, ContentKey and CommitKey return the kv keys of stored values;
 // callers that must write a value in their own transaction use them.
-func NodeKey(h cas.Hash) []byte    { return hashKey(prefixNode, h) }
-func ContentKey(h cas.Hash) []byte { return hashKey(prefixContent, h) }
-func CommitKey(id CommitID) []byte { return hashKey(prefixCommit, cas.Hash(id)) }
+func NodeKey(h chunk.Hash) []byte    { return hashKey(prefixNode, h) }
+func ContentKey(h chunk.Hash) []byte { return hashKey(prefixContent, h) }
+func CommitKey(id CommitID) []byte   { return hashKey(prefixCommit, chunk.Hash(id)) }
 
-func hashKey(prefix string, h cas.Hash) []byte {
-	k := make([]byte, 0, len(prefix)+cas.HashSize)
+func hashKey(prefix string, h chunk.Hash) []byte {
+	k := make([]byte, 0, len(prefix)+chunk.HashSize)
 	return append(append(k, prefix...), h[:]...)
 }
 
@@ -43,7 +43,7 @@ func NewStore(db kv.DB) *Store { return &Store{db: db} }
 func (s *Store) DB() kv.DB { return s.db }
 
 // GetNode implements tree.NodeStore.
-func (s *Store) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
+func (s *Store) GetNode(ctx context.Context, h chunk.Hash) ([]byte, error) {
 	b, err := s.get(ctx, NodeKey(h))
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("node %s: %w", h, tree.ErrNodeNotFound)
@@ -67,12 +67,12 @@ func (s *Store) PutNodes(ctx context.Context, nodes []tree.Node) error {
 }
 
 // GetContent loads the content list named h and verifies its hash.
-func (s *Store) GetContent(ctx context.Context, h cas.Hash) (*Content, error) {
+func (s *Store) GetContent(ctx context.Context, h chunk.Hash) (*Content, error) {
 	b, err := s.get(ctx, ContentKey(h))
 	if err != nil {
 		return nil, fmt.Errorf("content %s: %w", h, err)
 	}
-	if cas.Sum(b) != h {
+	if chunk.Sum(b) != h {
 		return nil, fmt.Errorf("content %s: %w", h, ErrCorrupt)
 	}
 	return DecodeContent(b)
@@ -96,7 +96,7 @@ func (s *Store) Content(ctx context.Context, e *Entry) (*Content, error) {
 // PutCommit stores c durably and returns its ID.
 func (s *Store) PutCommit(ctx context.Context, c *Commit) (CommitID, error) {
 	b := c.Encode()
-	id := CommitID(cas.Sum(b))
+	id := CommitID(chunk.Sum(b))
 	err := s.db.Update(ctx, func(txn kv.Txn) error { return txn.Set(CommitKey(id), b) })
 	if err != nil {
 		return id, fmt.Errorf("put commit: %w", err)
@@ -113,7 +113,7 @@ func (s *Store) GetCommit(ctx context.Context, id CommitID) (*Commit, error) {
 	if err != nil {
 		return nil, err
 	}
-	if CommitID(cas.Sum(b)) != id {
+	if CommitID(chunk.Sum(b)) != id {
 		return nil, fmt.Errorf("commit %s: %w", id, ErrCorrupt)
 	}
 	return DecodeCommit(b)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/source"
 )
@@ -44,7 +45,7 @@ func (s *Server) openLazy(req *request, e *manifest.Entry, rng byteRange) (*sour
 
 // copyLazy stores rng of lazy entry src as new chunks of cu (a part
 // copy), writing the bytes to w (the part's digests) on the way.
-func (s *Server) copyLazy(req *request, cu *cas.Upload, w io.Writer, src *manifest.Entry, rng byteRange) ([]cas.Ref, error) {
+func (s *Server) copyLazy(req *request, cu *cas.Upload, w io.Writer, src *manifest.Entry, rng byteRange) ([]chunk.Ref, error) {
 	r, err := s.openLazy(req, src, rng)
 	if err != nil || r == nil {
 		return nil, err

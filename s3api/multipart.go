@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/branch"
-	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
@@ -243,7 +243,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if sum != nil {
 		w = io.MultiWriter(md, sum)
 	}
-	var refs []cas.Ref
+	var refs []chunk.Ref
 	if src.Lazy() {
 		// Its bytes come through the materializer (a read of the source).
 		if refs, err = s.copyLazy(req, cu, w, src, rng); err != nil {
@@ -264,7 +264,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 			if err := s.chunks.Read(req.ctx(), w, ref.Hash, 0, size); err != nil {
 				return err
 			}
-			cu.Pin([]cas.Ref{ref})
+			cu.Pin([]chunk.Ref{ref})
 			refs = append(refs, ref)
 		} else {
 			buf.Reset()

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // Dir is a folder on the gateway's host as a Source. It is opened through
@@ -54,7 +54,7 @@ func dirETag(fi fs.FileInfo) string {
 	binary.BigEndian.PutUint64(b[0:], fileID(fi))
 	binary.BigEndian.PutUint64(b[8:], uint64(fi.Size()))
 	binary.BigEndian.PutUint64(b[16:], uint64(fi.ModTime().UnixNano()))
-	h := cas.Sum(b[:24])
+	h := chunk.Sum(b[:24])
 	return hex.EncodeToString(h[:16]) + "-1"
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 )
@@ -36,7 +37,7 @@ type Materializer struct {
 }
 
 var _ interface {
-	MarkRoots(ctx context.Context, mark func(cas.Hash)) error
+	MarkRoots(ctx context.Context, mark func(chunk.Hash)) error
 } = (*Materializer)(nil)
 
 // MaterializerOptions tunes a Materializer.
@@ -135,7 +136,7 @@ func (m *Materializer) Open(ctx context.Context, e *manifest.Entry, off, n int64
 // ChunkMap makes the whole of lazy entry e local (fetching what is not)
 // and returns its chunks in order: what a client that reads by chunk (the
 // mount) needs.
-func (m *Materializer) ChunkMap(ctx context.Context, e *manifest.Entry) ([]cas.Ref, error) {
+func (m *Materializer) ChunkMap(ctx context.Context, e *manifest.Entry) ([]chunk.Ref, error) {
 	r, err := m.Open(ctx, e, 0, e.Size)
 	if err != nil {
 		return nil, err
@@ -146,7 +147,7 @@ func (m *Materializer) ChunkMap(ctx context.Context, e *manifest.Entry) ([]cas.R
 			return nil, err
 		}
 	}
-	var refs []cas.Ref
+	var refs []chunk.Ref
 	for b := int64(0); b < blockCount(e.Size); b++ {
 		c := r.local[b]
 		if c == nil {
@@ -507,7 +508,7 @@ func (x *window) release() error {
 
 // MarkRoots implements branch.RootSource: every chunk of the side index is
 // live. Undecodable records are skipped (a read fetches their block again).
-func (m *Materializer) MarkRoots(ctx context.Context, mark func(cas.Hash)) error {
+func (m *Materializer) MarkRoots(ctx context.Context, mark func(chunk.Hash)) error {
 	return m.db.View(ctx, func(rd kv.Reader) error {
 		return rd.Scan(kv.Prefix([]byte(indexPrefix)), func(_, v []byte) error {
 			c, err := manifest.DecodeContent(v)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // Entry is one key and its value.
@@ -50,31 +50,31 @@ const ctxCheckEvery = 256
 // increasing key order, and returns its root. Memory is bounded by one open
 // node per level and one write batch, whatever the number of entries. The
 // key and value of an entry need only stay valid until the next is asked for.
-func (t *Tree) Build(ctx context.Context, entries iter.Seq2[Entry, error]) (cas.Hash, error) {
+func (t *Tree) Build(ctx context.Context, entries iter.Seq2[Entry, error]) (chunk.Hash, error) {
 	b := newBuilder(t)
 	defer b.release()
 	var prev []byte
 	first, steps := true, 0
 	for e, err := range entries {
 		if err != nil {
-			return cas.Hash{}, fmt.Errorf("build: %w", err)
+			return chunk.Hash{}, fmt.Errorf("build: %w", err)
 		}
 		if steps++; steps%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return cas.Hash{}, err
+				return chunk.Hash{}, err
 			}
 		}
 		if err := checkKey(e.Key, prev, first); err != nil {
-			return cas.Hash{}, fmt.Errorf("build: %w", err)
+			return chunk.Hash{}, fmt.Errorf("build: %w", err)
 		}
 		prev, first = append(prev[:0], e.Key...), false
 		if err := b.addEntry(ctx, e.Key, e.Value, t.level(e.Key, &b.scratch)); err != nil {
-			return cas.Hash{}, fmt.Errorf("build: %w", err)
+			return chunk.Hash{}, fmt.Errorf("build: %w", err)
 		}
 	}
 	root, err := b.finish(ctx)
 	if err != nil {
-		return cas.Hash{}, fmt.Errorf("build: %w", err)
+		return chunk.Hash{}, fmt.Errorf("build: %w", err)
 	}
 	return root, nil
 }
@@ -135,30 +135,30 @@ const keepLimit = 4096
 // batches, children before parents; if Apply fails, the nodes it wrote are
 // garbage. The key and value of an edit need only stay valid until the next
 // is asked for.
-func (t *Tree) Apply(ctx context.Context, root cas.Hash, edits iter.Seq2[Edit, error]) (cas.Hash, error) {
+func (t *Tree) Apply(ctx context.Context, root chunk.Hash, edits iter.Seq2[Edit, error]) (chunk.Hash, error) {
 	next, stop := iter.Pull2(edits)
 	defer stop()
 	es := &editSource{next: next, first: true}
 	if err := es.advance(); err != nil {
-		return cas.Hash{}, fmt.Errorf("apply: %w", err)
+		return chunk.Hash{}, fmt.Errorf("apply: %w", err)
 	}
 	if !es.ok {
 		return root, nil
 	}
 	out, err := t.apply(ctx, root, es)
 	if err != nil {
-		return cas.Hash{}, fmt.Errorf("apply: %w", err)
+		return chunk.Hash{}, fmt.Errorf("apply: %w", err)
 	}
 	return out, nil
 }
 
-func (t *Tree) apply(ctx context.Context, root cas.Hash, es *editSource) (cas.Hash, error) {
+func (t *Tree) apply(ctx context.Context, root chunk.Hash, es *editSource) (chunk.Hash, error) {
 	b := newBuilder(t)
 	defer b.release()
-	b.skip = make(map[cas.Hash]struct{}, 16)
+	b.skip = make(map[chunk.Hash]struct{}, 16)
 	var old cursor
 	if err := old.init(ctx, t, root); err != nil {
-		return cas.Hash{}, err
+		return chunk.Hash{}, err
 	}
 	remember := func() {
 		if len(b.skip) >= keepLimit {
@@ -173,7 +173,7 @@ func (t *Tree) apply(ctx context.Context, root cas.Hash, es *editSource) (cas.Ha
 	for old.valid() {
 		if steps++; steps%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return cas.Hash{}, err
+				return chunk.Hash{}, err
 			}
 		}
 		f := old.top()
@@ -193,13 +193,13 @@ func (t *Tree) apply(ctx context.Context, root cas.Hash, es *editSource) (cas.Ha
 			// level (its last key does not end it).
 			if b.canKeep(cl) && (!es.ok || (lvl > cl && bytes.Compare(es.cur.Key, k) > 0)) {
 				if err := b.keep(ctx, cl, k, lvl, f.n.kids[f.idx], f.n.counts[f.idx]); err != nil {
-					return cas.Hash{}, err
+					return chunk.Hash{}, err
 				}
 				f.idx++
 				continue
 			}
 			if err := old.descend(ctx); err != nil {
-				return cas.Hash{}, err
+				return chunk.Hash{}, err
 			}
 			remember()
 			continue
@@ -213,25 +213,25 @@ func (t *Tree) apply(ctx context.Context, root cas.Hash, es *editSource) (cas.Ha
 		case c < 0: // edit before k: insert (or delete a missing key)
 			if !es.cur.Delete {
 				if err := b.addEntry(ctx, es.cur.Key, es.cur.Value, t.level(es.cur.Key, &b.scratch)); err != nil {
-					return cas.Hash{}, err
+					return chunk.Hash{}, err
 				}
 			}
 			if err := es.advance(); err != nil {
-				return cas.Hash{}, err
+				return chunk.Hash{}, err
 			}
 		case c == 0: // edit of k
 			if !es.cur.Delete {
 				if err := b.addEntry(ctx, k, es.cur.Value, lvl); err != nil {
-					return cas.Hash{}, err
+					return chunk.Hash{}, err
 				}
 			}
 			f.idx++
 			if err := es.advance(); err != nil {
-				return cas.Hash{}, err
+				return chunk.Hash{}, err
 			}
 		default:
 			if err := b.addEntry(ctx, k, f.n.vals[f.idx], lvl); err != nil {
-				return cas.Hash{}, err
+				return chunk.Hash{}, err
 			}
 			f.idx++
 		}
@@ -240,16 +240,16 @@ func (t *Tree) apply(ctx context.Context, root cas.Hash, es *editSource) (cas.Ha
 	for ; es.ok; steps++ {
 		if steps%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return cas.Hash{}, err
+				return chunk.Hash{}, err
 			}
 		}
 		if !es.cur.Delete {
 			if err := b.addEntry(ctx, es.cur.Key, es.cur.Value, t.level(es.cur.Key, &b.scratch)); err != nil {
-				return cas.Hash{}, err
+				return chunk.Hash{}, err
 			}
 		}
 		if err := es.advance(); err != nil {
-			return cas.Hash{}, err
+			return chunk.Hash{}, err
 		}
 	}
 	return b.finish(ctx)

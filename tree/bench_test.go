@@ -6,12 +6,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // benchTree builds an n-entry tree with ~150-byte values over a MemStore
 // wrapped in a Cache, as the gateway runs it.
-func benchTree(b *testing.B, n int) (*Tree, *countingStore, cas.Hash, []string) {
+func benchTree(b *testing.B, n int) (*Tree, *countingStore, chunk.Hash, []string) {
 	b.Helper()
 	tr, cs, root, keys := bigTree(b, n)
 	cached := tr.withStore(NewCache(tr.store, 0))

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // Write batching: new nodes go to the store in PutNodes calls of at most
@@ -20,12 +20,12 @@ const (
 
 // pendingLevel is the open node of one level: its items, already encoded.
 type pendingLevel struct {
-	buf      []byte   // encoded items; reused from node to node
-	n        int      // items in buf
-	count    uint64   // entries under the items
-	last     []byte   // key of the last item (owned copy)
-	lastLvl  int      // level of last
-	lastHash cas.Hash // child hash of the last item (levels > 0)
+	buf      []byte     // encoded items; reused from node to node
+	n        int        // items in buf
+	count    uint64     // entries under the items
+	last     []byte     // key of the last item (owned copy)
+	lastLvl  int        // level of last
+	lastHash chunk.Hash // child hash of the last item (levels > 0)
 	// sealed is set once an item whose key level is above this level was
 	// added: the node is complete and is closed when the next item arrives
 	// (or by finish). Closing lazily means no node is ever written above the
@@ -41,16 +41,16 @@ type pendingLevel struct {
 type builder struct {
 	t      *Tree
 	levels []pendingLevel
-	closed []int      // nodes closed at each level
-	reused []int      // old subtrees kept whole, by their level
-	rhash  []cas.Hash // last subtree kept whole, by its level
-	many   []bool     // level known to hold at least two nodes
+	closed []int        // nodes closed at each level
+	reused []int        // old subtrees kept whole, by their level
+	rhash  []chunk.Hash // last subtree kept whole, by its level
+	many   []bool       // level known to hold at least two nodes
 	// lastLvl is the level of the last key added (a leaf entry or a kept
 	// subtree's last key); emitted says whether anything was added.
 	lastLvl int
 	emitted bool
 
-	skip    map[cas.Hash]struct{} // nodes known to be stored already
+	skip    map[chunk.Hash]struct{} // nodes known to be stored already
 	batch   []Node
 	bytes   int
 	scratch []byte
@@ -67,7 +67,7 @@ func newBuilder(t *Tree) *builder {
 		levels: make([]pendingLevel, nl),
 		closed: make([]int, nl),
 		reused: make([]int, nl),
-		rhash:  make([]cas.Hash, nl),
+		rhash:  make([]chunk.Hash, nl),
 		many:   make([]bool, nl),
 	}
 }
@@ -116,7 +116,7 @@ func (b *builder) addEntry(ctx context.Context, key, val []byte, lvl int) error 
 
 // keep adds an old subtree at level l (a node of that level) whole. The
 // caller has checked canKeep(l) and that no edit falls in its range.
-func (b *builder) keep(ctx context.Context, l int, key []byte, lvl int, h cas.Hash, count uint64) error {
+func (b *builder) keep(ctx context.Context, l int, key []byte, lvl int, h chunk.Hash, count uint64) error {
 	for i := 0; i <= l; i++ {
 		if b.levels[i].n > 0 {
 			if err := b.close(ctx, i); err != nil {
@@ -157,7 +157,7 @@ func (b *builder) open(ctx context.Context, l int, key []byte, lvl int) error {
 	return nil
 }
 
-func (b *builder) addRef(ctx context.Context, l int, key []byte, lvl int, h cas.Hash, count uint64) error {
+func (b *builder) addRef(ctx context.Context, l int, key []byte, lvl int, h chunk.Hash, count uint64) error {
 	if err := b.open(ctx, l, key, lvl); err != nil {
 		return err
 	}
@@ -171,14 +171,14 @@ func (b *builder) addRef(ctx context.Context, l int, key []byte, lvl int, h cas.
 
 // seal encodes the open node of level l, queues it for writing and empties
 // the level.
-func (b *builder) seal(ctx context.Context, l int) (cas.Hash, error) {
+func (b *builder) seal(ctx context.Context, l int) (chunk.Hash, error) {
 	lv := &b.levels[l]
 	var head [2 + binary.MaxVarintLen64]byte
 	hn := copy(head[:], []byte{nodeVersion, byte(l)})
 	hn += binary.PutUvarint(head[hn:], uint64(lv.n))
 	data := make([]byte, 0, hn+len(lv.buf))
 	data = append(append(data, head[:hn]...), lv.buf...)
-	h := cas.Sum(data)
+	h := chunk.Sum(data)
 	lv.buf = lv.buf[:0]
 	lv.n, lv.sealed = 0, false
 	if _, ok := b.skip[h]; ok {
@@ -219,7 +219,7 @@ func (b *builder) flush(ctx context.Context) error {
 
 // finish closes the open nodes up to the root, writes everything and returns
 // the root: the only node of the lowest level that has exactly one node.
-func (b *builder) finish(ctx context.Context) (cas.Hash, error) {
+func (b *builder) finish(ctx context.Context) (chunk.Hash, error) {
 	for l := range b.levels {
 		lv := &b.levels[l]
 		total := b.closed[l] + b.reused[l]
@@ -235,12 +235,12 @@ func (b *builder) finish(ctx context.Context) (cas.Hash, error) {
 		if total > 1 {
 			if lv.n > 0 {
 				if err := b.close(ctx, l); err != nil {
-					return cas.Hash{}, err
+					return chunk.Hash{}, err
 				}
 			}
 			continue
 		}
-		var root cas.Hash
+		var root chunk.Hash
 		switch {
 		case lv.n > 1 || (lv.n == 1 && l == 0):
 			h, err := b.seal(ctx, l)
@@ -248,7 +248,7 @@ func (b *builder) finish(ctx context.Context) (cas.Hash, error) {
 				err = b.flush(ctx)
 			}
 			if err != nil {
-				return cas.Hash{}, err
+				return chunk.Hash{}, err
 			}
 			return h, nil
 		case lv.n == 1:
@@ -257,25 +257,25 @@ func (b *builder) finish(ctx context.Context) (cas.Hash, error) {
 			// A lone old subtree, or (never in practice) a lone closed node.
 			root = b.rhash[l]
 			if b.closed[l] == 1 {
-				return cas.Hash{}, fmt.Errorf("builder lost a lone closed node at level %d", l)
+				return chunk.Hash{}, fmt.Errorf("builder lost a lone closed node at level %d", l)
 			}
 		}
 		if err := b.flush(ctx); err != nil {
-			return cas.Hash{}, err
+			return chunk.Hash{}, err
 		}
 		return b.collapse(ctx, root)
 	}
-	return cas.Hash{}, b.flush(ctx)
+	return chunk.Hash{}, b.flush(ctx)
 }
 
 // collapse descends from a top candidate while it has a single child, so the
 // root is the lowest level with one node even when that node was kept whole
 // from the old tree without being read.
-func (b *builder) collapse(ctx context.Context, h cas.Hash) (cas.Hash, error) {
+func (b *builder) collapse(ctx context.Context, h chunk.Hash) (chunk.Hash, error) {
 	for {
 		n, err := b.t.load(ctx, h)
 		if err != nil {
-			return cas.Hash{}, err
+			return chunk.Hash{}, err
 		}
 		if n.level == 0 || len(n.keys) > 1 {
 			return h, nil

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // DefaultCacheBytes is the memory budget of a Cache made with a size of 0.
@@ -23,7 +23,7 @@ type Cache struct {
 	max   int64
 
 	mu    sync.Mutex // guards items, lru and bytes
-	items map[cas.Hash]*list.Element
+	items map[chunk.Hash]*list.Element
 	lru   *list.List // of *node, most recent first
 	bytes int64
 
@@ -41,12 +41,12 @@ func NewCache(store NodeStore, maxBytes int64) *Cache {
 	if maxBytes <= 0 {
 		maxBytes = DefaultCacheBytes
 	}
-	return &Cache{store: store, max: maxBytes, items: make(map[cas.Hash]*list.Element), lru: list.New()}
+	return &Cache{store: store, max: maxBytes, items: make(map[chunk.Hash]*list.Element), lru: list.New()}
 }
 
 // GetNode implements NodeStore: it returns the encoding of a cached node, or
 // asks the underlying store without caching or verifying anything.
-func (c *Cache) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
+func (c *Cache) GetNode(ctx context.Context, h chunk.Hash) ([]byte, error) {
 	c.mu.Lock()
 	e, ok := c.items[h]
 	c.mu.Unlock()
@@ -82,7 +82,7 @@ func (c *Cache) PutNodes(ctx context.Context, nodes []Node) error {
 	return nil
 }
 
-func (c *Cache) has(h cas.Hash) bool {
+func (c *Cache) has(h chunk.Hash) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_, ok := c.items[h]
@@ -103,7 +103,7 @@ func (c *Cache) Stats() CacheStats {
 	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Nodes: len(c.items), Bytes: c.bytes}
 }
 
-func (c *Cache) loadNode(ctx context.Context, h cas.Hash) (*node, error) {
+func (c *Cache) loadNode(ctx context.Context, h chunk.Hash) (*node, error) {
 	c.mu.Lock()
 	if e, ok := c.items[h]; ok {
 		c.lru.MoveToFront(e)

@@ -6,11 +6,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // height returns the number of levels of root.
-func height(tb testing.TB, tr *Tree, root cas.Hash) int {
+func height(tb testing.TB, tr *Tree, root chunk.Hash) int {
 	n, err := tr.load(context.Background(), root)
 	if err != nil {
 		tb.Fatal(err)
@@ -18,7 +18,7 @@ func height(tb testing.TB, tr *Tree, root cas.Hash) int {
 	return n.level + 1
 }
 
-func bigTree(tb testing.TB, n int) (*Tree, *countingStore, cas.Hash, []string) {
+func bigTree(tb testing.TB, n int) (*Tree, *countingStore, chunk.Hash, []string) {
 	tr, cs, _ := newTestTree(DefaultLevelBits, nil)
 	keys := seqKeys(n)
 	entries := make([]Entry, n)
@@ -117,7 +117,7 @@ func TestDiffCost(t *testing.T) {
 			edits = append(edits, m[k])
 		}
 		b := apply(t, tr, a, edits)
-		for _, dir := range [][2]cas.Hash{{a, b}, {b, a}} {
+		for _, dir := range [][2]chunk.Hash{{a, b}, {b, a}} {
 			cs.reset()
 			changes := 0
 			if err := tr.Diff(context.Background(), dir[0], dir[1], func(Change) error { changes++; return nil }); err != nil {

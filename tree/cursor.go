@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // frame is one node on a cursor's path and the position in it.
@@ -33,11 +33,11 @@ func (f *frame) itemLo() ([]byte, bool) {
 // of that whole subtree. Memory is one path.
 type cursor struct {
 	t     *Tree
-	root  cas.Hash
+	root  chunk.Hash
 	stack []frame
 }
 
-func (c *cursor) init(ctx context.Context, t *Tree, root cas.Hash) error {
+func (c *cursor) init(ctx context.Context, t *Tree, root chunk.Hash) error {
 	c.t, c.root, c.stack = t, root, c.stack[:0]
 	if root.IsZero() {
 		return nil
@@ -68,12 +68,12 @@ func (c *cursor) valid() bool {
 }
 
 // Accessors of the current position; they require valid().
-func (c *cursor) atRef() bool    { return c.top().n.level > 0 }
-func (c *cursor) key() []byte    { f := c.top(); return f.n.keys[f.idx] }
-func (c *cursor) value() []byte  { f := c.top(); return f.n.vals[f.idx] }
-func (c *cursor) hash() cas.Hash { f := c.top(); return f.n.kids[f.idx] }
-func (c *cursor) refLevel() int  { return c.top().n.level - 1 }
-func (c *cursor) advance()       { c.top().idx++ }
+func (c *cursor) atRef() bool      { return c.top().n.level > 0 }
+func (c *cursor) key() []byte      { f := c.top(); return f.n.keys[f.idx] }
+func (c *cursor) value() []byte    { f := c.top(); return f.n.vals[f.idx] }
+func (c *cursor) hash() chunk.Hash { f := c.top(); return f.n.kids[f.idx] }
+func (c *cursor) refLevel() int    { return c.top().n.level - 1 }
+func (c *cursor) advance()         { c.top().idx++ }
 
 // descend reads the subtree of the current reference and moves to its first
 // item, checking that the child fits where its parent puts it.

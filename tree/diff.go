@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // Change is one difference between two trees. Old is nil when Key was added,
@@ -21,13 +21,13 @@ type Change struct {
 // cost is O(changes × log n) node reads; the zero hash (the empty tree) on
 // either side makes every entry of the other a change. An error from fn stops
 // the diff and is returned.
-func (t *Tree) Diff(ctx context.Context, from, to cas.Hash, fn func(Change) error) error {
+func (t *Tree) Diff(ctx context.Context, from, to chunk.Hash, fn func(Change) error) error {
 	return t.DiffRange(ctx, from, to, nil, nil, fn)
 }
 
 // DiffRange is Diff restricted to keys in [lower, upper); a nil or empty
 // bound is open.
-func (t *Tree) DiffRange(ctx context.Context, from, to cas.Hash, lower, upper []byte, fn func(Change) error) error {
+func (t *Tree) DiffRange(ctx context.Context, from, to chunk.Hash, lower, upper []byte, fn func(Change) error) error {
 	if from == to {
 		return nil
 	}
@@ -59,7 +59,7 @@ func (s *diffSide) live() bool {
 	return !ok || bytes.Compare(lo, s.upper) < 0
 }
 
-func (t *Tree) diff(ctx context.Context, from, to cas.Hash, lower, upper []byte, fn func(Change) error) error {
+func (t *Tree) diff(ctx context.Context, from, to chunk.Hash, lower, upper []byte, fn func(Change) error) error {
 	if len(upper) == 0 {
 		upper = nil
 	}
@@ -67,7 +67,7 @@ func (t *Tree) diff(ctx context.Context, from, to cas.Hash, lower, upper []byte,
 	b := &diffSide{upper: upper}
 	for _, s := range []struct {
 		side *diffSide
-		root cas.Hash
+		root chunk.Hash
 	}{{a, from}, {b, to}} {
 		if err := s.side.init(ctx, t, s.root); err != nil {
 			return err

@@ -28,7 +28,7 @@
 // and a tree of n entries is about log32(n) levels high (5 for 10^7).
 //
 // Invariants:
-//   - A node's hash is cas.Sum of its encoding, checked on every read; a
+//   - A node's hash is chunk.Sum of its encoding, checked on every read; a
 //     node that fails the check or does not decode is ErrCorrupt.
 //   - Keys strictly increase within a node and along the tree; a
 //     reference's key is its child's last key and its count the child's

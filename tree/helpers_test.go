@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // countingStore counts the calls that reach a NodeStore.
@@ -19,7 +19,7 @@ type countingStore struct {
 	discard              bool // drop writes (benchmarks that write a lot)
 }
 
-func (s *countingStore) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
+func (s *countingStore) GetNode(ctx context.Context, h chunk.Hash) ([]byte, error) {
 	s.gets.Add(1)
 	return s.NodeStore.GetNode(ctx, h)
 }
@@ -70,7 +70,7 @@ func (m model) apply(edits []Edit) {
 	}
 }
 
-func build(tb testing.TB, tr *Tree, m model) cas.Hash {
+func build(tb testing.TB, tr *Tree, m model) chunk.Hash {
 	tb.Helper()
 	root, err := tr.Build(context.Background(), SliceEntries(m.entries()))
 	if err != nil {
@@ -79,7 +79,7 @@ func build(tb testing.TB, tr *Tree, m model) cas.Hash {
 	return root
 }
 
-func apply(tb testing.TB, tr *Tree, root cas.Hash, edits []Edit) cas.Hash {
+func apply(tb testing.TB, tr *Tree, root chunk.Hash, edits []Edit) chunk.Hash {
 	tb.Helper()
 	out, err := tr.Apply(context.Background(), root, SliceEdits(edits))
 	if err != nil {
@@ -90,7 +90,7 @@ func apply(tb testing.TB, tr *Tree, root cas.Hash, edits []Edit) cas.Hash {
 
 // checkTree verifies the canonical shape, the count, and every entry of root
 // against m through Get and a full iteration.
-func checkTree(tb testing.TB, tr *Tree, root cas.Hash, m model) {
+func checkTree(tb testing.TB, tr *Tree, root chunk.Hash, m model) {
 	tb.Helper()
 	ctx := context.Background()
 	if err := tr.Check(ctx, root); err != nil {

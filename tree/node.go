@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // Node encoding, version 1. Integers are minimal unsigned LEB128 varints
@@ -37,7 +37,7 @@ const (
 	// (a level needs at least one bit of the 64-bit level hash).
 	absMaxLevel = 64
 	minLeafItem = 3
-	minRefItem  = 3 + cas.HashSize
+	minRefItem  = 3 + chunk.HashSize
 )
 
 // node is a decoded node. It is immutable once decoded and shared between
@@ -45,17 +45,17 @@ const (
 // cut to its length so that an append by a careless caller copies instead of
 // writing into the node.
 type node struct {
-	h      cas.Hash // name, set when read from a store
+	h      chunk.Hash // name, set when read from a store
 	level  int
-	keys   [][]byte   // strictly increasing
-	vals   [][]byte   // level 0: values, aliasing data
-	kids   []cas.Hash // level > 0: child hashes
-	counts []uint64   // level > 0: entries under each child
-	data   []byte     // the encoding
-	arena  int        // bytes of reconstructed keys
+	keys   [][]byte     // strictly increasing
+	vals   [][]byte     // level 0: values, aliasing data
+	kids   []chunk.Hash // level > 0: child hashes
+	counts []uint64     // level > 0: entries under each child
+	data   []byte       // the encoding
+	arena  int          // bytes of reconstructed keys
 }
 
-func (n *node) hash() cas.Hash { return n.h }
+func (n *node) hash() chunk.Hash { return n.h }
 
 func (n *node) last() []byte { return n.keys[len(n.keys)-1] }
 
@@ -77,7 +77,7 @@ func (n *node) memSize() int64 {
 	if n.level == 0 {
 		s += 24 * len(n.vals)
 	} else {
-		s += (cas.HashSize + 8) * len(n.kids)
+		s += (chunk.HashSize + 8) * len(n.kids)
 	}
 	return int64(s)
 }
@@ -206,10 +206,10 @@ func decodeNode(data []byte) (*node, error) {
 			}
 			q = q4 + int(vlen)
 		} else {
-			if len(data)-q < cas.HashSize {
+			if len(data)-q < chunk.HashSize {
 				return nil, corruptf("item %d: child hash", i)
 			}
-			q += cas.HashSize
+			q += chunk.HashSize
 			c, q4, ok := readUvarint(data, q)
 			if !ok || c == 0 || sum+c < sum {
 				return nil, corruptf("item %d: child count", i)
@@ -227,7 +227,7 @@ func decodeNode(data []byte) (*node, error) {
 	if level == 0 {
 		nd.vals = make([][]byte, n)
 	} else {
-		nd.kids = make([]cas.Hash, n)
+		nd.kids = make([]chunk.Hash, n)
 		nd.counts = make([]uint64, n)
 	}
 	arena := make([]byte, total)
@@ -258,8 +258,8 @@ func decodeNode(data []byte) (*node, error) {
 			nd.vals[i] = data[q4 : q4+vlen : q4+vlen]
 			q = q4 + vlen
 		} else {
-			copy(nd.kids[i][:], data[q:q+cas.HashSize])
-			q += cas.HashSize
+			copy(nd.kids[i][:], data[q:q+chunk.HashSize])
+			q += chunk.HashSize
 			nd.counts[i], q, _ = readUvarint(data, q)
 		}
 	}

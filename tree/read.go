@@ -5,12 +5,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // Get returns the value of key in the tree root. It reads one node per level.
 // The returned slice is shared with the node cache and must not be modified.
-func (t *Tree) Get(ctx context.Context, root cas.Hash, key []byte) ([]byte, bool, error) {
+func (t *Tree) Get(ctx context.Context, root chunk.Hash, key []byte) ([]byte, bool, error) {
 	h, want := root, -1
 	for !h.IsZero() {
 		n, err := t.load(ctx, h)
@@ -58,7 +58,7 @@ type Iterator struct {
 // NewIterator returns an Iterator over root's entries with keys in
 // [lower, upper); a nil or empty upper means no upper bound. It reads nothing
 // until the first Next or Seek.
-func (t *Tree) NewIterator(root cas.Hash, lower, upper []byte) *Iterator {
+func (t *Tree) NewIterator(root chunk.Hash, lower, upper []byte) *Iterator {
 	it := &Iterator{lower: lower, upper: upper}
 	if len(upper) == 0 {
 		it.upper = nil

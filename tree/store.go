@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // Node is one encoded tree node as handed to a NodeStore: Data is the
-// canonical encoding and Hash is cas.Sum(Data).
+// canonical encoding and Hash is chunk.Sum(Data).
 type Node struct {
-	Hash cas.Hash
+	Hash chunk.Hash
 	Data []byte
 }
 
@@ -23,7 +23,7 @@ type NodeStore interface {
 	// ErrNodeNotFound. The tree verifies the hash of what it gets and never
 	// modifies the returned slice; the store must not modify it either once
 	// returned.
-	GetNode(ctx context.Context, h cas.Hash) ([]byte, error)
+	GetNode(ctx context.Context, h chunk.Hash) ([]byte, error)
 	// PutNodes stores nodes durably before returning. Storing a node that is
 	// already present is not an error. The store must not keep nodes (the
 	// slice) after returning, but may keep each node's Data.
@@ -33,18 +33,18 @@ type NodeStore interface {
 // MemStore is a NodeStore in memory, for tests and small tools.
 type MemStore struct {
 	mu    sync.RWMutex // guards nodes
-	nodes map[cas.Hash][]byte
+	nodes map[chunk.Hash][]byte
 }
 
 var _ NodeStore = (*MemStore)(nil)
 
 // NewMemStore returns an empty MemStore.
 func NewMemStore() *MemStore {
-	return &MemStore{nodes: make(map[cas.Hash][]byte)}
+	return &MemStore{nodes: make(map[chunk.Hash][]byte)}
 }
 
 // GetNode implements NodeStore.
-func (m *MemStore) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
+func (m *MemStore) GetNode(ctx context.Context, h chunk.Hash) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -93,17 +93,17 @@ func (m *MemStore) Bytes() int64 {
 
 // Delete removes the node named h, as a garbage collector would; it is for
 // tests of missing nodes.
-func (m *MemStore) Delete(h cas.Hash) {
+func (m *MemStore) Delete(h chunk.Hash) {
 	m.mu.Lock()
 	delete(m.nodes, h)
 	m.mu.Unlock()
 }
 
 // Hashes returns the names of all stored nodes, in no particular order.
-func (m *MemStore) Hashes() []cas.Hash {
+func (m *MemStore) Hashes() []chunk.Hash {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]cas.Hash, 0, len(m.nodes))
+	out := make([]chunk.Hash, 0, len(m.nodes))
 	for h := range m.nodes {
 		out = append(out, h)
 	}
@@ -111,7 +111,7 @@ func (m *MemStore) Hashes() []cas.Hash {
 }
 
 // Corrupt replaces the stored data of h with data, for tests of corruption.
-func (m *MemStore) Corrupt(h cas.Hash, data []byte) {
+func (m *MemStore) Corrupt(h chunk.Hash, data []byte) {
 	m.mu.Lock()
 	m.nodes[h] = data
 	m.mu.Unlock()

@@ -7,7 +7,7 @@ import (
 	"math/bits"
 	"sync"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // DefaultLevelBits is B in level(key) = trailingZeros(h(key)) / B: each key
@@ -31,7 +31,7 @@ type Config struct {
 
 // Tree reads and writes trees whose nodes live in one NodeStore. A Tree holds
 // no mutable state: every method is safe for concurrent use, and a root
-// (cas.Hash) is the whole handle of a tree version. The zero hash is the
+// (chunk.Hash) is the whole handle of a tree version. The zero hash is the
 // empty tree.
 type Tree struct {
 	store     NodeStore
@@ -46,7 +46,7 @@ type Tree struct {
 func New(store NodeStore, cfg Config) *Tree {
 	t := &Tree{store: store}
 	if len(cfg.Salt) > 0 {
-		s := cas.Sum(append([]byte("agentnas tree level salt v1\x00"), cfg.Salt...))
+		s := chunk.Sum(append([]byte("agentnas tree level salt v1\x00"), cfg.Salt...))
 		t.salt = s[:]
 	}
 	t.setLevelBits(DefaultLevelBits)
@@ -67,13 +67,13 @@ func (t *Tree) Store() NodeStore { return t.store }
 // zero bits in the first 8 bytes (little endian) of BLAKE3(salt || key).
 // scratch is reused to build the salted input.
 func (t *Tree) level(key []byte, scratch *[]byte) int {
-	var h cas.Hash
+	var h chunk.Hash
 	if t.salt == nil {
-		h = cas.Sum(key)
+		h = chunk.Sum(key)
 	} else {
 		b := append(append((*scratch)[:0], t.salt...), key...)
 		*scratch = b
-		h = cas.Sum(b)
+		h = chunk.Sum(b)
 	}
 	return bits.TrailingZeros64(binary.LittleEndian.Uint64(h[:8])) / t.levelBits
 }
@@ -81,16 +81,16 @@ func (t *Tree) level(key []byte, scratch *[]byte) int {
 // nodeLoader is implemented by stores that hand out decoded, verified nodes
 // (Cache).
 type nodeLoader interface {
-	loadNode(ctx context.Context, h cas.Hash) (*node, error)
+	loadNode(ctx context.Context, h chunk.Hash) (*node, error)
 }
 
 // fetchNode reads, verifies and decodes node h from store.
-func fetchNode(ctx context.Context, store NodeStore, h cas.Hash) (*node, error) {
+func fetchNode(ctx context.Context, store NodeStore, h chunk.Hash) (*node, error) {
 	data, err := store.GetNode(ctx, h)
 	if err != nil {
 		return nil, fmt.Errorf("get node %s: %w", h, err)
 	}
-	if cas.Sum(data) != h {
+	if chunk.Sum(data) != h {
 		return nil, fmt.Errorf("node %s: hash mismatch: %w", h, ErrCorrupt)
 	}
 	n, err := decodeNode(data)
@@ -102,7 +102,7 @@ func fetchNode(ctx context.Context, store NodeStore, h cas.Hash) (*node, error) 
 }
 
 // load returns the decoded node h.
-func (t *Tree) load(ctx context.Context, h cas.Hash) (*node, error) {
+func (t *Tree) load(ctx context.Context, h chunk.Hash) (*node, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (t *Tree) load(ctx context.Context, h cas.Hash) (*node, error) {
 }
 
 // Count returns the number of entries in the tree root, reading one node.
-func (t *Tree) Count(ctx context.Context, root cas.Hash) (uint64, error) {
+func (t *Tree) Count(ctx context.Context, root chunk.Hash) (uint64, error) {
 	if root.IsZero() {
 		return 0, nil
 	}

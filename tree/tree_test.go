@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 func TestEmpty(t *testing.T) {
@@ -60,7 +60,7 @@ func TestApplyMatchesBuild(t *testing.T) {
 			}
 			keys := keyspace(r, n)
 			m := model{}
-			root := cas.Hash{}
+			root := chunk.Hash{}
 			rounds := 40
 			if testing.Short() {
 				rounds = 15
@@ -196,11 +196,11 @@ func TestBoundaryEdits(t *testing.T) {
 func TestUnsortedAndLimits(t *testing.T) {
 	ctx := context.Background()
 	tr, _, _ := newTestTree(DefaultLevelBits, nil)
-	_, err := tr.Apply(ctx, cas.Hash{}, SliceEdits([]Edit{{Key: []byte("b")}, {Key: []byte("a")}}))
+	_, err := tr.Apply(ctx, chunk.Hash{}, SliceEdits([]Edit{{Key: []byte("b")}, {Key: []byte("a")}}))
 	if !errors.Is(err, ErrUnsorted) {
 		t.Fatalf("unsorted apply: %v", err)
 	}
-	_, err = tr.Apply(ctx, cas.Hash{}, SliceEdits([]Edit{{Key: []byte("a")}, {Key: []byte("a")}}))
+	_, err = tr.Apply(ctx, chunk.Hash{}, SliceEdits([]Edit{{Key: []byte("a")}, {Key: []byte("a")}}))
 	if !errors.Is(err, ErrUnsorted) {
 		t.Fatalf("duplicate apply: %v", err)
 	}
@@ -359,7 +359,7 @@ func TestDiffAgainstModel(t *testing.T) {
 					lo, hi = hi, lo
 				}
 			}
-			for _, pair := range [][2]cas.Hash{{a, b}, {b, a}, {{}, b}, {a, {}}} {
+			for _, pair := range [][2]chunk.Hash{{a, b}, {b, a}, {{}, b}, {a, {}}} {
 				from, to := ma, mb
 				if pair[0] == b {
 					from, to = mb, ma
@@ -438,7 +438,7 @@ func TestDiffStopsOnError(t *testing.T) {
 	root := build(t, tr, model{"a": "1", "b": "2"})
 	stop := errors.New("stop")
 	n := 0
-	err := tr.Diff(context.Background(), cas.Hash{}, root, func(Change) error { n++; return stop })
+	err := tr.Diff(context.Background(), chunk.Hash{}, root, func(Change) error { n++; return stop })
 	if !errors.Is(err, stop) || n != 1 {
 		t.Fatalf("diff error: %v after %d", err, n)
 	}
@@ -459,7 +459,7 @@ func TestWalk(t *testing.T) {
 	m2["k0001500x"] = "new"
 	b := apply(t, tr, a, []Edit{{Key: []byte("k0001500x"), Value: []byte("new")}})
 
-	seen := map[cas.Hash]bool{}
+	seen := map[chunk.Hash]bool{}
 	entries := 0
 	mark := func(v *NodeView) error {
 		if seen[v.Hash()] {
@@ -521,7 +521,7 @@ func TestCorruptAndMissing(t *testing.T) {
 	}
 	mem.Corrupt(root, data)
 
-	var victim cas.Hash
+	var victim chunk.Hash
 	for _, h := range mem.Hashes() {
 		if h != root {
 			victim = h
@@ -618,7 +618,7 @@ func TestRangeDeletes(t *testing.T) {
 	}
 }
 
-func mustLoad(tb testing.TB, tr *Tree, h cas.Hash) *node {
+func mustLoad(tb testing.TB, tr *Tree, h chunk.Hash) *node {
 	tb.Helper()
 	n, err := tr.load(context.Background(), h)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 )
 
 // NodeView is a read-only view of one node handed to a Walk callback. It is
@@ -17,7 +17,7 @@ type NodeView struct {
 }
 
 // Hash returns the node's hash.
-func (v *NodeView) Hash() cas.Hash { return v.n.h }
+func (v *NodeView) Hash() chunk.Hash { return v.n.h }
 
 // Level returns the node's level; 0 is a leaf.
 func (v *NodeView) Level() int { return v.n.level }
@@ -36,14 +36,14 @@ func (v *NodeView) Key(i int) []byte { return v.n.keys[i] }
 func (v *NodeView) Value(i int) []byte { return v.n.vals[i] }
 
 // Child returns the hash of child i of an internal node; it panics on a leaf.
-func (v *NodeView) Child(i int) cas.Hash { return v.n.kids[i] }
+func (v *NodeView) Child(i int) chunk.Hash { return v.n.kids[i] }
 
 // Walk visits every node of the tree root once, parents before children, in
 // key order, calling fn with each. If fn returns SkipSubtree for an internal
 // node its children are not read (a mark phase that has already marked a
 // node skips it this way); any other error stops the walk and is returned.
 // Leaf values are reachable through NodeView.Value. Walk holds one path.
-func (t *Tree) Walk(ctx context.Context, root cas.Hash, fn func(v *NodeView) error) error {
+func (t *Tree) Walk(ctx context.Context, root chunk.Hash, fn func(v *NodeView) error) error {
 	if root.IsZero() {
 		return nil
 	}
@@ -53,7 +53,7 @@ func (t *Tree) Walk(ctx context.Context, root cas.Hash, fn func(v *NodeView) err
 	return nil
 }
 
-func (t *Tree) walk(ctx context.Context, h cas.Hash, want int, fn func(v *NodeView) error) error {
+func (t *Tree) walk(ctx context.Context, h chunk.Hash, want int, fn func(v *NodeView) error) error {
 	n, err := t.load(ctx, h)
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ func (t *Tree) walk(ctx context.Context, h cas.Hash, want int, fn func(v *NodeVi
 // lowest level with a single node. It reads the whole tree and hashes every
 // key, so it is for fsck and tests. Errors wrap ErrCorrupt or the store's
 // error.
-func (t *Tree) Check(ctx context.Context, root cas.Hash) error {
+func (t *Tree) Check(ctx context.Context, root chunk.Hash) error {
 	if root.IsZero() {
 		return nil
 	}

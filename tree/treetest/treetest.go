@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/tree"
 )
 
@@ -23,7 +23,7 @@ import (
 func TestNodeStore(t *testing.T, newStore func(t *testing.T) tree.NodeStore) {
 	ctx := context.Background()
 	node := func(s string) tree.Node {
-		return tree.Node{Hash: cas.Sum([]byte(s)), Data: []byte(s)}
+		return tree.Node{Hash: chunk.Sum([]byte(s)), Data: []byte(s)}
 	}
 
 	t.Run("PutGet", func(t *testing.T) {
@@ -42,7 +42,7 @@ func TestNodeStore(t *testing.T, newStore func(t *testing.T) tree.NodeStore) {
 
 	t.Run("Missing", func(t *testing.T) {
 		s := newStore(t)
-		if _, err := s.GetNode(ctx, cas.Sum([]byte("absent"))); !errors.Is(err, tree.ErrNodeNotFound) {
+		if _, err := s.GetNode(ctx, chunk.Sum([]byte("absent"))); !errors.Is(err, tree.ErrNodeNotFound) {
 			t.Fatalf("missing node: %v, want ErrNodeNotFound", err)
 		}
 	})
@@ -66,7 +66,7 @@ func TestNodeStore(t *testing.T, newStore func(t *testing.T) tree.NodeStore) {
 	t.Run("CallerMayReuseBuffers", func(t *testing.T) {
 		s := newStore(t)
 		buf := []byte("original")
-		n := tree.Node{Hash: cas.Sum(buf), Data: buf}
+		n := tree.Node{Hash: chunk.Sum(buf), Data: buf}
 		if err := s.PutNodes(ctx, []tree.Node{n}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,8 @@
-package cas
+package chunk
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"github.com/zeebo/blake3"
@@ -10,8 +11,15 @@ import (
 // HashSize is the length in bytes of a Hash.
 const HashSize = 32
 
+// MaxSize is the largest chunk content-defined chunking produces; a chunk
+// longer than this is corrupt wherever it is found.
+const MaxSize = 4 << 20
+
+// ErrBadHash is returned when a textual hash cannot be parsed.
+var ErrBadHash = errors.New("malformed hash")
+
 // Hash is the BLAKE3-256 digest of a chunk or a metadata node; it is the
-// chunk's name in every Store.
+// chunk's name in every store and cache.
 type Hash [HashSize]byte
 
 // Sum returns the BLAKE3-256 hash of b.
@@ -55,3 +63,9 @@ func (h *Hasher) Sum() Hash {
 
 // Reset clears the Hasher for reuse.
 func (h *Hasher) Reset() { h.h.Reset() }
+
+// Ref names a chunk and its length; an object's content is a list of Refs.
+type Ref struct {
+	Hash Hash
+	Size uint32
+}
