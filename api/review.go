@@ -55,7 +55,7 @@ func (h *Handler) mergeCreate(ctx context.Context, c *call) (any, error) {
 	if err := required("repo", a.Repo, "from", a.From, "into", a.Into); err != nil {
 		return nil, err
 	}
-	o := branch.MergeOptions{Ours: a.Ours, Theirs: a.Theirs, Match: lease.Match, AllowProtected: true, DryRun: a.DryRun,
+	o := branch.MergeOptions{Ours: a.Ours, Theirs: a.Theirs, AllowProtected: true, DryRun: a.DryRun,
 		CommitOptions: branch.CommitOptions{Message: a.Message, Principal: c.principal}}
 	o.Intent = func(id manifest.CommitID) error {
 		return h.eventErrFull(ctx, Event{Kind: record.KindMerge, Actor: c.principal, Repo: a.Repo, Branch: a.Into, Commit: id.String(), Detail: "from " + a.From})

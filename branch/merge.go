@@ -8,6 +8,7 @@ import (
 	"iter"
 
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/glob"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -20,11 +21,9 @@ var ErrMergeConflict = fmt.Errorf("merge conflict: %w", ErrConflict)
 // MergeOptions tunes Merge.
 type MergeOptions struct {
 	CommitOptions
-	// Ours and Theirs are key globs (see the lease package's syntax) whose
-	// conflicts resolve to the target's or the source's side.
+	// Ours and Theirs are key globs (package glob) whose conflicts resolve
+	// to the target's or the source's side.
 	Ours, Theirs []string
-	// Match matches a glob against a key; set by the caller (lease.Match).
-	Match func(glob, key string) bool
 	// AllowProtected lets a merge into a protected branch: the control
 	// plane sets it once policy or a person approved.
 	AllowProtected bool
@@ -175,7 +174,7 @@ func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs
 	ct, et, okT := nextT()
 	matches := func(globs []string, key string) bool {
 		for _, g := range globs {
-			if o.Match != nil && o.Match(g, key) {
+			if glob.Match(glob.Clean(g), key) {
 				return true
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/agentnas/nas/branch"
-	"github.com/agentnas/nas/lease"
 )
 
 func mergeSetup(t *testing.T) (*branch.Service, context.Context) {
@@ -107,7 +106,7 @@ func TestMergeConflicts(t *testing.T) {
 		t.Fatal("a conflicting merge changed the target")
 	}
 	// Resolve per pattern.
-	res, err = s.Merge(ctx, "merge", "run", "main", branch.MergeOptions{Ours: []string{"a"}, Theirs: []string{"b"}, Match: lease.Match})
+	res, err = s.Merge(ctx, "merge", "run", "main", branch.MergeOptions{Ours: []string{"a"}, Theirs: []string{"b"}})
 	if err != nil {
 		t.Fatal(err)
 	}

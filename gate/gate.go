@@ -349,7 +349,7 @@ func (s *Service) merge(ctx context.Context, p *Proposal, why string) error {
 	if err != nil {
 		return err
 	}
-	o := branch.MergeOptions{AllowProtected: true, ExpectSource: src, ExpectTarget: dst, Match: lease.Match,
+	o := branch.MergeOptions{AllowProtected: true, ExpectSource: src, ExpectTarget: dst,
 		CommitOptions: branch.CommitOptions{Message: fmt.Sprintf("merge %s into %s (%s)", p.From, p.Into, why), Principal: p.Principal, Run: p.Run, Lease: p.Lease,
 			Extra: []manifest.Pair{{Name: "proposal", Value: p.ID}, {Name: "diff_sha256", Value: p.Digest}}}}
 	o.Intent = func(id manifest.CommitID) error {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/agentnas/nas/lease"
+	"github.com/agentnas/nas/glob"
 )
 
 // Action is what a policy decides.
@@ -111,7 +111,7 @@ func (r *Rule) matches(f facts) bool {
 
 func anyMatch(globs []string, key string) bool {
 	for _, g := range globs {
-		if lease.Match(lease.CleanGlob(g), key) {
+		if glob.Match(glob.Clean(g), key) {
 			return true
 		}
 	}

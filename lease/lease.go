@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agentnas/nas/glob"
 )
 
 // Action is an operation a lease can allow.
@@ -144,7 +146,7 @@ func (l *Lease) rules(now time.Time) []Rule {
 // Visible reports whether key is in the lease's view (any action).
 func (l *Lease) Visible(key string, now time.Time) bool {
 	for _, r := range l.rules(now) {
-		if Match(r.Path, key) {
+		if glob.Match(r.Path, key) {
 			return true
 		}
 	}
@@ -154,7 +156,7 @@ func (l *Lease) Visible(key string, now time.Time) bool {
 // Allows reports whether the view grants action a on key.
 func (l *Lease) Allows(a Action, key string, now time.Time) bool {
 	for _, r := range l.rules(now) {
-		if slices.Contains(r.Actions, a) && Match(r.Path, key) {
+		if slices.Contains(r.Actions, a) && glob.Match(r.Path, key) {
 			return true
 		}
 	}
@@ -183,7 +185,7 @@ func (l *Lease) Ranges(a Action, now time.Time) []KeyRange {
 	var prefixes []string
 	for _, r := range l.rules(now) {
 		if slices.Contains(r.Actions, a) {
-			prefixes = append(prefixes, LiteralPrefix(r.Path))
+			prefixes = append(prefixes, glob.LiteralPrefix(r.Path))
 		}
 	}
 	sort.Strings(prefixes)
@@ -255,12 +257,12 @@ func (l *Lease) Check(a Action, repo, branch, key string, now time.Time) Verdict
 		return Verdict{Decision: NotFound, Rule: "no path glob matches"}
 	}
 	for _, r := range l.View {
-		if slices.Contains(r.Actions, a) && Match(r.Path, key) {
+		if slices.Contains(r.Actions, a) && glob.Match(r.Path, key) {
 			return Verdict{Decision: Allow, Rule: "path " + r.Path}
 		}
 	}
 	for _, g := range l.Grants {
-		if g.live(now) && slices.Contains(g.Actions, a) && Match(g.Path, key) {
+		if g.live(now) && slices.Contains(g.Actions, a) && glob.Match(g.Path, key) {
 			v := Verdict{Decision: Allow, Rule: "grant " + g.ID}
 			if g.SingleUse {
 				v.SingleUseGrant = g.ID

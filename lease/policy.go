@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentnas/nas/glob"
 )
 
 // s3Actions maps the IAM actions of S3 that the gateway serves to lease
@@ -25,7 +27,7 @@ func bucketLevel(a Action) bool { return a == List }
 
 // iamMatch matches an IAM pattern ("*" any run of characters, "?" one).
 func iamMatch(pattern, s string) bool {
-	return Match(strings.ReplaceAll(pattern, "*", "**"), s) || pattern == s
+	return glob.Match(strings.ReplaceAll(pattern, "*", "**"), s) || pattern == s
 }
 
 type stringOrList []string
@@ -171,9 +173,9 @@ func Intersect(a, b []Rule) []Rule {
 				continue
 			}
 			switch {
-			case Covers(x.Path, y.Path):
+			case glob.Covers(x.Path, y.Path):
 				out = append(out, Rule{Path: y.Path, Actions: acts})
-			case Covers(y.Path, x.Path):
+			case glob.Covers(y.Path, x.Path):
 				out = append(out, Rule{Path: x.Path, Actions: acts})
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentnas/nas/glob"
 	"github.com/agentnas/nas/kv"
 )
 
@@ -185,7 +186,7 @@ func (r *Role) WithinRole(req *Request) error {
 		for _, a := range rule.Actions {
 			ok := false
 			for _, env := range r.View {
-				if slices.Contains(env.Actions, a) && Covers(env.Path, CleanGlob(rule.Path)) {
+				if slices.Contains(env.Actions, a) && glob.Covers(env.Path, glob.Clean(rule.Path)) {
 					ok = true
 					break
 				}

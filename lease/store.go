@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentnas/nas/glob"
 	"github.com/agentnas/nas/kv"
 )
 
@@ -191,7 +192,7 @@ func cleanView(rules []Rule) ([]Rule, error) {
 	}
 	out := make([]Rule, 0, len(rules))
 	for _, r := range rules {
-		p := CleanGlob(r.Path)
+		p := glob.Clean(r.Path)
 		if p == "" {
 			return nil, fmt.Errorf("empty path glob (use ** for everything): %w", ErrInvalid)
 		}
@@ -231,7 +232,7 @@ func (s *Store) narrow(ctx context.Context, p, c *Lease, now time.Time) error {
 		for _, a := range r.Actions {
 			ok := false
 			for _, pr := range p.View {
-				if slices.Contains(pr.Actions, a) && Covers(pr.Path, r.Path) {
+				if slices.Contains(pr.Actions, a) && glob.Covers(pr.Path, r.Path) {
 					ok = true
 					break
 				}
@@ -416,7 +417,7 @@ func (s *Store) Revoke(ctx context.Context, id string) ([]string, error) {
 
 // AddGrant shares one more path into a lease's view until expires.
 func (s *Store) AddGrant(ctx context.Context, id string, g Grant) (*Grant, error) {
-	g.Path = CleanGlob(g.Path)
+	g.Path = glob.Clean(g.Path)
 	if g.Path == "" || len(g.Actions) == 0 {
 		return nil, fmt.Errorf("a grant needs a path and actions: %w", ErrInvalid)
 	}

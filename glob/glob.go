@@ -1,15 +1,9 @@
-package lease
+package glob
 
 import "strings"
 
-// Globs select keys. A leading "/" means the repository root and is
-// dropped (keys never start with it); "*" matches any run of bytes
-// without "/", "?" one byte other than "/", "**" any run of bytes
-// including "/" (possibly empty). Every other byte matches itself: keys are
-// raw bytes, so "..", "//" and "%2F" in a glob or a key are literal.
-
-// CleanGlob returns g in the form Match expects (leading "/" removed).
-func CleanGlob(g string) string { return strings.TrimPrefix(g, "/") }
+// Clean returns g in the form Match expects (leading "/" removed).
+func Clean(g string) string { return strings.TrimPrefix(g, "/") }
 
 // Match reports whether key matches glob g (already cleaned).
 func Match(g, key string) bool {
