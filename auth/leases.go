@@ -1,0 +1,320 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentnas/nas/glob"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/lease"
+)
+
+// Leases keeps leases, roles, grants and usage in kv. It is safe for
+// concurrent use.
+type Leases struct {
+	db   kv.DB
+	keys *keys
+	now  func() time.Time
+
+	mu    sync.Mutex        // guards usage
+	usage map[string]*meter // lease ID -> consumption, written behind to kv
+}
+
+type meter struct {
+	lease.Usage
+	loaded bool
+	dirty  bool
+}
+
+// OpenLeases loads (or creates) the lease keys and returns the store.
+func OpenLeases(ctx context.Context, db kv.DB) (*Leases, error) {
+	k, err := loadKeys(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return &Leases{db: db, keys: k, now: time.Now, usage: map[string]*meter{}}, nil
+}
+
+// SetClock replaces the clock (tests).
+func (s *Leases) SetClock(now func() time.Time) { s.now = now }
+
+func leaseKey(id string) []byte  { return []byte("LS/" + id) }
+func accessKey(ak string) []byte { return []byte("LK/" + ak) }
+func childKey(parent, child string) []byte {
+	return []byte("LC/" + parent + "/" + child)
+}
+func usageKey(id string) []byte            { return []byte("LU/" + id) }
+func runKey(repo, role, run string) []byte { return []byte("LR/" + repo + "/" + role + "/" + run) }
+func roleKey(name string) []byte           { return []byte("RO/" + name) }
+
+// Issue validates and stores a lease and returns it with its credentials.
+func (s *Leases) Issue(ctx context.Context, r lease.Request) (*lease.Lease, Credentials, error) {
+	now := s.now().UTC().Truncate(time.Second)
+	var used lease.Usage
+	if r.Parent != nil {
+		used = s.usageOf(ctx, r.Parent)
+	}
+	l, err := r.Build(now, used)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	l.ID, l.AccessKeyID = lease.NewID("lse_"), newAccessKeyID()
+	b, err := json.Marshal(l)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	err = s.db.Update(ctx, func(txn kv.Txn) error {
+		if l.Parent != nil {
+			// Reading the parent inside the transaction makes a concurrent
+			// revocation conflict with this issue: no child escapes.
+			pb, err := txn.Get(leaseKey(*l.Parent))
+			if err != nil {
+				return fmt.Errorf("parent lease: %w", lease.ErrNotFound)
+			}
+			var p lease.Lease
+			if err := json.Unmarshal(pb, &p); err != nil {
+				return err
+			}
+			if p.Revoked {
+				return fmt.Errorf("parent lease %s: %w", p.ID, lease.ErrRevoked)
+			}
+			if err := txn.Set(childKey(p.ID, l.ID), nil); err != nil {
+				return err
+			}
+		}
+		if err := txn.Set(leaseKey(l.ID), b); err != nil {
+			return err
+		}
+		if err := txn.Set(accessKey(l.AccessKeyID), []byte(l.ID)); err != nil {
+			return err
+		}
+		rb, _ := json.Marshal(runRecord{Branch: l.Branch, Lease: l.ID})
+		return txn.Set(runKey(l.Repo, l.Role, l.Run), rb)
+	})
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	tok, err := s.keys.token(l)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	return l, Credentials{AccessKeyID: l.AccessKeyID, SecretAccessKey: s.keys.secretFor(l.AccessKeyID), SessionToken: tok, Expiration: l.ExpiresAt}, nil
+}
+
+// runRecord remembers a run's branch and latest lease.
+type runRecord struct {
+	Branch string `json:"branch"`
+	Lease  string `json:"lease"`
+}
+
+// RunBranch returns the branch of an existing run, or "" if the run is new.
+func (s *Leases) RunBranch(ctx context.Context, repo, role, run string) (string, error) {
+	var rr runRecord
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		b, err := r.Get(runKey(repo, role, run))
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, &rr)
+	})
+	if errors.Is(err, kv.ErrNotFound) {
+		return "", nil
+	}
+	return rr.Branch, err
+}
+
+// Get returns a lease's live state.
+func (s *Leases) Get(ctx context.Context, id string) (*lease.Lease, error) {
+	var l lease.Lease
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		b, err := r.Get(leaseKey(id))
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, &l)
+	})
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, fmt.Errorf("lease %s: %w", id, lease.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// Resolve authenticates temporary credentials: it verifies the session
+// token for the access key, loads the lease's live state and returns it
+// with the key's secret. A revoked lease answers lease.ErrRevoked, an expired
+// one lease.ErrExpired, a forged or foreign token lease.ErrBadToken.
+func (s *Leases) Resolve(ctx context.Context, ak, token string) (*lease.Lease, string, error) {
+	if token == "" {
+		return nil, "", fmt.Errorf("temporary credentials need their session token: %w", lease.ErrBadToken)
+	}
+	id, err := s.keys.parse(ak, token)
+	if err != nil {
+		return nil, "", err
+	}
+	l, err := s.Get(ctx, id)
+	if errors.Is(err, lease.ErrNotFound) {
+		return nil, "", fmt.Errorf("lease %s: %w", id, lease.ErrBadToken)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if l.AccessKeyID != ak {
+		return nil, "", lease.ErrBadToken
+	}
+	if l.Revoked {
+		return nil, "", fmt.Errorf("lease %s: %w", l.ID, lease.ErrRevoked)
+	}
+	if !s.now().Before(l.ExpiresAt) {
+		return nil, "", fmt.Errorf("lease %s: %w", l.ID, lease.ErrExpired)
+	}
+	return l, s.keys.secretFor(ak), nil
+}
+
+// IsTemporary reports whether an access key has the temporary form.
+func IsTemporary(ak string) bool { return strings.HasPrefix(ak, "ASIA") }
+
+// ListFilter selects leases.
+type ListFilter struct {
+	Repo, Run, Role string
+	Active          bool // only unexpired, unrevoked
+}
+
+// List returns leases matching f, newest first.
+func (s *Leases) List(ctx context.Context, f ListFilter) ([]*lease.Lease, error) {
+	var out []*lease.Lease
+	now := s.now()
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix([]byte("LS/")), func(_, v []byte) error {
+			var l lease.Lease
+			if err := json.Unmarshal(v, &l); err != nil {
+				return err
+			}
+			if f.Repo != "" && l.Repo != f.Repo || f.Run != "" && l.Run != f.Run || f.Role != "" && l.Role != f.Role {
+				return nil
+			}
+			if f.Active && (l.Revoked || !now.Before(l.ExpiresAt)) {
+				return nil
+			}
+			out = append(out, &l)
+			return nil
+		})
+	})
+	slices.SortFunc(out, func(a, b *lease.Lease) int { return b.IssuedAt.Compare(a.IssuedAt) })
+	return out, err
+}
+
+// Revoke revokes a lease and every descendant in one transaction and
+// returns the IDs it revoked.
+func (s *Leases) Revoke(ctx context.Context, id string) ([]string, error) {
+	var revoked []string
+	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		revoked = revoked[:0]
+		queue := []string{id}
+		now := s.now().UTC()
+		for len(queue) > 0 {
+			cur := queue[0]
+			queue = queue[1:]
+			b, err := txn.Get(leaseKey(cur))
+			if errors.Is(err, kv.ErrNotFound) {
+				if cur == id {
+					return fmt.Errorf("lease %s: %w", id, lease.ErrNotFound)
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var l lease.Lease
+			if err := json.Unmarshal(b, &l); err != nil {
+				return err
+			}
+			if !l.Revoked {
+				l.Revoked, l.RevokedAt = true, now
+				nb, _ := json.Marshal(&l)
+				if err := txn.Set(leaseKey(cur), nb); err != nil {
+					return err
+				}
+				revoked = append(revoked, cur)
+			}
+			err = txn.Scan(kv.Prefix(childKey(cur, "")), func(k, _ []byte) error {
+				queue = append(queue, string(k[len(childKey(cur, "")):]))
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return revoked, err
+}
+
+// AddGrant shares one more path into a lease's view until expires.
+func (s *Leases) AddGrant(ctx context.Context, id string, g lease.Grant) (*lease.Grant, error) {
+	g.Path = glob.Clean(g.Path)
+	if g.Path == "" || len(g.Actions) == 0 {
+		return nil, fmt.Errorf("a grant needs a path and actions: %w", lease.ErrInvalid)
+	}
+	g.Actions = lease.NormActions(g.Actions)
+	g.ID = lease.NewID("sgt_")
+	err := s.update(ctx, id, func(l *lease.Lease) error {
+		if g.ExpiresAt.After(l.ExpiresAt) {
+			g.ExpiresAt = l.ExpiresAt
+		}
+		l.Grants = append(l.Grants, g)
+		return nil
+	})
+	return &g, err
+}
+
+// ConsumeGrant marks a single-use grant used, atomically: of concurrent
+// requests relying on it exactly one succeeds, the others get lease.ErrNotFound
+// (the path left the lease's view). Call it before acting.
+func (s *Leases) ConsumeGrant(ctx context.Context, leaseID, grantID string) (*lease.Grant, error) {
+	var used *lease.Grant
+	now := s.now()
+	err := s.update(ctx, leaseID, func(cur *lease.Lease) error {
+		used = nil
+		for i := range cur.Grants {
+			g := &cur.Grants[i]
+			if g.ID == grantID && g.Live(now) {
+				g.Used = true
+				cp := *g
+				used = &cp
+				return nil
+			}
+		}
+		return fmt.Errorf("grant %s: %w", grantID, lease.ErrNotFound)
+	})
+	return used, err
+}
+
+func (s *Leases) update(ctx context.Context, id string, fn func(*lease.Lease) error) error {
+	return s.db.Update(ctx, func(txn kv.Txn) error {
+		b, err := txn.Get(leaseKey(id))
+		if errors.Is(err, kv.ErrNotFound) {
+			return fmt.Errorf("lease %s: %w", id, lease.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		var l lease.Lease
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+		if err := fn(&l); err != nil {
+			return err
+		}
+		nb, _ := json.Marshal(&l)
+		return txn.Set(leaseKey(id), nb)
+	})
+}
