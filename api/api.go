@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/kv"
@@ -32,7 +33,7 @@ type Authenticator interface {
 // Handler serves the control API.
 type Handler struct {
 	b      *branch.Service
-	leases *lease.Store // nil: leases off
+	leases *auth.Leases // nil: leases off
 	rec    Recorder     // nil: no flight recorder
 	flush  func(ctx context.Context, run string) error
 	onRead ReadFunc
@@ -93,7 +94,7 @@ func (e Event) toRecord() record.Event {
 // Config assembles a Handler.
 type Config struct {
 	Branches *branch.Service
-	Leases   *lease.Store
+	Leases   *auth.Leases
 	Recorder Recorder
 	// FlushReads, when set, writes a run's buffered read manifest before an
 	// event that names it.

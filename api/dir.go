@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -81,7 +82,7 @@ func (h *Handler) objectList(ctx context.Context, c *call) (any, error) {
 		return nil, &Error{Status: 400, Code: "InvalidArgument", Message: "cursor is not under prefix"}
 	}
 	res, err := h.b.List(ctx, a.Repo, br, branch.ListOptions{Prefix: a.Prefix, Delimiter: a.Delimiter,
-		After: a.Cursor, MaxKeys: a.Limit, Filter: lease.Filter(c.lease, lease.List, time.Now())})
+		After: a.Cursor, MaxKeys: a.Limit, Filter: auth.Filter(c.lease, lease.List, time.Now())})
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func (h *Handler) objectLookup(ctx context.Context, c *call) (any, error) {
 		return out, nil
 	}
 	res, err := h.b.List(ctx, a.Repo, br, branch.ListOptions{Prefix: a.Key + "/", Delimiter: "/", MaxKeys: 1,
-		Filter: lease.Filter(c.lease, lease.List, now)})
+		Filter: auth.Filter(c.lease, lease.List, now)})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/record"
@@ -221,7 +222,7 @@ func (h *Handler) recordIssue(ctx context.Context, l *lease.Lease, detail string
 	return nil
 }
 
-func issued(l *lease.Lease, cred lease.Credentials) map[string]any {
+func issued(l *lease.Lease, cred auth.Credentials) map[string]any {
 	exp := cred.Expiration
 	return map[string]any{"lease": LeaseJSON{Lease: l, SecretAccessKey: cred.SecretAccessKey, SessionToken: cred.SessionToken, CredentialsExpiry: &exp}}
 }
@@ -298,7 +299,7 @@ func (h *Handler) leaseList(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	ls, err := h.leases.List(ctx, lease.ListFilter{Repo: a.Repo, Run: a.Run, Role: a.Role, Active: a.Active})
+	ls, err := h.leases.List(ctx, auth.ListFilter{Repo: a.Repo, Run: a.Run, Role: a.Role, Active: a.Active})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
@@ -47,7 +48,7 @@ type Recorder interface {
 type Service struct {
 	b      *branch.Service
 	db     kv.DB
-	leases *lease.Store
+	leases *auth.Leases
 	rec    Recorder
 	now    func() time.Time
 	// decide serializes taking a gate out of pending (Decide, and Propose
@@ -60,7 +61,7 @@ type Service struct {
 }
 
 // New returns a Service.
-func New(b *branch.Service, db kv.DB, leases *lease.Store, rec Recorder) *Service {
+func New(b *branch.Service, db kv.DB, leases *auth.Leases, rec Recorder) *Service {
 	return &Service{b: b, db: db, leases: leases, rec: rec, now: time.Now, Timeout: 24 * time.Hour}
 }
 

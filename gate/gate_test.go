@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas/castest"
 	"github.com/agentnas/nas/lease"
@@ -39,7 +40,7 @@ type env struct {
 	t      *testing.T
 	ctx    context.Context
 	b      *branch.Service
-	leases *lease.Store
+	leases *auth.Leases
 	rec    *record.Recorder
 	s      *Service
 	clock  *clock
@@ -55,7 +56,7 @@ func newEnv(t *testing.T, protected bool) *env {
 	ctx := context.Background()
 	chunks, db, _ := castest.Open(t)
 	b := branch.New(db, chunks, nil)
-	leases, err := lease.Open(ctx, db)
+	leases, err := auth.OpenLeases(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

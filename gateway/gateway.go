@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/api"
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/gate"
@@ -48,7 +49,7 @@ type Gateway struct {
 	DB        *kv.Badger
 	Chunks    *cas.Store
 	Branches  *branch.Service
-	Leases    *lease.Store
+	Leases    *auth.Leases
 	Recorder  *record.Recorder
 	Manifests *record.Manifests
 	S3        *s3api.Server
@@ -85,7 +86,7 @@ func Open(c Config) (*Gateway, error) {
 		return nil, err
 	}
 	b := branch.New(kdb, chunks, c.Log)
-	leases, err := lease.Open(context.Background(), kdb)
+	leases, err := auth.OpenLeases(context.Background(), kdb)
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -41,10 +41,11 @@ func ParseActions(s string) ([]Action, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no actions: %w", ErrInvalid)
 	}
-	return normActions(out), nil
+	return NormActions(out), nil
 }
 
-func normActions(as []Action) []Action {
+// NormActions sorts actions into canonical order and drops repeats.
+func NormActions(as []Action) []Action {
 	out := slices.Clone(as)
 	sort.Slice(out, func(i, j int) bool { return slices.Index(Actions, out[i]) < slices.Index(Actions, out[j]) })
 	return slices.Compact(out)
@@ -70,6 +71,13 @@ type Usage struct {
 	Requests     int64 `json:"requests"`
 }
 
+// Remaining is what is left of each budget; -1 means unlimited.
+type Remaining struct {
+	BytesRead    int64 `json:"bytes_read"`
+	BytesWritten int64 `json:"bytes_written"`
+	Requests     int64 `json:"requests"`
+}
+
 // Grant shares one more path into a lease's view.
 type Grant struct {
 	ID        string    `json:"id"`
@@ -80,7 +88,8 @@ type Grant struct {
 	Used      bool      `json:"used,omitempty"`
 }
 
-func (g *Grant) live(now time.Time) bool { return !g.Used && now.Before(g.ExpiresAt) }
+// Live reports whether the grant may still be used at now.
+func (g *Grant) Live(now time.Time) bool { return !g.Used && now.Before(g.ExpiresAt) }
 
 // Lease is one run's authorization. Its JSON is the specification's
 // lease.json plus the fields a client needs to use it.
@@ -126,7 +135,7 @@ func (l *Lease) summarize() {
 		l.Actions = append(l.Actions, r.Actions...)
 	}
 	l.Paths = slices.Compact(slices.Sorted(slices.Values(l.Paths)))
-	l.Actions = normActions(l.Actions)
+	l.Actions = NormActions(l.Actions)
 	if l.RequiresGate == nil {
 		l.RequiresGate = []string{}
 	}
@@ -136,7 +145,7 @@ func (l *Lease) summarize() {
 func (l *Lease) rules(now time.Time) []Rule {
 	rs := l.View
 	for _, g := range l.Grants {
-		if g.live(now) {
+		if g.Live(now) {
 			rs = append(slices.Clip(rs), Rule{Path: g.Path, Actions: g.Actions})
 		}
 	}
@@ -262,7 +271,7 @@ func (l *Lease) Check(a Action, repo, branch, key string, now time.Time) Verdict
 		}
 	}
 	for _, g := range l.Grants {
-		if g.live(now) && slices.Contains(g.Actions, a) && glob.Match(g.Path, key) {
+		if g.Live(now) && slices.Contains(g.Actions, a) && glob.Match(g.Path, key) {
 			v := Verdict{Decision: Allow, Rule: "grant " + g.ID}
 			if g.SingleUse {
 				v.SingleUseGrant = g.ID

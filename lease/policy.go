@@ -148,7 +148,7 @@ func ParsePolicy(doc, repo string) ([]Rule, error) {
 	}
 	var rules []Rule
 	for p, as := range byPath {
-		rules = append(rules, Rule{Path: p, Actions: normActions(as)})
+		rules = append(rules, Rule{Path: p, Actions: NormActions(as)})
 	}
 	slices.SortFunc(rules, func(a, b Rule) int { return strings.Compare(a.Path, b.Path) })
 	return rules, nil

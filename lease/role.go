@@ -1,15 +1,12 @@
 package lease
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/agentnas/nas/glob"
-	"github.com/agentnas/nas/kv"
 )
 
 // Role is the owner's envelope for leases issued through STS AssumeRole:
@@ -80,90 +77,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// PutRole creates or replaces a role.
-func (s *Store) PutRole(ctx context.Context, r Role) (*Role, error) {
-	if err := validRoleName(r.Name); err != nil {
-		return nil, err
-	}
-	if r.Repo == "" {
-		return nil, fmt.Errorf("role %s needs a repository: %w", r.Name, ErrInvalid)
-	}
-	if r.Branch != "" && r.ForkFrom != "" {
-		return nil, fmt.Errorf("role %s: give a branch or fork_from, not both: %w", r.Name, ErrInvalid)
-	}
-	if r.Branch == "" && r.ForkFrom == "" {
-		r.ForkFrom = "main"
-	}
-	view, err := cleanView(r.View)
-	if err != nil {
-		return nil, err
-	}
-	r.View = view
-	if r.MaxTTL == 0 {
-		r.MaxTTL = Duration(MaxTTL)
-	}
-	if time.Duration(r.MaxTTL) > MaxTTL || r.MaxTTL < 0 {
-		return nil, fmt.Errorf("role %s: max ttl at most %s: %w", r.Name, MaxTTL, ErrInvalid)
-	}
-	if r.SensitivityMax != "" && !slices.Contains(Sensitivities, r.SensitivityMax) {
-		return nil, fmt.Errorf("sensitivity %q: %w", r.SensitivityMax, ErrInvalid)
-	}
-	if err := r.BranchLimits.Validate(); err != nil {
-		return nil, fmt.Errorf("role %s: %w", r.Name, err)
-	}
-	if r.BranchLimits != (BranchLimits{}) && r.Branch != "" {
-		return nil, fmt.Errorf("role %s: branch limits apply to forked run branches, not the fixed branch %s: %w", r.Name, r.Branch, ErrInvalid)
-	}
-	b, _ := json.Marshal(r)
-	if err := s.db.Update(ctx, func(txn kv.Txn) error { return txn.Set(roleKey(r.Name), b) }); err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
-
-// GetRole returns a role.
-func (s *Store) GetRole(ctx context.Context, name string) (*Role, error) {
-	var r Role
-	err := s.db.View(ctx, func(rd kv.Reader) error {
-		b, err := rd.Get(roleKey(name))
-		if err != nil {
-			return err
-		}
-		return json.Unmarshal(b, &r)
-	})
-	if errors.Is(err, kv.ErrNotFound) {
-		return nil, fmt.Errorf("role %s: %w", name, ErrNotFound)
-	}
-	return &r, err
-}
-
-// ListRoles returns every role in name order.
-func (s *Store) ListRoles(ctx context.Context) ([]Role, error) {
-	var out []Role
-	err := s.db.View(ctx, func(rd kv.Reader) error {
-		return rd.Scan(kv.Prefix([]byte("RO/")), func(_, v []byte) error {
-			var r Role
-			if err := json.Unmarshal(v, &r); err != nil {
-				return err
-			}
-			out = append(out, r)
-			return nil
-		})
-	})
-	return out, err
-}
-
-// DeleteRole removes a role; leases issued under it stay valid.
-func (s *Store) DeleteRole(ctx context.Context, name string) error {
-	if _, err := s.GetRole(ctx, name); err != nil {
-		return err
-	}
-	return s.db.Update(ctx, func(txn kv.Txn) error { return txn.Delete(roleKey(name)) })
-}
-
-// validRoleName: a role names branches (ROLE/RUN), so it follows branch
+// ValidRoleName checks a role name: a role names branches (ROLE/RUN), so it follows branch
 // segment rules.
-func validRoleName(n string) error {
+func ValidRoleName(n string) error {
 	if n == "" || len(n) > 64 {
 		return fmt.Errorf("role name %q: 1-64 characters: %w", n, ErrInvalid)
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -312,5 +313,5 @@ func isBucketMissing(err error) bool {
 
 // listFilter restricts a listing to what the request's lease may list.
 func (s *Server) listFilter(req *request) *branch.Filter {
-	return lease.Filter(req.lease, lease.List, time.Now())
+	return auth.Filter(req.lease, lease.List, time.Now())
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/sigv4"
@@ -32,7 +33,7 @@ func (s *Server) LookupSecret(ctx context.Context, accessKey, token string) (str
 		}
 		return s.owner.SecretKey, nil
 	}
-	if s.leases == nil || !lease.IsTemporary(accessKey) {
+	if s.leases == nil || !auth.IsTemporary(accessKey) {
 		return "", fmt.Errorf("%s: %w", accessKey, sigv4.ErrUnknownKey)
 	}
 	l, secret, err := s.leases.Resolve(ctx, accessKey, token)
@@ -65,7 +66,7 @@ func (s *Server) Principal(r *http.Request) (*lease.Lease, *sigv4.Result, error)
 }
 
 // Leases returns the lease store (nil when leases are off).
-func (s *Server) Leases() *lease.Store { return s.leases }
+func (s *Server) Leases() *auth.Leases { return s.leases }
 
 // errQuota answers a spent budget.
 func errQuota(msg string) *Error {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/lease"
@@ -42,7 +43,7 @@ type Config struct {
 	// Now is the clock for signature checks; nil means time.Now.
 	Now func() time.Time
 	// Leases, when set, accepts lease credentials and enforces them.
-	Leases *lease.Store
+	Leases *auth.Leases
 	// OnDeny, when set, is told about every request a lease was refused
 	// (for the flight recorder).
 	OnDeny DenyFunc
@@ -85,7 +86,7 @@ type Server struct {
 	domains     []string
 	log         *slog.Logger
 	verify      *sigv4.Verifier
-	leases      *lease.Store
+	leases      *auth.Leases
 	onDeny      DenyFunc
 	onRead      ReadFunc
 	onGrantUsed func(ctx context.Context, l *lease.Lease, key string, used []lease.Grant)

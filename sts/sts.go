@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/record"
@@ -37,7 +38,7 @@ type Recorder interface {
 // Handler serves STS.
 type Handler struct {
 	auth     Authenticator
-	leases   *lease.Store
+	leases   *auth.Leases
 	branches *branch.Service
 	rec      Recorder // nil: no recording
 	log      *slog.Logger
@@ -47,7 +48,7 @@ type Handler struct {
 }
 
 // New returns an STS handler.
-func New(auth Authenticator, leases *lease.Store, branches *branch.Service, rec Recorder, log *slog.Logger) *Handler {
+func New(auth Authenticator, leases *auth.Leases, branches *branch.Service, rec Recorder, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -237,7 +238,7 @@ func (h *Handler) assumeRole(ctx context.Context, caller *lease.Lease, actor str
 	}
 	req := lease.Request{TTL: ttl, Purpose: form.Get("Purpose")}
 	var l *lease.Lease
-	var cred lease.Credentials
+	var cred auth.Credentials
 	if caller != nil {
 		// A child of the caller: same repository, branch and run.
 		if ttl > 0 && time.Now().Add(ttl).After(caller.ExpiresAt) {
