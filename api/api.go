@@ -24,103 +24,51 @@ import (
 	"github.com/agentnas/nas/source"
 )
 
-// Authenticator verifies a request's signature and returns its lease (nil
-// for the owner).
-type Authenticator interface {
-	Principal(r *http.Request) (*lease.Lease, *sigv4.Result, error)
-}
-
 // Handler serves the control API.
 type Handler struct {
 	b      *branch.Service
-	leases *auth.Leases // nil: leases off
-	rec    Recorder     // nil: no flight recorder
-	flush  func(ctx context.Context, run string) error
-	onRead ReadFunc
-	onDeny DenyFunc
+	auth   *auth.Authority
+	leases *auth.Leases  // nil: leases off
+	rec    Recorder      // nil: no flight recorder
 	gates  *gate.Service // nil: no proposals and gates
-	auth   Authenticator
 	db     kv.DB
 	log    *slog.Logger
 	verbs  map[string]verb
 	lazy   *source.Materializer // nil: no attached sources
 }
 
-// ReadFunc records a lease's read of key (an open when n is 0).
-type ReadFunc func(ctx context.Context, l *lease.Lease, repo, branch, key string, e *manifest.Entry, off, n int64)
-
-// DenyFunc records a refused lease request.
-type DenyFunc func(ctx context.Context, l *lease.Lease, action, repo, branch, key string, v lease.Verdict)
-
-// Recorder is the flight recorder as the control API uses it.
+// Recorder is the flight recorder as the control API reads it (events
+// are written through the door, auth.Authority.Record).
 type Recorder interface {
-	Append(ctx context.Context, e record.Event) (record.Event, error)
 	List(ctx context.Context, f record.Filter, fn func(record.Event) error) error
 	Verify(ctx context.Context, fn func(record.Problem)) (record.VerifyReport, error)
 	Explain(ctx context.Context, repo, commit string) (*record.Explanation, error)
 	ReadManifest(ctx context.Context, run string, fn func(record.Read) error) error
 }
 
-// Event is one consequential event, as the handlers describe it; it
-// becomes a record.Event with the acting lease's provenance.
-type Event struct {
-	Kind   record.Kind
-	Lease  *lease.Lease // the acting lease, nil for the owner
-	Actor  string       // the access key acting
-	Repo   string
-	Branch string
-	Path   string
-	Commit string
-	Detail string
-}
-
-// toRecord fills a record.Event from e.
-func (e Event) toRecord() record.Event {
-	r := record.Event{Kind: e.Kind, Repo: e.Repo, Branch: e.Branch,
-		Subject: record.Subject{Path: e.Path, Commit: e.Commit}, Principal: e.Actor}
-	if l := e.Lease; l != nil {
-		r.Run, r.Principal, r.OnBehalfOf, r.Lease, r.Purpose = l.Run, l.Principal, l.OnBehalfOf, l.ID, l.Purpose
-		r.ReadManifest = record.ManifestID(l.Run)
-		if r.Repo == "" {
-			r.Repo, r.Branch = l.Repo, l.Branch
-		}
-	}
-	if e.Detail != "" {
-		r.Details = map[string]string{"detail": e.Detail}
-	}
-	return r
-}
-
 // Config assembles a Handler.
 type Config struct {
 	Branches *branch.Service
-	Leases   *auth.Leases
+	// Auth is the door: every call is authenticated and authorized,
+	// charged and recorded through it.
+	Auth     *auth.Authority
 	Recorder Recorder
-	// FlushReads, when set, writes a run's buffered read manifest before an
-	// event that names it.
-	FlushReads func(ctx context.Context, run string) error
-	// OnRead records a lease's read in its run's read manifest; OnDeny
-	// records a refusal (both shared with the S3 edge).
-	OnRead ReadFunc
-	OnDeny DenyFunc
-	Gates  *gate.Service
-	Auth   Authenticator
-	Log    *slog.Logger
+	Gates    *gate.Service
+	Log      *slog.Logger
 }
 
 // verb handles one NOUN/VERB. It decodes its own arguments from body.
 type verb struct {
 	write bool
-	lease bool // lease principals may call it (it checks the lease itself)
+	lease bool // lease principals may call it (it authorizes each target itself)
 	fn    func(ctx context.Context, c *call) (any, error)
 }
 
 // call is one control-API request.
 type call struct {
-	principal string
-	lease     *lease.Lease    // nil for the owner
-	consumed  map[string]bool // single-use grants this call consumed
-	body      json.RawMessage
+	name string          // NOUN/VERB
+	p    *auth.Principal // who calls
+	body json.RawMessage
 }
 
 func (c *call) decode(v any) error {
@@ -137,36 +85,27 @@ func New(c Config) *Handler {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{b: c.Branches, leases: c.Leases, rec: c.Recorder, flush: c.FlushReads, onRead: c.OnRead, onDeny: c.OnDeny, gates: c.Gates,
-		auth: c.Auth, db: c.Branches.Manifest().DB(), log: c.Log}
+	h := &Handler{b: c.Branches, auth: c.Auth, leases: c.Auth.Leases(), rec: c.Recorder, gates: c.Gates, db: c.Branches.Manifest().DB(), log: c.Log}
 	h.verbs = h.routes()
 	return h
 }
 
-// eventErr records an event; a failure must stop the operation.
-func (h *Handler) eventErr(ctx context.Context, kind record.Kind, l *lease.Lease, repo, detail string) error {
-	e := Event{Kind: kind, Lease: l, Repo: repo, Detail: detail}
-	if l != nil && repo == "" {
-		e.Repo, e.Branch = l.Repo, l.Branch
-	}
-	return h.eventErrFull(ctx, e)
-}
-
-// eventErrFull records e; a failure must stop the operation.
-func (h *Handler) eventErrFull(ctx context.Context, e Event) error {
-	if h.rec == nil {
-		return nil
-	}
-	if e.Lease != nil && h.flush != nil {
-		if err := h.flush(ctx, e.Lease.Run); err != nil {
-			h.log.Warn("flushing read manifest", "run", e.Lease.Run, "err", err)
-		}
-	}
-	if _, err := h.rec.Append(ctx, e.toRecord()); err != nil {
+// record writes e with the caller's provenance; a failure must stop the
+// operation ("record first, then act").
+func (h *Handler) record(ctx context.Context, c *call, e record.Event) error {
+	if err := h.auth.Record(ctx, c.p, e); err != nil {
 		return &Error{Status: http.StatusServiceUnavailable, Code: "RecorderUnavailable", Retryable: true,
 			Message: "the flight recorder could not record this operation, so it was not performed: " + err.Error()}
 	}
 	return nil
+}
+
+// detail is the Details map of an event with one free-text detail.
+func detail(s string) map[string]string {
+	if s == "" {
+		return nil
+	}
+	return map[string]string{"detail": s}
 }
 
 // Error is a control-API error.
@@ -194,10 +133,23 @@ func toError(err error) *Error {
 	case errors.Is(err, sigv4.ErrMissingAuth), errors.Is(err, sigv4.ErrSignatureMismatch),
 		errors.Is(err, sigv4.ErrUnknownKey), errors.Is(err, sigv4.ErrInvalidToken),
 		errors.Is(err, sigv4.ErrExpired), errors.Is(err, sigv4.ErrRequestTimeTooSkewed),
-		errors.Is(err, sigv4.ErrMalformedAuth), errors.Is(err, sigv4.ErrUnsupportedAuth):
+		errors.Is(err, sigv4.ErrMalformedAuth), errors.Is(err, sigv4.ErrUnsupportedAuth),
+		errors.Is(err, auth.ErrUnsignedHeaders), errors.Is(err, auth.ErrUnsignedPayload):
 		e := mk(http.StatusForbidden, "Unauthenticated", false)
-		e.Details = map[string]any{"reason": authReason(err)}
+		e.Details = map[string]any{"reason": auth.FailureReason(err)}
 		return e
+	case errors.Is(err, auth.ErrLeaseEnded):
+		e := mk(http.StatusForbidden, "Unauthenticated", false)
+		e.Details = map[string]any{"reason": "expired"}
+		return e
+	case errors.Is(err, auth.ErrNotFound):
+		return mk(http.StatusNotFound, "NotFound", false)
+	case errors.Is(err, auth.ErrDenied):
+		return mk(http.StatusForbidden, "AccessDenied", false)
+	case errors.Is(err, auth.ErrOverBudget):
+		return mk(http.StatusForbidden, "QuotaExceeded", false)
+	case errors.Is(err, auth.ErrInvalid):
+		return mk(http.StatusBadRequest, "InvalidArgument", false)
 	case errors.Is(err, branch.ErrProtected), errors.Is(err, branch.ErrImmutable):
 		return mk(http.StatusForbidden, "AccessDenied", false)
 	case errors.Is(err, branch.ErrNotFound), errors.Is(err, manifest.ErrNoSuchCommit):
@@ -223,29 +175,6 @@ func toError(err error) *Error {
 		return mk(499, "Canceled", true)
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "InternalError", Message: "internal error", Retryable: true}
-}
-
-// authReason says why a request was not authenticated, so a client can
-// tell a dead lease from a bad key: "expired", "revoked", "unknown_key",
-// "signature", "clock_skew", "request_expired", "anonymous" or "malformed".
-func authReason(err error) string {
-	switch {
-	case errors.Is(err, lease.ErrExpired):
-		return "expired"
-	case errors.Is(err, lease.ErrRevoked):
-		return "revoked"
-	case errors.Is(err, sigv4.ErrUnknownKey), errors.Is(err, sigv4.ErrInvalidToken):
-		return "unknown_key"
-	case errors.Is(err, sigv4.ErrSignatureMismatch):
-		return "signature"
-	case errors.Is(err, sigv4.ErrRequestTimeTooSkewed):
-		return "clock_skew"
-	case errors.Is(err, sigv4.ErrExpired):
-		return "request_expired"
-	case errors.Is(err, sigv4.ErrMissingAuth):
-		return "anonymous"
-	}
-	return "malformed"
 }
 
 func requestID() string {
@@ -298,12 +227,18 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 	if r.Method != http.MethodPost {
 		return nil, &Error{Status: http.StatusMethodNotAllowed, Code: "MethodNotAllowed", Message: "use POST"}
 	}
-	l, res, err := h.auth.Principal(r)
+	p, err := h.auth.Authenticate(r, auth.Control)
 	if err != nil {
 		return nil, err
 	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody+1))
+	defer h.auth.Finish(r.Context(), p)
+	defer p.Signed.Body.Close()
+	if !v.lease {
+		if err := h.auth.OwnerOnly(r.Context(), p, name, auth.Target{}); err != nil {
+			return nil, err
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(p.Signed.Body, maxBody+1))
 	if err != nil {
 		return nil, err
 	}
@@ -318,21 +253,9 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 		IdempotencyKey string `json:"idempotency_key"`
 	}
 	_ = json.Unmarshal(body, &common)
-	c := &call{principal: res.AccessKey, lease: l, body: stripKey(body)}
-	if l != nil && !v.lease {
-		return nil, denied(name + " is an owner operation; a lease cannot call it")
-	}
-	if l != nil {
-		switch v := h.leases.Admit(r.Context(), l); v.Decision {
-		case lease.Allow:
-		case lease.Expired:
-			return nil, &Error{Status: http.StatusForbidden, Code: "Unauthenticated", Message: v.Rule, Details: map[string]any{"reason": "expired"}}
-		default:
-			return nil, &Error{Status: http.StatusForbidden, Code: "QuotaExceeded", Message: v.Rule}
-		}
-	}
+	c := &call{name: name, p: p, body: stripKey(body)}
 	if v.write && common.IdempotencyKey != "" {
-		return h.idempotent(r.Context(), res.AccessKey+"\x00"+name+"\x00"+common.IdempotencyKey, func() (any, error) {
+		return h.idempotent(r.Context(), p.AccessKey+"\x00"+name+"\x00"+common.IdempotencyKey, func() (any, error) {
 			return v.fn(r.Context(), c)
 		})
 	}
@@ -398,6 +321,3 @@ func (h *Handler) idempotent(ctx context.Context, key string, fn func() (any, er
 	}
 	return json.RawMessage(b), nil
 }
-
-// timeNow is the clock of lease checks.
-func timeNow() time.Time { return time.Now() }

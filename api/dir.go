@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -68,7 +67,7 @@ func (h *Handler) objectList(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	br, err := target(c, a.Repo, a.Branch)
+	br, err := h.target(ctx, c, a.Repo, a.Branch)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +81,7 @@ func (h *Handler) objectList(ctx context.Context, c *call) (any, error) {
 		return nil, &Error{Status: 400, Code: "InvalidArgument", Message: "cursor is not under prefix"}
 	}
 	res, err := h.b.List(ctx, a.Repo, br, branch.ListOptions{Prefix: a.Prefix, Delimiter: a.Delimiter,
-		After: a.Cursor, MaxKeys: a.Limit, Filter: auth.Filter(c.lease, lease.List, time.Now())})
+		After: a.Cursor, MaxKeys: a.Limit, Filter: c.p.Filter(lease.List)})
 	if err != nil {
 		return nil, err
 	}
@@ -110,21 +109,16 @@ func (h *Handler) objectLookup(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	br, err := target(c, a.Repo, a.Branch)
+	br, err := h.target(ctx, c, a.Repo, a.Branch)
 	if err != nil {
 		return nil, err
 	}
 	if a.Key == "" || strings.HasSuffix(a.Key, "/") {
 		return nil, &Error{Status: 400, Code: "InvalidArgument", Message: "key must be a non-empty name without a trailing /"}
 	}
-	now := time.Now()
-	seen := func(key string) bool {
-		l := c.lease
-		return l == nil || l.Allows(lease.List, key, now) || l.Allows(lease.Read, key, now)
-	}
 	out := map[string]any{"object": nil, "dir": false, "marker": false}
 	get := func(key string) (*manifest.Entry, error) {
-		if !seen(key) {
+		if !c.p.Visible(key, lease.List, lease.Read) {
 			return nil, nil
 		}
 		e, err := h.b.Get(ctx, a.Repo, br, key)
@@ -148,11 +142,11 @@ func (h *Handler) objectLookup(ctx context.Context, c *call) (any, error) {
 		out["dir"], out["marker"] = true, true
 		return out, nil
 	}
-	if c.lease != nil && !c.lease.AllowsAnywhere(lease.List, now) {
+	if !c.p.Grants(lease.List) {
 		return out, nil
 	}
 	res, err := h.b.List(ctx, a.Repo, br, branch.ListOptions{Prefix: a.Key + "/", Delimiter: "/", MaxKeys: 1,
-		Filter: auth.Filter(c.lease, lease.List, now)})
+		Filter: c.p.Filter(lease.List)})
 	if err != nil {
 		return nil, err
 	}

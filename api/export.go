@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gitexport"
 )
 
@@ -48,14 +49,15 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) bool {
 		fail(&Error{Status: http.StatusMethodNotAllowed, Code: "MethodNotAllowed", Message: "use POST"})
 		return true
 	}
-	l, res, err := h.auth.Principal(r)
+	p, err := h.auth.Authenticate(r, auth.Control)
 	if err != nil {
 		fail(err)
 		return true
 	}
+	defer h.auth.Finish(r.Context(), p)
+	res := p.Signed
 	defer res.Body.Close()
-	c := &call{principal: res.AccessKey, lease: l}
-	if err := ownerOnly(c, name); err != nil {
+	if err := h.auth.OwnerOnly(r.Context(), p, name, auth.Target{}); err != nil {
 		fail(err)
 		return true
 	}
@@ -86,7 +88,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) bool {
 		fail(err)
 		return true
 	}
-	c.body = body
+	c := &call{name: name, p: p, body: body}
 	var a repoArg
 	if err := c.decode(&a); err != nil {
 		fail(err)

@@ -31,12 +31,12 @@ func notFound(msg string) error {
 	return &Error{Status: http.StatusNotFound, Code: "NotFound", Message: msg}
 }
 
-// ownerOnly refuses lease principals.
-func ownerOnly(c *call, op string) error {
-	if c.lease != nil {
-		return denied(op + " is an owner operation; a lease cannot call it")
-	}
-	return nil
+// leaseEvent is an event about lease l, with its provenance.
+func leaseEvent(kind record.Kind, l *lease.Lease, detailText string) record.Event {
+	e := record.Event{Kind: kind, Details: detail(detailText)}
+	auth.LeaseProvenance(&e, l)
+	e.ReadManifest = record.ManifestID(l.Run)
+	return e
 }
 
 // leaseArgs asks for a lease (see lease.Request).
@@ -122,7 +122,7 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 	req := lease.Request{Repo: a.Repo, Branch: a.Branch, Run: a.Run, Role: a.Role, Principal: a.Principal,
 		OnBehalfOf: a.OnBehalfOf, Purpose: a.Purpose, View: view, TTL: ttl, Budgets: a.Budgets,
 		SensitivityMax: a.SensitivityMax, Egress: a.Egress, RequiresGate: a.RequiresGate}
-	if p := c.lease; p != nil {
+	if p := c.p.Lease; p != nil {
 		// A child: same repository and branch as the parent.
 		if req.Repo == "" {
 			req.Repo = p.Repo
@@ -151,7 +151,7 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := h.recordIssue(ctx, l, "child of "+p.ID); err != nil {
+		if err := h.recordIssue(ctx, c, l, "child of "+p.ID); err != nil {
 			return nil, err
 		}
 		return issued(l, cred), nil
@@ -166,7 +166,7 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 		req.Principal = "role:" + a.Role
 	}
 	if req.OnBehalfOf == "" {
-		req.OnBehalfOf = c.principal
+		req.OnBehalfOf = c.p.AccessKey
 	}
 	if a.Branch != "" && a.ForkFrom != "" {
 		return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "give branch or fork_from, not both"}
@@ -184,7 +184,7 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 			return nil, err
 		} else if existing != "" {
 			name = existing // the run continues on its branch
-		} else if err := h.eventErr(ctx, record.KindBranchCreated, nil, a.Repo, name); err != nil {
+		} else if err := h.record(ctx, c, record.Event{Kind: record.KindBranchCreated, Repo: a.Repo, Branch: name, Details: detail("from " + a.ForkFrom)}); err != nil {
 			return nil, err
 		} else if _, err := h.b.CreateBranchWith(ctx, a.Repo, name, a.ForkFrom, runBranchLimits(a.BranchLimits, ttl)); err != nil {
 			return nil, err
@@ -206,7 +206,7 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 		}
 		return nil, err
 	}
-	if err := h.recordIssue(ctx, l, ""); err != nil {
+	if err := h.recordIssue(ctx, c, l, ""); err != nil {
 		return nil, err
 	}
 	return issued(l, cred), nil
@@ -214,8 +214,8 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 
 // recordIssue records an issued lease; a lease that cannot be recorded is
 // revoked at once, so no unrecorded lease is ever usable.
-func (h *Handler) recordIssue(ctx context.Context, l *lease.Lease, detail string) error {
-	if err := h.eventErr(ctx, record.KindLeaseIssued, l, "", detail); err != nil {
+func (h *Handler) recordIssue(ctx context.Context, c *call, l *lease.Lease, note string) error {
+	if err := h.record(ctx, c, leaseEvent(record.KindLeaseIssued, l, note)); err != nil {
 		_, _ = h.leases.Revoke(context.WithoutCancel(ctx), l.ID)
 		return err
 	}
@@ -237,11 +237,11 @@ func (h *Handler) visibleLease(ctx context.Context, c *call, id string) (*lease.
 	if err != nil {
 		return nil, err
 	}
-	if c.lease == nil {
+	if c.p.Lease == nil {
 		return l, nil
 	}
 	for cur := l; ; {
-		if cur.ID == c.lease.ID {
+		if cur.ID == c.p.Lease.ID {
 			return l, nil
 		}
 		if cur.Parent == nil {
@@ -263,8 +263,8 @@ func (h *Handler) leaseGet(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	if a.LeaseID == "" && c.lease != nil {
-		a.LeaseID = c.lease.ID
+	if a.LeaseID == "" && c.p.Lease != nil {
+		a.LeaseID = c.p.Lease.ID
 	}
 	l, err := h.visibleLease(ctx, c, a.LeaseID)
 	if err != nil {
@@ -287,9 +287,6 @@ func remainingJSON(r lease.Remaining) RemainingJSON {
 }
 
 func (h *Handler) leaseList(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "lease/list"); err != nil {
-		return nil, err
-	}
 	var a struct {
 		Repo   string `json:"repo"`
 		Run    string `json:"run"`
@@ -322,7 +319,7 @@ func (h *Handler) leaseRevoke(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	// Record first, then act.
-	if err := h.eventErr(ctx, record.KindLeaseRevoked, l, "", "cascades to descendants"); err != nil {
+	if err := h.record(ctx, c, leaseEvent(record.KindLeaseRevoked, l, "cascades to descendants")); err != nil {
 		return nil, err
 	}
 	ids, err := h.leases.Revoke(ctx, l.ID)
@@ -333,9 +330,6 @@ func (h *Handler) leaseRevoke(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) shareGrant(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "share/grant"); err != nil {
-		return nil, err
-	}
 	var a struct {
 		LeaseID   string   `json:"lease_id"`
 		Path      string   `json:"path"`
@@ -360,7 +354,7 @@ func (h *Handler) shareGrant(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.eventErr(ctx, record.KindShareGranted, l, "", a.Path); err != nil {
+	if err := h.record(ctx, c, leaseEvent(record.KindShareGranted, l, a.Path)); err != nil {
 		return nil, err
 	}
 	g, err := h.leases.AddGrant(ctx, a.LeaseID, lease.Grant{Path: a.Path, Actions: acts, ExpiresAt: time.Now().Add(ttl), SingleUse: a.SingleUse})
@@ -371,9 +365,6 @@ func (h *Handler) shareGrant(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) rolePut(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "role/put"); err != nil {
-		return nil, err
-	}
 	var r lease.Role
 	if err := c.decode(&r); err != nil {
 		return nil, err
@@ -389,9 +380,6 @@ func (h *Handler) rolePut(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) roleGet(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "role/get"); err != nil {
-		return nil, err
-	}
 	var a struct {
 		Name string `json:"name"`
 	}
@@ -406,9 +394,6 @@ func (h *Handler) roleGet(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) roleList(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "role/list"); err != nil {
-		return nil, err
-	}
 	if err := c.decode(&struct{}{}); err != nil {
 		return nil, err
 	}
@@ -423,9 +408,6 @@ func (h *Handler) roleList(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) roleDelete(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "role/delete"); err != nil {
-		return nil, err
-	}
 	var a struct {
 		Name string `json:"name"`
 	}

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
@@ -53,60 +53,23 @@ type objectArgs struct {
 	VersionID string `json:"version_id"`
 }
 
-// target applies a lease to (repo, branch): the lease's branch by default;
-// any other repository or branch does not exist for it.
-func target(c *call, repo, br string) (string, error) {
-	l := c.lease
-	if l == nil {
-		if br == "" {
-			br = branch.DefaultBranch
-		}
-		return br, nil
+// target applies the caller to (repo, br): a lease's branch by default,
+// the repository's default branch for the owner; a repository or branch
+// outside a lease does not exist for it (recorded by the door).
+func (h *Handler) target(ctx context.Context, c *call, repo, br string) (string, error) {
+	br = c.p.Branch(repo, br)
+	if c.p.Outside(repo, br) {
+		return "", h.auth.Authorize(ctx, c.p, lease.Read, auth.Target{Repo: repo, Branch: br})
 	}
 	if br == "" {
-		br = l.Branch
-	}
-	if repo != l.Repo || br != l.Branch {
-		return "", notFound("no branch " + br + " in " + repo)
+		br = branch.DefaultBranch
 	}
 	return br, nil
 }
 
-// authorize asks the lease check for action a on key.
+// authorize asks the door whether the caller may do a on key.
 func (h *Handler) authorize(ctx context.Context, c *call, a lease.Action, repo, br, key string) error {
-	l := c.lease
-	if l == nil {
-		return nil
-	}
-	v := l.Check(a, repo, br, key, time.Now())
-	if v.Decision == lease.Allow && v.SingleUseGrant != "" && !c.consumed[v.SingleUseGrant] {
-		if _, err := h.leases.ConsumeGrant(ctx, l.ID, v.SingleUseGrant); err != nil {
-			v = lease.Verdict{Decision: lease.NotFound, Rule: "single-use grant already used or expired"}
-		} else {
-			if c.consumed == nil {
-				c.consumed = map[string]bool{}
-			}
-			c.consumed[v.SingleUseGrant] = true
-		}
-	}
-	switch v.Decision {
-	case lease.Allow:
-		return nil
-	case lease.NotFound:
-		if h.onDeny != nil {
-			h.onDeny(ctx, l, string(a), repo, br, key, v)
-		}
-		return notFound("no such key " + key)
-	default:
-		if h.onDeny != nil {
-			h.onDeny(ctx, l, string(a), repo, br, key, v)
-		}
-		return denied("the lease does not grant " + string(a) + " on " + key)
-	}
-}
-
-func quota(msg string) error {
-	return &Error{Status: http.StatusForbidden, Code: "QuotaExceeded", Message: msg}
+	return h.auth.Authorize(ctx, c.p, a, auth.Target{Repo: repo, Branch: br, Key: key})
 }
 
 func (h *Handler) entryAt(ctx context.Context, repo, br, key, vid string) (*manifest.Entry, error) {
@@ -130,11 +93,12 @@ func (h *Handler) objectStat(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	br, err := target(c, a.Repo, a.Branch)
+	br, err := h.target(ctx, c, a.Repo, a.Branch)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.authorize(ctx, c, lease.Read, a.Repo, br, a.Key); err != nil {
+	t := auth.Target{Repo: a.Repo, Branch: br, Key: a.Key}
+	if err := h.auth.Probe(ctx, c.p, t); err != nil {
 		return nil, err
 	}
 	e, err := h.entryAt(ctx, a.Repo, br, a.Key, a.VersionID)
@@ -150,8 +114,8 @@ func (h *Handler) objectStat(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	st := statOf(a.Key, e, b.Head.String(), content.Chunks)
-	if c.lease != nil && h.onRead != nil {
-		h.onRead(ctx, c.lease, a.Repo, br, a.Key, e, 0, 0)
+	if _, err := h.auth.Read(ctx, c.p, t, e); err != nil {
+		return nil, err
 	}
 	out := map[string]any{"object": st}
 	if err := h.inline(ctx, c, a, br, e, content.Chunks, out); err != nil {
@@ -172,11 +136,16 @@ const maxInline = 256 << 10
 
 // inline adds the object's bytes to a stat answer (field "data", base64)
 // when it is at most a.InlineMax bytes. For a lease they are a read like
-// a GET's: charged to the budget and recorded; a budget that does not
-// cover them leaves them out (the client's GET then answers the quota).
+// a GET's: authorized as one (a single-use grant is used here), charged
+// to the budget and recorded; a budget that does not cover them leaves
+// them out (the client's GET then answers the quota).
 func (h *Handler) inline(ctx context.Context, c *call, a statArgs, br string, e *manifest.Entry, refs []chunk.Ref, out map[string]any) error {
 	if a.InlineMax <= 0 || e.Size > min(a.InlineMax, maxInline) {
 		return nil
+	}
+	t := auth.Target{Repo: a.Repo, Branch: br, Key: a.Key}
+	if err := h.auth.Authorize(ctx, c.p, lease.Read, t); err != nil {
+		return err
 	}
 	var buf bytes.Buffer
 	for _, r := range refs {
@@ -184,15 +153,29 @@ func (h *Handler) inline(ctx context.Context, c *call, a statArgs, br string, e 
 			return err
 		}
 	}
-	if l := c.lease; l != nil {
-		if v := h.leases.ReserveRead(ctx, l, e.Size); v.Decision != lease.Allow {
-			return nil
-		}
-		if h.onRead != nil && e.Size > 0 {
-			h.onRead(ctx, l, a.Repo, br, a.Key, e, 0, e.Size)
-		}
+	var rs []auth.Range
+	if e.Size > 0 {
+		rs = append(rs, auth.Range{Len: e.Size})
+	}
+	if _, err := h.auth.Read(ctx, c.p, t, e, rs...); errors.Is(err, auth.ErrOverBudget) {
+		return nil
+	} else if err != nil {
+		return err
 	}
 	out["data"] = base64.StdEncoding.EncodeToString(buf.Bytes())
+	return nil
+}
+
+// maxRanges bounds the ranges of one object/reads call.
+const maxRanges = 10000
+
+// checkRange refuses a range that is negative or reaches past size bytes;
+// the comparison cannot overflow.
+func checkRange(what string, off, n, size int64) error {
+	if off < 0 || n < 0 || off > size || n > size-off {
+		return &Error{Status: http.StatusRequestedRangeNotSatisfiable, Code: "InvalidRange",
+			Message: fmt.Sprintf("%s: range of %d bytes at %d is outside the object's %d bytes", what, n, off, size)}
+	}
 	return nil
 }
 
@@ -210,36 +193,38 @@ func (h *Handler) objectReads(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	br, err := target(c, a.Repo, a.Branch)
+	if len(a.Ranges) > maxRanges {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: fmt.Sprintf("at most %d ranges per call", maxRanges)}
+	}
+	br, err := h.target(ctx, c, a.Repo, a.Branch)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.authorize(ctx, c, lease.Read, a.Repo, br, a.Key); err != nil {
+	t := auth.Target{Repo: a.Repo, Branch: br, Key: a.Key}
+	if err := h.auth.Authorize(ctx, c.p, lease.Read, t); err != nil {
 		return nil, err
 	}
 	e, err := h.entryAt(ctx, a.Repo, br, a.Key, a.VersionID)
 	if err != nil {
 		return nil, err
 	}
+	rs := make([]auth.Range, 0, len(a.Ranges))
 	var total int64
-	for _, r := range a.Ranges {
-		if r.Offset < 0 || r.Length < 0 || r.Offset+r.Length > e.Size {
-			return nil, &Error{Status: 416, Code: "InvalidRange", Message: fmt.Sprintf("range %d+%d outside %d bytes", r.Offset, r.Length, e.Size)}
+	for i, r := range a.Ranges {
+		if err := checkRange(fmt.Sprintf("range %d", i), r.Offset, r.Length, e.Size); err != nil {
+			return nil, err
 		}
-		total += r.Length
+		rs = append(rs, auth.Range{Off: r.Offset, Len: r.Length})
+		total += r.Length // each at most e.Size, at most maxRanges of them: no overflow
 	}
-	if l := c.lease; l != nil {
-		if v := h.leases.ReserveRead(ctx, l, total); v.Decision != lease.Allow {
-			return nil, quota(v.Rule)
-		}
-		if h.onRead != nil {
-			for _, r := range a.Ranges {
-				h.onRead(ctx, l, a.Repo, br, a.Key, e, r.Offset, r.Length)
-			}
-		}
-		return map[string]any{"charged": total, "remaining": remainingJSON(h.leases.Remaining(ctx, l))}, nil
+	if _, err := h.auth.Read(ctx, c.p, t, e, rs...); err != nil {
+		return nil, err
 	}
-	return map[string]any{"charged": total}, nil
+	out := map[string]any{"charged": total}
+	if !c.p.IsOwner() {
+		out["remaining"] = remainingJSON(h.auth.Remaining(ctx, c.p))
+	}
+	return out, nil
 }
 
 // maxComposeData bounds the new bytes one compose carries inline.
@@ -273,79 +258,160 @@ func (h *Handler) objectCompose(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	br, err := target(c, a.Repo, a.Branch)
+	br, err := h.target(ctx, c, a.Repo, a.Branch)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.authorize(ctx, c, lease.Write, a.Repo, br, a.Key); err != nil {
+	dst := auth.Target{Repo: a.Repo, Branch: br, Key: a.Key}
+	if err := h.auth.Authorize(ctx, c.p, lease.Write, dst); err != nil {
 		return nil, err
 	}
-	up := h.b.Chunks().NewUpload()
-	defer up.Close()
-	var refs []chunk.Ref
-	var size, inline int64
-	for i, sg := range a.Segments {
+	if err := checkMeta(a.ContentType, a.Meta); err != nil {
+		return nil, err
+	}
+	plan, err := h.planCompose(ctx, c, a.Repo, br, a.Segments)
+	if err != nil {
+		return nil, err
+	}
+	// Charged like an upload (or CopyObject) of the whole result, before
+	// anything is stored: whole chunks it shares cost the same as new ones.
+	charge, err := h.auth.Copy(ctx, c.p, dst, plan.size, plan.sources...)
+	if err != nil {
+		return nil, err
+	}
+	stored, newBytes, err := h.compose(ctx, a.Repo, br, a.Key, plan, a.ContentType, a.Meta, a.IfMatch)
+	if err != nil {
+		charge.Refund(ctx)
+		return nil, err
+	}
+	return map[string]any{"etag": stored.ETag, "version_id": stored.VersionID, "size": stored.Size, "new_bytes": newBytes}, nil
+}
+
+// Bounds of one compose.
+const (
+	maxSegments    = 10000
+	maxComposeRefs = 1 << 22 // chunk references in the result
+)
+
+// composePlan is a compose whose segments were checked: each source
+// segment resolved to its entry and content, each data segment decoded.
+type composePlan struct {
+	pieces  []composePiece
+	sources []auth.Source
+	size    int64
+}
+
+type composePiece struct {
+	data    []byte            // new bytes, or
+	content *manifest.Content // a range of an existing version's content
+	off, n  int64
+}
+
+// planCompose checks every segment before anything is written: the
+// caller may read each source, each range lies inside its object, and the
+// result stays within the bounds (segments, new bytes, 5 TiB).
+func (h *Handler) planCompose(ctx context.Context, c *call, repo, br string, segs []segment) (*composePlan, error) {
+	if len(segs) > maxSegments {
+		return nil, &Error{Status: 400, Code: "InvalidArgument", Message: fmt.Sprintf("at most %d segments in one compose", maxSegments)}
+	}
+	plan := &composePlan{}
+	var inline int64
+	for i, sg := range segs {
+		var pc composePiece
 		if sg.Key == "" {
+			if int64(base64.StdEncoding.DecodedLen(len(sg.Data))) > maxComposeData-inline {
+				return nil, &Error{Status: 400, Code: "InvalidArgument", Message: "more than 16 MiB of new data in one compose; upload large data with PUT"}
+			}
 			data, err := base64.StdEncoding.DecodeString(sg.Data)
 			if err != nil {
 				return nil, &Error{Status: 400, Code: "InvalidArgument", Message: fmt.Sprintf("segment %d: data is not base64", i)}
 			}
-			if inline += int64(len(data)); inline > maxComposeData {
-				return nil, &Error{Status: 400, Code: "InvalidArgument", Message: "more than 16 MiB of new data in one compose; upload large data with PUT"}
+			inline += int64(len(data))
+			pc.data, pc.n = data, int64(len(data))
+		} else {
+			t := auth.Target{Repo: repo, Branch: br, Key: sg.Key}
+			if err := h.auth.Authorize(ctx, c.p, lease.Read, t); err != nil {
+				return nil, err
 			}
-			rs, n, err := up.Ingest(ctx, bytes.NewReader(data))
+			e, err := h.entryAt(ctx, repo, br, sg.Key, sg.VersionID)
 			if err != nil {
 				return nil, err
 			}
-			refs, size = append(refs, rs...), size+n
-			continue
+			if err := checkRange(fmt.Sprintf("segment %d (%s)", i, sg.Key), sg.Offset, sg.Length, e.Size); err != nil {
+				return nil, err
+			}
+			if pc.content, err = h.contentOf(ctx, e); err != nil {
+				return nil, err
+			}
+			pc.off, pc.n = sg.Offset, sg.Length
+			plan.sources = append(plan.sources, auth.Source{Target: t, Entry: e, Range: auth.Range{Off: sg.Offset, Len: sg.Length}})
 		}
-		if err := h.authorize(ctx, c, lease.Read, a.Repo, br, sg.Key); err != nil {
-			return nil, err
+		if pc.n > manifest.MaxSize-plan.size {
+			return nil, &Error{Status: 400, Code: "EntityTooLarge", Message: "the composed object would exceed 5 TiB"}
 		}
-		e, err := h.entryAt(ctx, a.Repo, br, sg.Key, sg.VersionID)
-		if err != nil {
-			return nil, err
-		}
-		if sg.Offset < 0 || sg.Length < 0 || sg.Offset+sg.Length > e.Size {
-			return nil, &Error{Status: 416, Code: "InvalidRange", Message: fmt.Sprintf("segment %d: %d+%d outside %s (%d bytes)", i, sg.Offset, sg.Length, sg.Key, e.Size)}
-		}
-		content, err := h.contentOf(ctx, e)
-		if err != nil {
-			return nil, err
-		}
-		rs, err := h.sliceContent(ctx, up, content, sg.Offset, sg.Length)
-		if err != nil {
-			return nil, err
-		}
-		refs, size = append(refs, rs...), size+sg.Length
+		plan.size += pc.n
+		plan.pieces = append(plan.pieces, pc)
 	}
-	if l := c.lease; l != nil {
-		if v := h.leases.ReserveWrite(ctx, l, up.NewBytes()); v.Decision != lease.Allow {
-			return nil, quota(v.Rule)
+	return plan, nil
+}
+
+// compose stores the new version a plan describes and returns it with the
+// number of bytes it had to write anew.
+func (h *Handler) compose(ctx context.Context, repo, br, key string, plan *composePlan, contentType string, meta map[string]string, ifMatch string) (*manifest.Entry, int64, error) {
+	up := h.b.Chunks().NewUpload()
+	defer up.Close()
+	var refs []chunk.Ref
+	for _, pc := range plan.pieces {
+		var rs []chunk.Ref
+		var err error
+		if pc.content == nil {
+			rs, _, err = up.Ingest(ctx, bytes.NewReader(pc.data))
+		} else {
+			rs, err = h.sliceContent(ctx, up, pc.content, pc.off, pc.n)
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		if refs = append(refs, rs...); len(refs) > maxComposeRefs {
+			return nil, 0, &Error{Status: 400, Code: "InvalidArgument", Message: fmt.Sprintf("the composed object would have more than %d chunks", maxComposeRefs)}
 		}
 	}
 	if err := up.Sync(ctx); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sum := md5.New()
 	for _, r := range refs {
 		sum.Write(r.Hash[:])
 	}
-	e := &manifest.Entry{Size: size, ETag: hex.EncodeToString(sum.Sum(nil)) + "-" + strconv.Itoa(len(refs)), ContentType: a.ContentType}
+	e := &manifest.Entry{Size: plan.size, ETag: hex.EncodeToString(sum.Sum(nil)) + "-" + strconv.Itoa(len(refs)), ContentType: contentType}
 	if e.ContentType == "" {
 		e.ContentType = "binary/octet-stream"
 	}
-	e.Meta = sortedMeta(a.Meta)
+	e.Meta = sortedMeta(meta)
 	if len(refs) == 0 {
 		e.ETag = "d41d8cd98f00b204e9800998ecf8427e" // MD5 of nothing
 	}
 	ch, data := e.SetContent(&manifest.Content{Chunks: refs})
-	stored, err := h.b.Put(ctx, a.Repo, br, a.Key, e, branch.Condition{IfMatch: a.IfMatch}, up, branch.ContentRecord{Hash: ch, Data: data})
+	stored, err := h.b.Put(ctx, repo, br, key, e, branch.Condition{IfMatch: ifMatch}, up, branch.ContentRecord{Hash: ch, Data: data})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return map[string]any{"etag": stored.ETag, "version_id": stored.VersionID, "size": stored.Size, "new_bytes": up.NewBytes()}, nil
+	return stored, up.NewBytes(), nil
+}
+
+// maxMeta bounds user metadata and the content type, as S3 does (2 KB).
+const maxMeta = 2 << 10
+
+// checkMeta refuses metadata S3 would refuse for its size.
+func checkMeta(contentType string, meta map[string]string) error {
+	n := len(contentType)
+	for k, v := range meta {
+		n += len(k) + len(v)
+	}
+	if n > maxMeta {
+		return &Error{Status: http.StatusBadRequest, Code: "MetadataTooLarge", Message: "metadata and content type exceed 2 KB"}
+	}
+	return nil
 }
 
 // sliceContent returns chunks covering [off, off+n) of content: whole
@@ -395,7 +461,7 @@ func (h *Handler) objectRename(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	br, err := target(c, a.Repo, a.Branch)
+	br, err := h.target(ctx, c, a.Repo, a.Branch)
 	if err != nil {
 		return nil, err
 	}
@@ -426,8 +492,7 @@ func (h *Handler) objectRename(ctx context.Context, c *call) (any, error) {
 	// a hidden name or silently left behind.
 	res, err := h.b.RenamePrefix(ctx, a.Repo, br, a.From, a.To, func(from, to string) error {
 		if err := h.authorize(ctx, c, lease.Read, a.Repo, br, from); err != nil {
-			var e *Error
-			if errors.As(err, &e) && e.Code == "NotFound" {
+			if errors.Is(err, auth.ErrNotFound) {
 				return branch.ErrNoSuchKey
 			}
 			return err

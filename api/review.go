@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/lease"
@@ -37,9 +38,6 @@ func gateError(err error) error {
 
 // mergeCreate is the owner's direct merge (`nas merge`).
 func (h *Handler) mergeCreate(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "merge/create"); err != nil {
-		return nil, err
-	}
 	var a struct {
 		Repo    string   `json:"repo"`
 		From    string   `json:"from"`
@@ -56,9 +54,9 @@ func (h *Handler) mergeCreate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	o := branch.MergeOptions{Ours: a.Ours, Theirs: a.Theirs, AllowProtected: true, DryRun: a.DryRun,
-		CommitOptions: branch.CommitOptions{Message: a.Message, Principal: c.principal}}
+		CommitOptions: branch.CommitOptions{Message: a.Message, Principal: c.p.AccessKey}}
 	o.Intent = func(id manifest.CommitID) error {
-		return h.eventErrFull(ctx, Event{Kind: record.KindMerge, Actor: c.principal, Repo: a.Repo, Branch: a.Into, Commit: id.String(), Detail: "from " + a.From})
+		return h.record(ctx, c, record.Event{Kind: record.KindMerge, Repo: a.Repo, Branch: a.Into, Subject: record.Subject{Commit: id.String()}, Details: detail("from " + a.From)})
 	}
 	res, err := h.b.Merge(ctx, a.Repo, a.From, a.Into, o)
 	out := map[string]any{"result": mergeJSON(res)}
@@ -129,21 +127,20 @@ func (h *Handler) proposeCreate(ctx context.Context, c *call) (any, error) {
 	if a.Into == "" {
 		a.Into = branch.DefaultBranch
 	}
-	if l := c.lease; l != nil {
-		if a.Branch == "" {
-			a.Branch = l.Branch
-		}
-		if a.Repo != l.Repo || a.Branch != l.Branch {
-			return nil, notFound("no branch " + a.Branch + " in " + a.Repo)
-		}
-		if !l.AllowsAnywhere(lease.Propose, timeNow()) && !l.AllowsAnywhere(lease.Write, timeNow()) {
-			return nil, denied("the lease grants neither propose nor write")
-		}
+	a.Branch = c.p.Branch(a.Repo, a.Branch)
+	// A run proposes with propose, or with write (a run that may change
+	// its branch may offer the change).
+	act := lease.Propose
+	if !c.p.Grants(lease.Propose) {
+		act = lease.Write
+	}
+	if err := h.auth.Authorize(ctx, c.p, act, auth.Target{Repo: a.Repo, Branch: a.Branch}); err != nil {
+		return nil, err
 	}
 	if err := required("repo", a.Repo, "branch", a.Branch); err != nil {
 		return nil, err
 	}
-	p, err := h.gates.Propose(ctx, gate.ProposeRequest{Repo: a.Repo, From: a.Branch, Into: a.Into, Intent: a.Intent, Lease: c.lease, Actor: c.principal})
+	p, err := h.gates.Propose(ctx, gate.ProposeRequest{Repo: a.Repo, From: a.Branch, Into: a.Into, Intent: a.Intent, Lease: c.p.Lease, Actor: c.p.AccessKey})
 	if err != nil {
 		return nil, gateError(err)
 	}
@@ -166,7 +163,7 @@ func (h *Handler) gateList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l := c.lease; l != nil {
+	if l := c.p.Lease; l != nil {
 		mine := gs[:0]
 		for _, g := range gs {
 			if g.Repo == l.Repo && g.Card.Action.From == l.Branch {
@@ -182,9 +179,6 @@ func (h *Handler) gateList(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) gateGet(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "gate/get"); err != nil {
-		return nil, err
-	}
 	if err := h.needGates(); err != nil {
 		return nil, err
 	}
@@ -204,9 +198,6 @@ func (h *Handler) gateGet(ctx context.Context, c *call) (any, error) {
 // gateDecide approves or denies: the owner's alone, never a lease's.
 func (h *Handler) gateDecide(approve bool) func(context.Context, *call) (any, error) {
 	return func(ctx context.Context, c *call) (any, error) {
-		if err := ownerOnly(c, "deciding a gate"); err != nil {
-			return nil, err
-		}
 		if err := h.needGates(); err != nil {
 			return nil, err
 		}
@@ -217,7 +208,7 @@ func (h *Handler) gateDecide(approve bool) func(context.Context, *call) (any, er
 		if err := c.decode(&a); err != nil {
 			return nil, err
 		}
-		g, err := h.gates.Decide(ctx, a.GateID, c.principal, approve, a.Reason)
+		g, err := h.gates.Decide(ctx, a.GateID, c.p.AccessKey, approve, a.Reason)
 		if err != nil {
 			if errors.Is(err, gate.ErrVoid) {
 				return nil, &Error{Status: http.StatusConflict, Code: "ApprovalVoid", Message: err.Error(), Details: map[string]any{"gate": g}}
@@ -229,9 +220,6 @@ func (h *Handler) gateDecide(approve bool) func(context.Context, *call) (any, er
 }
 
 func (h *Handler) gateStats(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "gate/stats"); err != nil {
-		return nil, err
-	}
 	if err := h.needGates(); err != nil {
 		return nil, err
 	}
@@ -246,9 +234,6 @@ func (h *Handler) gateStats(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) policyGet(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "policy/get"); err != nil {
-		return nil, err
-	}
 	if err := h.needGates(); err != nil {
 		return nil, err
 	}
@@ -264,9 +249,6 @@ func (h *Handler) policyGet(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) policySet(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "policy/set"); err != nil {
-		return nil, err
-	}
 	if err := h.needGates(); err != nil {
 		return nil, err
 	}
@@ -293,9 +275,6 @@ type checkpointArgs struct {
 }
 
 func (h *Handler) checkpointCreate(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "checkpoint/create"); err != nil {
-		return nil, err
-	}
 	var a checkpointArgs
 	if err := c.decode(&a); err != nil {
 		return nil, err
@@ -308,9 +287,6 @@ func (h *Handler) checkpointCreate(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) checkpointList(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "checkpoint/list"); err != nil {
-		return nil, err
-	}
 	var a checkpointArgs
 	if err := c.decode(&a); err != nil {
 		return nil, err
@@ -326,16 +302,13 @@ func (h *Handler) checkpointList(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) checkpointRestore(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "checkpoint/restore"); err != nil {
-		return nil, err
-	}
 	var a checkpointArgs
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	o := branch.CommitOptions{Principal: c.principal}
+	o := branch.CommitOptions{Principal: c.p.AccessKey}
 	o.Intent = func(id manifest.CommitID) error {
-		return h.eventErrFull(ctx, Event{Kind: record.KindCommit, Actor: c.principal, Repo: a.Repo, Branch: a.Branch, Commit: id.String(), Detail: "restore checkpoint " + a.Name})
+		return h.record(ctx, c, record.Event{Kind: record.KindCommit, Repo: a.Repo, Branch: a.Branch, Subject: record.Subject{Commit: id.String()}, Details: detail("restore checkpoint " + a.Name)})
 	}
 	id, err := h.b.RestoreCheckpoint(ctx, a.Repo, a.Branch, a.Name, o)
 	if err != nil {
@@ -345,9 +318,6 @@ func (h *Handler) checkpointRestore(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) trashList(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "trash/list"); err != nil {
-		return nil, err
-	}
 	var a struct {
 		Repo   string `json:"repo"`
 		Prefix string `json:"prefix"`
@@ -366,9 +336,6 @@ func (h *Handler) trashList(ctx context.Context, c *call) (any, error) {
 }
 
 func (h *Handler) trashRestore(ctx context.Context, c *call) (any, error) {
-	if err := ownerOnly(c, "trash/restore"); err != nil {
-		return nil, err
-	}
 	var a struct {
 		Repo string `json:"repo"`
 		Path string `json:"path"`
@@ -376,9 +343,9 @@ func (h *Handler) trashRestore(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	o := branch.CommitOptions{Principal: c.principal}
+	o := branch.CommitOptions{Principal: c.p.AccessKey}
 	o.Intent = func(id manifest.CommitID) error {
-		return h.eventErrFull(ctx, Event{Kind: record.KindCommit, Actor: c.principal, Repo: a.Repo, Path: a.Path, Commit: id.String(), Detail: "restore from the trash"})
+		return h.record(ctx, c, record.Event{Kind: record.KindCommit, Repo: a.Repo, Subject: record.Subject{Path: a.Path, Commit: id.String()}, Details: detail("restore from the trash")})
 	}
 	id, err := h.b.RestoreTrash(ctx, a.Repo, a.Path, o)
 	if err != nil {

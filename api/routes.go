@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
@@ -197,7 +198,7 @@ func (h *Handler) repoCreate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	protected := a.Protected == nil || *a.Protected
-	r, err := h.b.CreateRepo(ctx, a.Repo, branch.CreateRepoOptions{Protected: protected, Principal: c.principal})
+	r, err := h.b.CreateRepo(ctx, a.Repo, branch.CreateRepoOptions{Protected: protected, Principal: c.p.AccessKey})
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +284,7 @@ func (h *Handler) branchCreate(ctx context.Context, c *call) (any, error) {
 	if u.QuotaObjects != nil {
 		lim.QuotaObjects = *u.QuotaObjects
 	}
-	if err := h.eventErrFull(ctx, Event{Kind: record.KindBranchCreated, Actor: c.principal, Repo: a.Repo, Branch: a.Name, Detail: "from " + a.From + a.limitArgs.describe()}); err != nil {
+	if err := h.record(ctx, c, record.Event{Kind: record.KindBranchCreated, Repo: a.Repo, Branch: a.Name, Details: detail("from " + a.From + a.limitArgs.describe())}); err != nil {
 		return nil, err
 	}
 	b, err := h.b.CreateBranchWith(ctx, a.Repo, a.Name, a.From, lim)
@@ -348,7 +349,7 @@ func (h *Handler) branchLimits(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.eventErrFull(ctx, Event{Kind: record.KindBranchLimits, Actor: c.principal, Repo: a.Repo, Branch: a.Name, Detail: strings.TrimPrefix(a.limitArgs.describe(), ", ")}); err != nil {
+	if err := h.record(ctx, c, record.Event{Kind: record.KindBranchLimits, Repo: a.Repo, Branch: a.Name, Details: detail(strings.TrimPrefix(a.limitArgs.describe(), ", "))}); err != nil {
 		return nil, err
 	}
 	b, err := h.b.SetLimits(ctx, a.Repo, a.Name, u)
@@ -409,7 +410,7 @@ func (h *Handler) branchDelete(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
-	if err := h.eventErrFull(ctx, Event{Kind: record.KindBranchDeleted, Actor: c.principal, Repo: a.Repo, Branch: a.Name}); err != nil {
+	if err := h.record(ctx, c, record.Event{Kind: record.KindBranchDeleted, Repo: a.Repo, Branch: a.Name}); err != nil {
 		return nil, err
 	}
 	if err := h.b.DeleteBranch(ctx, a.Repo, a.Name); err != nil {
@@ -428,7 +429,7 @@ func (h *Handler) branchProtect(on bool) func(context.Context, *call) (any, erro
 		if on {
 			kind = record.KindBranchProtected
 		}
-		if err := h.eventErrFull(ctx, Event{Kind: kind, Actor: c.principal, Repo: a.Repo, Branch: a.Name}); err != nil {
+		if err := h.record(ctx, c, record.Event{Kind: kind, Repo: a.Repo, Branch: a.Name}); err != nil {
 			return nil, err
 		}
 		if err := h.b.SetProtected(ctx, a.Repo, a.Name, on); err != nil {
@@ -455,21 +456,18 @@ func (h *Handler) commitCreate(ctx context.Context, c *call) (any, error) {
 	if err := required("repo", a.Repo, "branch", a.Branch); err != nil {
 		return nil, err
 	}
-	o := branch.CommitOptions{Message: a.Message, Principal: c.principal, AllowEmpty: a.AllowEmpty}
-	if l := c.lease; l != nil {
-		if a.Repo != l.Repo || a.Branch != l.Branch {
-			return nil, notFound("no branch " + a.Branch + " in " + a.Repo)
-		}
-		if !l.AllowsAnywhere(lease.Write, time.Now()) {
-			return nil, denied("the lease does not grant write")
-		}
+	o := branch.CommitOptions{Message: a.Message, Principal: c.p.AccessKey, AllowEmpty: a.AllowEmpty}
+	if err := h.auth.Authorize(ctx, c.p, lease.Write, auth.Target{Repo: a.Repo, Branch: a.Branch}); err != nil {
+		return nil, err
+	}
+	if l := c.p.Lease; l != nil {
 		o.Principal, o.OnBehalfOf, o.Run, o.Lease = l.Principal, l.OnBehalfOf, l.Run, l.ID
 		if l.Purpose != "" {
 			o.Extra = []manifest.Pair{{Name: "purpose", Value: l.Purpose}}
 		}
 	}
 	o.Intent = func(id manifest.CommitID) error {
-		return h.eventErrFull(ctx, Event{Kind: record.KindCommit, Lease: c.lease, Actor: c.principal, Repo: a.Repo, Branch: a.Branch, Commit: id.String(), Detail: a.Message})
+		return h.record(ctx, c, record.Event{Kind: record.KindCommit, Repo: a.Repo, Branch: a.Branch, Subject: record.Subject{Commit: id.String()}, Details: detail(a.Message)})
 	}
 	id, err := h.b.Commit(ctx, a.Repo, a.Branch, o)
 	if err != nil {
@@ -612,8 +610,8 @@ func (h *Handler) changesList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l := c.lease; l != nil && (a.Repo != l.Repo || a.Branch != l.Branch) {
-		return nil, notFound("no branch " + a.Branch + " in " + a.Repo)
+	if err := h.auth.Authorize(ctx, c.p, lease.List, auth.Target{Repo: a.Repo, Branch: a.Branch}); err != nil {
+		return nil, err
 	}
 	changes, next, err := page(limit, func(fn func(branch.Change) error) error {
 		return h.b.Changes(ctx, a.Repo, a.Branch, a.Cursor, visibleOnly(c, fn))
@@ -653,40 +651,24 @@ func (h *Handler) gc(ctx context.Context, c *call) (any, error) {
 	return map[string]any{"stats": st}, nil
 }
 
-// leaseRef checks that a lease may name ref: its own branch, or a commit
-// its branch has seen. Anything else does not exist for it.
+// leaseRef checks that the caller may name ref in repo: for a lease, its
+// own branch or a commit its branch has seen; anything else does not exist
+// for it (answered alike whether it exists or not).
 func (h *Handler) leaseRef(ctx context.Context, c *call, repo, ref string) error {
-	l := c.lease
-	if l == nil {
-		return nil
+	t := auth.Target{Repo: repo, Branch: ref}
+	if l := c.p.Lease; l != nil && ref != l.Branch {
+		t = auth.Target{Repo: repo, Commit: ref}
 	}
-	if repo != l.Repo {
-		return notFound("no repository " + repo)
-	}
-	if ref == l.Branch {
-		return nil
-	}
-	if id, err := manifest.ParseCommitID(ref); err == nil {
-		ok, err := h.b.Sees(ctx, repo, l.Branch, id)
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-	}
-	return notFound("no ref " + ref + " in " + repo)
+	return h.auth.Authorize(ctx, c.p, lease.List, t)
 }
 
-// visibleOnly drops changes to keys a lease may not list.
+// visibleOnly drops changes to keys the caller may not list.
 func visibleOnly(c *call, fn func(branch.Change) error) func(branch.Change) error {
-	l := c.lease
-	if l == nil {
+	if c.p.IsOwner() {
 		return fn
 	}
-	now := time.Now()
 	return func(ch branch.Change) error {
-		if !l.Allows(lease.List, ch.Key, now) {
+		if !c.p.Visible(ch.Key, lease.List) {
 			return nil
 		}
 		return fn(ch)

@@ -189,19 +189,34 @@ func TestBudgets(t *testing.T) {
 	if c.Budgets.Requests != 3 || c.Budgets.BytesRead != 100 {
 		t.Fatalf("child inherits the parent's remaining budgets: %+v", c.Budgets)
 	}
-	if v := s.ReserveRead(ctx, c, 60); v.Decision != lease.Allow {
+	chain := func(l *lease.Lease) []*lease.Lease {
+		ls, err := s.Chain(ctx, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ls
+	}
+	now := time.Now()
+	if v := s.reserve(ctx, chain(c), 60, readBudget); v.Decision != lease.Allow {
 		t.Fatal(v)
 	}
 	// The child's reads were charged to the parent too.
-	if v := s.ReserveRead(ctx, p, 50); v.Decision != lease.OverBudget {
+	if v := s.reserve(ctx, chain(p), 50, readBudget); v.Decision != lease.OverBudget {
 		t.Fatalf("parent over its read budget: %v", v)
 	}
+	// A charge so large it would wrap around is refused, not wrapped.
+	if v := s.reserve(ctx, chain(p), 1<<63-1, readBudget); v.Decision != lease.OverBudget {
+		t.Fatalf("an overflowing charge: %v", v)
+	}
+	if v := s.reserve(ctx, chain(p), -10, readBudget); v.Decision == lease.Allow {
+		t.Fatal("a negative charge was accepted (it would refund the budget)")
+	}
 	for i := 0; i < 3; i++ {
-		if v := s.Admit(ctx, p); v.Decision != lease.Allow {
+		if v := s.admit(ctx, chain(p), now); v.Decision != lease.Allow {
 			t.Fatalf("request %d: %v", i, v)
 		}
 	}
-	if v := s.Admit(ctx, c); v.Decision != lease.OverBudget {
+	if v := s.admit(ctx, chain(c), now); v.Decision != lease.OverBudget {
 		t.Fatalf("child after the parent's requests are spent: %v", v)
 	}
 	if r := s.Remaining(ctx, c); r.Requests != 0 || r.BytesRead != 40 || r.BytesWritten != -1 {

@@ -4,16 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 )
-
-// Budget accounting. lease.Usage lives in memory and is written behind to kv
-// every second (Run) and on Close, so a crash can forget at most about a
-// second of consumption; every request of a lease is charged to the lease
-// and to each of its ancestors.
 
 // meterFor returns the meter of a lease, loading it from kv once. s.mu
 // must be held.
@@ -47,8 +43,8 @@ func (s *Leases) usageOf(ctx context.Context, l *lease.Lease) lease.Usage {
 	return s.meterFor(ctx, l.ID).Usage
 }
 
-// chain returns the lease and its ancestors, nearest first.
-func (s *Leases) chain(ctx context.Context, l *lease.Lease) ([]*lease.Lease, error) {
+// Chain returns the lease and its ancestors, nearest first, as stored now.
+func (s *Leases) Chain(ctx context.Context, l *lease.Lease) ([]*lease.Lease, error) {
 	out := []*lease.Lease{l}
 	for cur := l; cur.Parent != nil; {
 		p, err := s.Get(ctx, *cur.Parent)
@@ -79,16 +75,21 @@ func minLeft(a, b int64) int64 {
 }
 
 // Remaining returns the tightest remaining budgets over the lease and its
-// ancestors.
+// ancestors (of a lease other than the request's own: lease/get).
 func (s *Leases) Remaining(ctx context.Context, l *lease.Lease) lease.Remaining {
-	r := lease.Remaining{BytesRead: -1, BytesWritten: -1, Requests: -1}
-	ls, err := s.chain(ctx, l)
+	ls, err := s.Chain(ctx, l)
 	if err != nil {
 		return lease.Remaining{}
 	}
+	return s.remaining(ctx, ls)
+}
+
+// remaining is Remaining over a chain already loaded.
+func (s *Leases) remaining(ctx context.Context, chain []*lease.Lease) lease.Remaining {
+	r := lease.Remaining{BytesRead: -1, BytesWritten: -1, Requests: -1}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, x := range ls {
+	for _, x := range chain {
 		u := s.meterFor(ctx, x.ID).Usage
 		r.BytesRead = minLeft(r.BytesRead, left(x.Budgets.BytesRead, u.BytesRead))
 		r.BytesWritten = minLeft(r.BytesWritten, left(x.Budgets.BytesWritten, u.BytesWritten))
@@ -97,82 +98,87 @@ func (s *Leases) Remaining(ctx context.Context, l *lease.Lease) lease.Remaining 
 	return r
 }
 
-// Admit charges one request to the lease and its ancestors, after checking
-// that the lease is live and no budget is spent. It is called once per
-// request, before any other check.
-func (s *Leases) Admit(ctx context.Context, l *lease.Lease) lease.Verdict {
-	if l.Revoked || !s.now().Before(l.ExpiresAt) {
-		return lease.Verdict{Decision: lease.Expired, Rule: "lease expired or revoked"}
+// admit checks that every lease of the chain is live and has requests
+// left, and charges one request to each. It is called once per request,
+// before any other check.
+func (s *Leases) admit(ctx context.Context, chain []*lease.Lease, now time.Time) lease.Verdict {
+	for _, x := range chain {
+		switch {
+		case x.Revoked:
+			return lease.Verdict{Decision: lease.Expired, Rule: "lease " + x.ID + " revoked"}
+		case !now.Before(x.ExpiresAt):
+			return lease.Verdict{Decision: lease.Expired, Rule: "lease " + x.ID + " expired"}
+		}
 	}
-	ls, err := s.chain(ctx, l)
-	if err != nil {
-		return lease.Verdict{Decision: lease.Expired, Rule: "ancestor lease missing"}
+	return s.reserve(ctx, chain, 1, requestsBudget)
+}
+
+// budget names one budget: its limit in Budgets and its counter in a meter.
+type budget struct {
+	name  string
+	limit func(lease.Budgets) int64
+	used  func(*meter) *int64
+}
+
+var (
+	requestsBudget = budget{"requests", func(b lease.Budgets) int64 { return b.Requests }, func(m *meter) *int64 { return &m.Requests }}
+	readBudget     = budget{"bytes_read", func(b lease.Budgets) int64 { return b.BytesRead }, func(m *meter) *int64 { return &m.BytesRead }}
+	writeBudget    = budget{"bytes_written", func(b lease.Budgets) int64 { return b.BytesWritten }, func(m *meter) *int64 { return &m.BytesWritten }}
+)
+
+// reserve checks that n more units of b fit every lease of the chain
+// (whole responses are refused up front rather than cut short) and
+// charges them. n must not be negative. The comparison is made against
+// what is left, so a huge n cannot wrap around.
+func (s *Leases) reserve(ctx context.Context, chain []*lease.Lease, n int64, b budget) lease.Verdict {
+	if n < 0 {
+		return lease.Verdict{Decision: lease.Denied, Rule: fmt.Sprintf("a negative %s charge (%d)", b.name, n)}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, x := range ls {
-		if x.Revoked {
-			return lease.Verdict{Decision: lease.Expired, Rule: "ancestor lease " + x.ID + " revoked"}
+	for _, x := range chain {
+		lim := b.limit(x.Budgets)
+		if lim <= 0 {
+			continue
 		}
-		u := s.meterFor(ctx, x.ID).Usage
-		if x.Budgets.Requests > 0 && u.Requests >= x.Budgets.Requests {
-			return lease.Verdict{Decision: lease.OverBudget, Rule: fmt.Sprintf("lease %s: request budget of %d spent", x.ID, x.Budgets.Requests)}
+		if used := *b.used(s.meterFor(ctx, x.ID)); used >= lim || n > lim-used {
+			if b.name == "requests" {
+				return lease.Verdict{Decision: lease.OverBudget, Rule: fmt.Sprintf("lease %s: request budget of %d spent", x.ID, lim)}
+			}
+			return lease.Verdict{Decision: lease.OverBudget, Rule: fmt.Sprintf("lease %s: %s budget of %d would be exceeded by %d bytes", x.ID, b.name, lim, n)}
 		}
 	}
-	for _, x := range ls {
+	for _, x := range chain {
 		m := s.meterFor(ctx, x.ID)
-		m.Requests++
+		p := b.used(m)
+		*p = sat(*p, n)
 		m.dirty = true
 	}
 	return lease.Verdict{Decision: lease.Allow}
 }
 
-// ReserveRead checks that n more bytes may be read (whole responses are
-// refused up front rather than cut short) and charges them.
-func (s *Leases) ReserveRead(ctx context.Context, l *lease.Lease, n int64) lease.Verdict {
-	return s.reserve(ctx, l, n, func(b lease.Budgets) int64 { return b.BytesRead }, func(m *meter) *int64 { return &m.BytesRead }, "bytes_read")
-}
-
-// ReserveWrite does the same for bytes written.
-func (s *Leases) ReserveWrite(ctx context.Context, l *lease.Lease, n int64) lease.Verdict {
-	return s.reserve(ctx, l, n, func(b lease.Budgets) int64 { return b.BytesWritten }, func(m *meter) *int64 { return &m.BytesWritten }, "bytes_written")
-}
-
-// Refund gives back bytes reserved but not transferred (a failed upload or
-// an aborted download).
-func (s *Leases) Refund(ctx context.Context, l *lease.Lease, read, written int64) {
-	ls, err := s.chain(ctx, l)
-	if err != nil {
+// refund gives back n units of b reserved by the same request and not
+// used (a failed upload, a download that could not start).
+func (s *Leases) refund(ctx context.Context, chain []*lease.Lease, n int64, b budget) {
+	if n <= 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, x := range ls {
+	for _, x := range chain {
 		m := s.meterFor(ctx, x.ID)
-		m.BytesRead = max(m.BytesRead-read, 0)
-		m.BytesWritten = max(m.BytesWritten-written, 0)
+		p := b.used(m)
+		*p = max(*p-n, 0)
 		m.dirty = true
 	}
 }
 
-func (s *Leases) reserve(ctx context.Context, l *lease.Lease, n int64, limit func(lease.Budgets) int64, field func(*meter) *int64, name string) lease.Verdict {
-	ls, err := s.chain(ctx, l)
-	if err != nil {
-		return lease.Verdict{Decision: lease.Expired, Rule: "ancestor lease missing"}
+// sat adds two non-negative counts, saturating instead of wrapping.
+func sat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, x := range ls {
-		if lim := limit(x.Budgets); lim > 0 && *field(s.meterFor(ctx, x.ID))+n > lim {
-			return lease.Verdict{Decision: lease.OverBudget, Rule: fmt.Sprintf("lease %s: %s budget of %d would be exceeded by %d bytes", x.ID, name, lim, n)}
-		}
-	}
-	for _, x := range ls {
-		m := s.meterFor(ctx, x.ID)
-		*field(m) += n
-		m.dirty = true
-	}
-	return lease.Verdict{Decision: lease.Allow}
+	return a + b
 }
 
 // Flush writes changed usage counters to kv.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gateway"
-	"github.com/agentnas/nas/s3api"
 )
 
 // ServeChild is the body of a server process the memory workload spawns
@@ -23,7 +23,7 @@ func ServeChild(ctx context.Context, kind, dataDir, addr string) error {
 	log := slog.New(slog.DiscardHandler)
 	switch kind {
 	case KindNAS:
-		g, err := gateway.Open(gateway.Config{DataDir: dataDir, Owner: s3api.Credentials{AccessKey: benchAccessKey, SecretKey: benchSecretKey}, Log: log})
+		g, err := gateway.Open(gateway.Config{DataDir: dataDir, Owner: auth.Owner{AccessKey: benchAccessKey, SecretKey: benchSecretKey}, Log: log})
 		if err != nil {
 			return fmt.Errorf("open gateway: %w", err)
 		}

@@ -17,8 +17,8 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3afero"
 	"github.com/spf13/afero"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gateway"
-	"github.com/agentnas/nas/s3api"
 )
 
 // Kinds of Target.
@@ -118,7 +118,7 @@ func StartGateway(ctx context.Context, name, dataDir string, log *slog.Logger) (
 	}
 	g, err := gateway.Open(gateway.Config{
 		DataDir: dataDir,
-		Owner:   s3api.Credentials{AccessKey: benchAccessKey, SecretKey: benchSecretKey},
+		Owner:   auth.Owner{AccessKey: benchAccessKey, SecretKey: benchSecretKey},
 		Log:     log,
 	})
 	if err != nil {

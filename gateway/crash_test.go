@@ -24,8 +24,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gateway"
-	"github.com/agentnas/nas/s3api"
 )
 
 const (
@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 
 func crashChild(dir string) int {
 	log := slog.New(slog.DiscardHandler)
-	g, err := gateway.Open(gateway.Config{DataDir: dir, Owner: s3api.Credentials{AccessKey: crashAK, SecretKey: crashSK}, Log: log})
+	g, err := gateway.Open(gateway.Config{DataDir: dir, Owner: auth.Owner{AccessKey: crashAK, SecretKey: crashSK}, Log: log})
 	if err != nil {
 		fmt.Println("ERROR", err)
 		return 1

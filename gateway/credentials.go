@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentnas/nas/s3api"
+	"github.com/agentnas/nas/auth"
 )
 
 // credentialsFile holds generated owner credentials in the data directory.
@@ -23,13 +23,13 @@ type storedCredentials struct {
 // NAS_SECRET_KEY when both are set, else those stored in the data directory,
 // else new ones, which are stored (mode 0600) and reported as generated so
 // the caller prints them once.
-func OwnerCredentials(dataDir string, getenv func(string) string) (c s3api.Credentials, generated bool, err error) {
+func OwnerCredentials(dataDir string, getenv func(string) string) (c auth.Owner, generated bool, err error) {
 	ak, sk := getenv("NAS_ACCESS_KEY"), getenv("NAS_SECRET_KEY")
 	if ak != "" || sk != "" {
 		if ak == "" || sk == "" {
 			return c, false, errors.New("set both NAS_ACCESS_KEY and NAS_SECRET_KEY, or neither")
 		}
-		return s3api.Credentials{AccessKey: ak, SecretKey: sk}, false, nil
+		return auth.Owner{AccessKey: ak, SecretKey: sk}, false, nil
 	}
 	path := filepath.Join(dataDir, credentialsFile)
 	b, err := os.ReadFile(path)
@@ -38,7 +38,7 @@ func OwnerCredentials(dataDir string, getenv func(string) string) (c s3api.Crede
 		if err := json.Unmarshal(b, &st); err != nil || st.AccessKey == "" || st.SecretKey == "" {
 			return c, false, fmt.Errorf("read %s: malformed credentials file", path)
 		}
-		return s3api.Credentials{AccessKey: st.AccessKey, SecretKey: st.SecretKey}, false, nil
+		return auth.Owner{AccessKey: st.AccessKey, SecretKey: st.SecretKey}, false, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return c, false, fmt.Errorf("read credentials: %w", err)
@@ -63,7 +63,7 @@ func OwnerCredentials(dataDir string, getenv func(string) string) (c s3api.Crede
 	if err := f.Close(); err != nil {
 		return c, false, err
 	}
-	return s3api.Credentials{AccessKey: st.AccessKey, SecretKey: st.SecretKey}, true, nil
+	return auth.Owner{AccessKey: st.AccessKey, SecretKey: st.SecretKey}, true, nil
 }
 
 const (

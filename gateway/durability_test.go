@@ -14,9 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/kv"
-	"github.com/agentnas/nas/s3api"
 )
 
 // trace is an ordered log of sync, commit and acknowledgement events.
@@ -43,7 +43,7 @@ func TestDurabilityOrder(t *testing.T) {
 	var err error
 	g, err = gateway.Open(gateway.Config{
 		DataDir: t.TempDir(),
-		Owner:   s3api.Credentials{AccessKey: crashAK, SecretKey: crashSK},
+		Owner:   auth.Owner{AccessKey: crashAK, SecretKey: crashSK},
 		OnSync: func(path string) {
 			tr.mu.Lock()
 			defer tr.mu.Unlock()

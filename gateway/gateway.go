@@ -19,7 +19,6 @@ import (
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/kv"
-	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/s3api"
@@ -30,7 +29,7 @@ import (
 // Config configures a Gateway.
 type Config struct {
 	DataDir string
-	Owner   s3api.Credentials
+	Owner   auth.Owner
 	Region  string
 	Domains []string
 	Log     *slog.Logger
@@ -50,6 +49,7 @@ type Gateway struct {
 	Chunks    *cas.Store
 	Branches  *branch.Service
 	Leases    *auth.Leases
+	Auth      *auth.Authority
 	Recorder  *record.Recorder
 	Manifests *record.Manifests
 	S3        *s3api.Server
@@ -58,10 +58,6 @@ type Gateway struct {
 	Gates     *gate.Service
 	Sources   *source.Registry
 	log       *slog.Logger
-
-	authMu     sync.Mutex // guards authSecond and authCount
-	authSecond int64
-	authCount  int
 
 	stop context.CancelFunc // ends background work started by Start
 	bg   sync.WaitGroup     // background goroutines
@@ -100,15 +96,13 @@ func Open(c Config) (*Gateway, error) {
 	so.OnCommit = g.recordSourceCommit
 	g.Sources = source.New(kdb, b, so)
 	b.AddRoots(g.Sources.Materializer()) // the side index is a GC root
-	g.S3 = s3api.New(s3api.Config{Branches: b, Owner: c.Owner, Region: c.Region, Domains: c.Domains, Log: c.Log, Leases: leases,
-		OnDeny: g.recordDenial, OnRead: g.recordRead, OnGrantUsed: g.recordGrantUsed, OnDelete: g.recordDelete,
-		OnAuthFailure: g.recordAuthFailure, Lazy: g.Sources.Materializer()})
+	g.Auth = auth.New(auth.Config{Owner: c.Owner, Leases: leases, Branches: b, Recorder: g.Recorder, Reads: g.Manifests, Log: c.Log})
+	g.S3 = s3api.New(s3api.Config{Branches: b, Auth: g.Auth, OwnerKey: c.Owner.AccessKey, Region: c.Region, Domains: c.Domains, Log: c.Log,
+		Lazy: g.Sources.Materializer()})
 	g.Gates = gate.New(b, kdb, leases, g.Recorder)
-	g.API = api.New(api.Config{Branches: b, Leases: leases, Recorder: g.Recorder, FlushReads: g.Manifests.Flush,
-		OnRead: g.recordRead, OnDeny: g.recordDenial, Gates: g.Gates, Auth: g.S3, Log: c.Log})
+	g.API = api.New(api.Config{Branches: b, Auth: g.Auth, Recorder: g.Recorder, Gates: g.Gates, Log: c.Log})
 	g.API.SetSources(g.Sources)
-	g.STS = sts.New(g.S3, leases, b, g.Recorder, c.Log)
-	g.STS.ErrorMapper = s3api.ErrorFor
+	g.STS = sts.New(g.Auth, b, c.Log)
 	return g, nil
 }
 
@@ -117,95 +111,6 @@ func Open(c Config) (*Gateway, error) {
 func (g *Gateway) recordSourceCommit(ctx context.Context, repo, br string, id manifest.CommitID, message, principal string) error {
 	e := record.Event{Kind: record.KindCommit, Principal: principal, Repo: repo, Branch: br,
 		Subject: record.Subject{Commit: id.String()}, Details: map[string]string{"detail": message}}
-	_, err := g.Recorder.Append(ctx, e)
-	return err
-}
-
-// provenance fills an event's run, lease and principal from l.
-func provenance(e *record.Event, l *lease.Lease) {
-	if l == nil {
-		return
-	}
-	e.Run, e.Principal, e.OnBehalfOf, e.Lease, e.Purpose = l.Run, l.Principal, l.OnBehalfOf, l.ID, l.Purpose
-}
-
-// recordDenial writes a refused lease request to the flight recorder.
-func (g *Gateway) recordDenial(ctx context.Context, l *lease.Lease, action, repo, branch, key string, v lease.Verdict) {
-	e := record.Event{Kind: record.KindDenied, Repo: repo, Branch: branch, Subject: record.Subject{Path: key},
-		Decision: record.Decision{Effect: record.Effect(v.Decision.String()), Rule: v.Rule}, Details: map[string]string{"action": action}}
-	provenance(&e, l)
-	if _, err := g.Recorder.Append(context.WithoutCancel(ctx), e); err != nil {
-		g.log.Error("flight recorder: denial not recorded", "lease", l.ID, "err", err)
-	}
-}
-
-// authFailures bounds how many refused unauthenticated requests are
-// recorded per second, so a flood cannot bury the record.
-const authFailuresPerSecond = 20
-
-// recordAuthFailure records a request refused before it had a principal:
-// who it claimed to be (the access key, if any) and why.
-func (g *Gateway) recordAuthFailure(ctx context.Context, r *http.Request, err error) {
-	g.authMu.Lock()
-	now := time.Now().Unix()
-	if now != g.authSecond {
-		g.authSecond, g.authCount = now, 0
-	}
-	g.authCount++
-	over := g.authCount > authFailuresPerSecond
-	g.authMu.Unlock()
-	if over {
-		return
-	}
-	_, code, _ := s3api.ErrorFor(err)
-	e := record.Event{Kind: record.KindDenied, Principal: claimedKey(r), Subject: record.Subject{Path: r.URL.EscapedPath()},
-		Decision: record.Decision{Effect: record.EffectDeny, Rule: "authentication", Reason: code},
-		Details:  map[string]string{"method": r.Method, "remote": r.RemoteAddr}}
-	if _, err := g.Recorder.Append(context.WithoutCancel(ctx), e); err != nil {
-		g.log.Error("flight recorder: refusal not recorded", "err", err)
-	}
-}
-
-// claimedKey returns the access key a request claims, or "anonymous".
-func claimedKey(r *http.Request) string {
-	if c := r.URL.Query().Get("X-Amz-Credential"); c != "" {
-		ak, _, _ := strings.Cut(c, "/")
-		return ak
-	}
-	if _, rest, ok := strings.Cut(r.Header.Get("Authorization"), "Credential="); ok {
-		ak, _, _ := strings.Cut(rest, "/")
-		return ak
-	}
-	return "anonymous"
-}
-
-// recordRead adds a lease's read to its run's read manifest: the path, the
-// branch head it was read at, the version, range and ETag (never content).
-func (g *Gateway) recordRead(ctx context.Context, l *lease.Lease, repo, br, key string, e *manifest.Entry, off, n int64) {
-	rd := record.Read{Path: key, VersionID: e.VersionID, Offset: off, Length: n, ETag: e.ETag}
-	if b, err := g.Branches.GetBranch(ctx, repo, br); err == nil {
-		rd.Commit = b.Head.String()
-	}
-	if err := g.Manifests.Add(context.WithoutCancel(ctx), l.Run, rd); err != nil {
-		g.log.Error("read manifest", "run", l.Run, "err", err)
-	}
-}
-
-func (g *Gateway) recordGrantUsed(ctx context.Context, l *lease.Lease, key string, used []lease.Grant) {
-	for _, gr := range used {
-		e := record.Event{Kind: record.KindShareUsed, Repo: l.Repo, Branch: l.Branch, Subject: record.Subject{Path: key},
-			Details: map[string]string{"grant": gr.ID}}
-		provenance(&e, l)
-		if _, err := g.Recorder.Append(context.WithoutCancel(ctx), e); err != nil {
-			g.log.Error("flight recorder: grant use not recorded", "err", err)
-		}
-	}
-}
-
-// recordDelete writes a delete's intent record before the delete happens.
-func (g *Gateway) recordDelete(ctx context.Context, l *lease.Lease, actor, repo, br, key, vid string) error {
-	e := record.Event{Kind: record.KindDelete, Principal: actor, Repo: repo, Branch: br, Subject: record.Subject{Path: key, VersionID: vid}}
-	provenance(&e, l)
 	_, err := g.Recorder.Append(ctx, e)
 	return err
 }

@@ -24,11 +24,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/nastest"
-	"github.com/agentnas/nas/s3api"
 )
 
 func TestServeRefusesPlainHTTPBeyondLoopback(t *testing.T) {
@@ -69,7 +69,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 
 func TestServeTLS(t *testing.T) {
 	certFile, keyFile, pool := selfSigned(t)
-	g, err := gateway.Open(gateway.Config{DataDir: t.TempDir(), Owner: s3api.Credentials{AccessKey: crashAK, SecretKey: crashSK}})
+	g, err := gateway.Open(gateway.Config{DataDir: t.TempDir(), Owner: auth.Owner{AccessKey: crashAK, SecretKey: crashSK}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,9 +240,11 @@ func (d Decision) String() string {
 type Verdict struct {
 	Decision Decision
 	Rule     string // what matched, for the flight recorder and errors
-	// SingleUseGrant names the single-use grant that alone allows the
-	// request; the caller must consume it (Store.ConsumeGrant) before
-	// acting, so it serves exactly one request.
+	// Grant names the grant that alone allows the request, if one does.
+	Grant string
+	// SingleUseGrant is Grant when that grant is single-use: the
+	// authorization point consumes it before the request acts, so it
+	// serves exactly one request.
 	SingleUseGrant string
 }
 
@@ -272,7 +274,7 @@ func (l *Lease) Check(a Action, repo, branch, key string, now time.Time) Verdict
 	}
 	for _, g := range l.Grants {
 		if g.Live(now) && slices.Contains(g.Actions, a) && glob.Match(g.Path, key) {
-			v := Verdict{Decision: Allow, Rule: "grant " + g.ID}
+			v := Verdict{Decision: Allow, Rule: "grant " + g.ID, Grant: g.ID}
 			if g.SingleUse {
 				v.SingleUseGrant = g.ID
 			}

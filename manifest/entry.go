@@ -10,6 +10,10 @@ import (
 	"github.com/agentnas/nas/chunk"
 )
 
+// MaxSize is the largest object S3 allows, 5 TiB; no entry is larger, and
+// every size computed from a request is checked against it.
+const MaxSize = 5 << 40
+
 // Entry is one version of one object.
 type Entry struct {
 	Size      int64

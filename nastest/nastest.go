@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gateway"
-	"github.com/agentnas/nas/s3api"
 )
 
 // Owner credentials of every test server.
@@ -70,7 +70,7 @@ func Start(t testing.TB, opts ...Options) *Server {
 	}
 	g, err := gateway.Open(gateway.Config{
 		DataDir: o.DataDir,
-		Owner:   s3api.Credentials{AccessKey: AccessKey, SecretKey: SecretKey},
+		Owner:   auth.Owner{AccessKey: AccessKey, SecretKey: SecretKey},
 		Domains: o.Domains,
 		Log:     o.Log,
 	})

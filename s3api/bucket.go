@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/checksum"
 	"github.com/agentnas/nas/lease"
 
@@ -31,7 +32,7 @@ func (s *Server) listBuckets(req *request) error {
 	}
 	doc := listAllMyBucketsResult{Xmlns: s3ns, Owner: s.ownerDoc(), Buckets: []bucketDoc{}}
 	for _, r := range repos {
-		if req.lease != nil && r.Name != req.lease.Repo {
+		if req.p.Outside(r.Name, "") {
 			continue // other repositories do not exist for a lease
 		}
 		doc.Buckets = append(doc.Buckets, bucketDoc{Name: r.Name, CreationDate: isoTime(r.Created.UnixNano()), BucketRegion: s.region})
@@ -63,13 +64,14 @@ func (s *Server) headBucket(req *request) error {
 }
 
 func (s *Server) createBucket(req *request) error {
-	if l := req.lease; l != nil {
+	if !req.p.IsOwner() {
 		// Clients create a bucket before writing; the lease's own bucket
-		// answers as an existing one would, anything else is refused.
-		if req.repo == l.Repo && (req.branch == "" || req.branch == l.Branch) {
+		// answers as an existing one would, anything else is refused
+		// alike, whether it exists or not.
+		if !req.p.Outside(req.repo, req.branch) {
 			return toS3(branch.ErrRepoExists)
 		}
-		return errAccessDenied("Access Denied: a lease cannot create buckets")
+		return s.auth.OwnerOnly(req.ctx(), req.p, "CreateBucket", auth.Target{})
 	}
 	if req.branch != "" {
 		// Clients (rclone) create a bucket before writing to it and accept
@@ -92,7 +94,7 @@ func (s *Server) createBucket(req *request) error {
 }
 
 func (s *Server) deleteBucket(req *request) error {
-	if err := s.ownerOnly(req); err != nil {
+	if err := s.ownerOnly(req, req.r.Method+" bucket configuration"); err != nil {
 		return err
 	}
 	if req.branch != "" {
@@ -123,7 +125,7 @@ func (s *Server) getVersioning(req *request) error {
 }
 
 func (s *Server) putVersioning(req *request) error {
-	if err := s.ownerOnly(req); err != nil {
+	if err := s.ownerOnly(req, req.r.Method+" bucket configuration"); err != nil {
 		return err
 	}
 	if err := s.requireBranch(req); err != nil {
@@ -210,7 +212,7 @@ func (s *Server) putACL(req *request) error {
 		if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
 			return err
 		}
-	} else if err := s.ownerOnly(req); err != nil {
+	} else if err := s.ownerOnly(req, req.r.Method+" bucket configuration"); err != nil {
 		return err
 	}
 	if req.hasKey {
@@ -273,15 +275,8 @@ func readBodyChecked(req *request, limit int64, v any) error {
 
 // ownerOnly refuses bucket configuration to leases: AccessDenied for the
 // lease's own bucket, NoSuchBucket for any other.
-func (s *Server) ownerOnly(req *request) error {
-	l := req.lease
-	if l == nil {
-		return nil
-	}
-	if req.repo == l.Repo && req.branch == l.Branch {
-		return errAccessDenied("Access Denied: bucket configuration belongs to the owner")
-	}
-	return errNoSuchBucket(req.bucket)
+func (s *Server) ownerOnly(req *request, op string) error {
+	return s.refusal(req, s.auth.OwnerOnly(req.ctx(), req.p, op, auth.Target{Repo: req.repo, Branch: req.branch}), nil)
 }
 
 func noSuchKey() *Error {

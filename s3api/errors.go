@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/sigv4"
 	"github.com/agentnas/nas/source"
@@ -69,9 +71,6 @@ var (
 	errInvalidMaxKeys = func() *Error {
 		return s3err(http.StatusBadRequest, "InvalidArgument", "Provided max-keys not an integer or within integer range")
 	}
-	errUnsignedBranch = func() *Error {
-		return s3err(http.StatusBadRequest, "InvalidArgument", "x-nas-branch is honoured only when covered by the request signature (SignedHeaders)")
-	}
 	errInvalidEncodingType = func() *Error {
 		return s3err(http.StatusBadRequest, "InvalidArgument", "Invalid Encoding Method specified in Request")
 	}
@@ -91,7 +90,25 @@ func toS3(err error) *Error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return s3err(http.StatusServiceUnavailable, "SlowDown", "request timed out; reduce your request rate")
 
-	// Authentication.
+	// Authentication and authorization (package auth).
+	case errors.Is(err, auth.ErrUnsignedHeaders):
+		return errAccessDenied("There were headers present in the request which were not signed")
+	case errors.Is(err, auth.ErrUnsignedPayload):
+		return errAccessDenied("This endpoint requires a header-signed request with a signed payload")
+	case errors.Is(err, auth.ErrOverBudget):
+		return s3err(http.StatusForbidden, "QuotaExceeded", "The lease's budget does not allow this request: "+refusalRule(err))
+	case errors.Is(err, auth.ErrNoSuchVersion):
+		return s3err(http.StatusNotFound, "NoSuchVersion", "The specified version does not exist.")
+	case errors.Is(err, auth.ErrNoSuchBucket):
+		return s3err(http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist")
+	case errors.Is(err, auth.ErrNotFound):
+		return noSuchKey()
+	case errors.Is(err, auth.ErrDenied):
+		return errAccessDenied("Access Denied: " + refusalRule(err))
+	case errors.Is(err, auth.ErrInvalid):
+		return errInvalidArgument(err.Error())
+	case errors.Is(err, lease.ErrExpired):
+		return s3err(http.StatusBadRequest, "ExpiredToken", "The provided token has expired.")
 	case errors.Is(err, sigv4.ErrMissingAuth):
 		return errAccessDenied("Access Denied: anonymous requests are not allowed")
 	case errors.Is(err, sigv4.ErrUnsupportedAuth):
@@ -102,8 +119,6 @@ func toS3(err error) *Error {
 		return s3err(http.StatusBadRequest, "AuthorizationHeaderMalformed", err.Error())
 	case errors.Is(err, sigv4.ErrUnknownKey):
 		return s3err(http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
-	case errors.Is(err, errExpiredToken):
-		return s3err(http.StatusBadRequest, "ExpiredToken", "The provided token has expired.")
 	case errors.Is(err, sigv4.ErrInvalidToken):
 		return s3err(http.StatusBadRequest, "InvalidToken", "The provided token is malformed or otherwise invalid.")
 	case errors.Is(err, sigv4.ErrSignatureMismatch):
@@ -196,6 +211,11 @@ func toS3(err error) *Error {
 	return errInternal()
 }
 
-// errExpiredToken is wrapped by credential lookups when a session has
-// expired.
-var errExpiredToken = fmt.Errorf("%w: expired", sigv4.ErrInvalidToken)
+// refusalRule is the rule an authorization refusal names.
+func refusalRule(err error) string {
+	var r *auth.Refusal
+	if errors.As(err, &r) {
+		return r.Rule
+	}
+	return err.Error()
+}

@@ -14,12 +14,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas/castest"
 	"github.com/agentnas/nas/s3api"
 )
 
-var owner = s3api.Credentials{AccessKey: "AKIAFUZZ", SecretKey: "fuzz-secret"}
+var owner = auth.Owner{AccessKey: "AKIAFUZZ", SecretKey: "fuzz-secret"}
 
 func newServer(tb testing.TB) *s3api.Server {
 	tb.Helper()
@@ -32,7 +33,7 @@ func newServer(tb testing.TB) *s3api.Server {
 	if _, err := b.CreateBranch(ctx, "fuzz", "dev", "main"); err != nil {
 		tb.Fatal(err)
 	}
-	return s3api.New(s3api.Config{Branches: b, Owner: owner})
+	return s3api.New(s3api.Config{Branches: b, Auth: auth.New(auth.Config{Owner: owner, Branches: b}), OwnerKey: owner.AccessKey})
 }
 
 // do sends a signed request straight to the handler.

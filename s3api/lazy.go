@@ -1,9 +1,9 @@
 package s3api
 
 import (
-	"context"
 	"io"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/manifest"
@@ -25,8 +25,8 @@ func (s *Server) contentOf(req *request, e *manifest.Entry) (*manifest.Content, 
 
 // openLazy prepares the read of rng of a lazy entry (nil for any other):
 // a remote that is down, a drifted object or a detached source fail here,
-// before the status is written, and the read budget is given back.
-func (s *Server) openLazy(req *request, e *manifest.Entry, rng byteRange) (*source.Reader, error) {
+// before the status is written, and the read's charge is given back.
+func (s *Server) openLazy(req *request, e *manifest.Entry, rng byteRange, charge *auth.Charge) (*source.Reader, error) {
 	if !e.Lazy() || rng.length == 0 {
 		return nil, nil
 	}
@@ -35,9 +35,7 @@ func (s *Server) openLazy(req *request, e *manifest.Entry, rng byteRange) (*sour
 	}
 	r, err := s.lazy.Open(req.ctx(), e, rng.start, rng.length)
 	if err != nil {
-		if req.lease != nil {
-			s.leases.Refund(context.WithoutCancel(req.ctx()), req.lease, rng.length, 0)
-		}
+		charge.Refund(req.ctx())
 		return nil, err
 	}
 	return r, nil
@@ -45,8 +43,9 @@ func (s *Server) openLazy(req *request, e *manifest.Entry, rng byteRange) (*sour
 
 // copyLazy stores rng of lazy entry src as new chunks of cu (a part
 // copy), writing the bytes to w (the part's digests) on the way.
+// The caller refunds the copy's charges when it fails.
 func (s *Server) copyLazy(req *request, cu *cas.Upload, w io.Writer, src *manifest.Entry, rng byteRange) ([]chunk.Ref, error) {
-	r, err := s.openLazy(req, src, rng)
+	r, err := s.openLazy(req, src, rng, nil)
 	if err != nil || r == nil {
 		return nil, err
 	}

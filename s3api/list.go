@@ -6,9 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
-	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -313,5 +311,5 @@ func isBucketMissing(err error) bool {
 
 // listFilter restricts a listing to what the request's lease may list.
 func (s *Server) listFilter(req *request) *branch.Filter {
-	return auth.Filter(req.lease, lease.List, time.Now())
+	return req.p.Filter(lease.List)
 }

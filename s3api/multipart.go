@@ -131,13 +131,13 @@ func (s *Server) uploadPart(req *request) error {
 		// Compute the upload's algorithm even when the part names none.
 		req.r.Header.Set("x-amz-sdk-checksum-algorithm", alg)
 	}
-	release, err := s.reserveWrite(req, req.auth.DecodedLength)
+	charge, err := s.chargeBody(req, maxPutSize)
 	if err != nil {
 		return err
 	}
 	in, err := s.ingest(req, maxPutSize)
 	if err != nil {
-		release()
+		charge.Refund(req.ctx())
 		return err
 	}
 	defer in.up.Close()
@@ -184,7 +184,7 @@ type copyPartResult struct {
 // uploadPartCopy makes a part from a range of an existing object. Whole
 // chunks inside the range are shared; only the partial chunks at its edges
 // are written anew. The range is read once to compute the part's MD5.
-func (s *Server) uploadPartCopy(req *request) error {
+func (s *Server) uploadPartCopy(req *request) (err error) {
 	n, err := partNumber(req)
 	if err != nil {
 		return err
@@ -219,14 +219,22 @@ func (s *Server) uploadPartCopy(req *request) error {
 		return errInvalidRequest("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
 	}
 	// The part's ETag is the MD5 of the range: reading it reveals content,
-	// so it is charged and recorded as a read.
-	if err := s.reserveRead(req, rng.length); err != nil {
+	// so it is charged and recorded as a read, and as a write of the part.
+	read, err := s.chargeRead(req, srcRepo, srcBranch, srcKey, src, rng)
+	if err != nil {
 		return err
 	}
-	if _, err := s.reserveWrite(req, rng.length); err != nil {
+	written, err := s.chargeWrite(req, rng.length)
+	if err != nil {
+		read.Refund(req.ctx())
 		return err
 	}
-	s.recordRead(req, srcRepo, srcBranch, srcKey, src, rng)
+	defer func() {
+		if err != nil {
+			read.Refund(req.ctx())
+			written.Refund(req.ctx())
+		}
+	}()
 	content, err := s.contentOf(req, src)
 	if err != nil {
 		return err

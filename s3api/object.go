@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
@@ -25,7 +26,7 @@ import (
 const (
 	maxPutSize    = 5 << 30 // single PUT and part
 	minPartSize   = 5 << 20 // every part but the last
-	maxObjectSize = 5 << 40 // 5 TiB
+	maxObjectSize = manifest.MaxSize
 )
 
 func newMD5() hash.Hash { return md5.New() }
@@ -130,13 +131,13 @@ func (s *Server) putObject(req *request) error {
 	if err := s.writableBranch(req); err != nil {
 		return err
 	}
-	release, err := s.reserveWrite(req, req.auth.DecodedLength)
+	charge, err := s.chargeBody(req, maxPutSize)
 	if err != nil {
 		return err
 	}
 	in, err := s.ingest(req, maxPutSize)
 	if err != nil {
-		release()
+		charge.Refund(req.ctx())
 		return err
 	}
 	defer in.up.Close()
@@ -147,7 +148,7 @@ func (s *Server) putObject(req *request) error {
 	ch, data := e.SetContent(in.content)
 	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, e, writeCondition(h), in.up, branch.ContentRecord{Hash: ch, Data: data})
 	if err != nil {
-		release()
+		charge.Refund(req.ctx())
 		return err
 	}
 	out := req.w.Header()
@@ -194,7 +195,13 @@ func (s *Server) resolve(req *request, repo, br, key, vid string) (*manifest.Ent
 }
 
 func (s *Server) getObject(req *request, head bool) error {
-	if err := s.allow(req, lease.Read, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+	authorize := s.allow
+	if head {
+		authorize = func(req *request, _ lease.Action, repo, br, key string, nf *Error) error {
+			return s.probe(req, repo, br, key, nf)
+		}
+	}
+	if err := authorize(req, lease.Read, req.repo, req.branch, req.key, noSuchKey()); err != nil {
 		return err
 	}
 	q := req.query
@@ -247,19 +254,19 @@ func (s *Server) getObject(req *request, head bool) error {
 	var lazy *source.Reader
 	if !head {
 		// Before any object header is set: a refusal carries none.
-		if err := s.reserveRead(req, rng.length); err != nil {
+		charge, err := s.chargeRead(req, req.repo, req.branch, req.key, e, rng)
+		if err != nil {
 			return err
 		}
 		// A lazy entry's source answers before the status is written.
-		if lazy, err = s.openLazy(req, e, rng); err != nil {
+		if lazy, err = s.openLazy(req, e, rng, charge); err != nil {
 			return err
 		}
 		if lazy != nil {
 			defer lazy.Close()
 		}
-		s.recordRead(req, req.repo, req.branch, req.key, e, rng)
-	} else {
-		s.recordRead(req, req.repo, req.branch, req.key, e, byteRange{})
+	} else if _, err := s.chargeRead(req, req.repo, req.branch, req.key, e, byteRange{}); err != nil {
+		return err
 	}
 	setObjectHeaders(h, e)
 	for p, name := range responseOverrides {
@@ -456,16 +463,16 @@ func (s *Server) copyObject(req *request) error {
 		// independent of the source's lifetime.
 		rec = branch.ContentRecord{Hash: src.ContentRef, Data: content.Encode()}
 	}
-	release, err := s.reserveWrite(req, src.Size)
+	charge, err := s.auth.Copy(req.ctx(), req.p, auth.Target{Repo: req.repo, Branch: req.branch, Key: req.key}, src.Size,
+		auth.Source{Target: auth.Target{Repo: srcRepo, Branch: srcBranch, Key: srcKey}, Entry: src, Range: auth.Range{Len: src.Size}})
 	if err != nil {
 		return err
 	}
 	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, &dst, writeCondition(h), up, rec)
 	if err != nil {
-		release()
+		charge.Refund(req.ctx())
 		return err
 	}
-	s.recordRead(req, srcRepo, srcBranch, srcKey, src, byteRange{length: src.Size})
 	out := req.w.Header()
 	out.Set("x-amz-version-id", stored.VersionID)
 	if src.VersionID != "" {

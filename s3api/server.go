@@ -17,22 +17,20 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
-	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/sigv4"
 	"github.com/agentnas/nas/source"
 )
 
-// Credentials are an access key and its secret.
-type Credentials struct {
-	AccessKey string
-	SecretKey string
-}
-
 // Config configures a Server.
 type Config struct {
 	Branches *branch.Service
-	Owner    Credentials
+	// Auth is the door: every request is authenticated and every
+	// operation authorized, charged and recorded through it.
+	Auth *auth.Authority
+	// OwnerKey is the owner's access key (it names the owner in ACL
+	// documents).
+	OwnerKey string
 	// Region is reported by GetBucketLocation; requests may be signed for
 	// any region.
 	Region string
@@ -40,59 +38,22 @@ type Config struct {
 	// ignored) addresses BUCKET.
 	Domains []string
 	Log     *slog.Logger
-	// Now is the clock for signature checks; nil means time.Now.
-	Now func() time.Time
-	// Leases, when set, accepts lease credentials and enforces them.
-	Leases *auth.Leases
-	// OnDeny, when set, is told about every request a lease was refused
-	// (for the flight recorder).
-	OnDeny DenyFunc
-	// OnRead, when set, receives every object read by a lease (for the
-	// run's read manifest).
-	OnRead ReadFunc
-	// OnGrantUsed, when set, is told when a single-use grant is consumed.
-	OnGrantUsed func(ctx context.Context, l *lease.Lease, key string, used []lease.Grant)
-	// OnDelete, when set, records a delete before it happens; an error
-	// stops the delete ("record first, then act").
-	OnDelete DeleteFunc
-	// OnAuthFailure, when set, is told about every request refused before
-	// it had a principal (anonymous, bad signature, dead credentials).
-	OnAuthFailure func(ctx context.Context, r *http.Request, err error)
 	// Lazy, when set, serves lazy entries (attached sources); without it
 	// reading one answers ServiceUnavailable.
 	Lazy *source.Materializer
 }
 
-// DeleteFunc records a delete of key (or of one version) by a principal
-// (its lease, nil for the owner, and its access key).
-type DeleteFunc func(ctx context.Context, l *lease.Lease, actor, repo, branch, key, versionID string) error
-
-// ReadFunc receives a lease's read: repository, branch, key, the entry
-// read (its version ID and ETag) and the byte range.
-type ReadFunc func(ctx context.Context, l *lease.Lease, repo, branch, key string, e *manifest.Entry, off, n int64)
-
-// DenyFunc receives refused lease requests: the action, repository,
-// branch, key and the verdict with the rule that matched.
-type DenyFunc func(ctx context.Context, l *lease.Lease, action, repo, branch, key string, v lease.Verdict)
-
 // Server is the S3 endpoint. It implements http.Handler.
 type Server struct {
-	b           *branch.Service
-	ms          *manifest.Store
-	chunks      *cas.Store
-	owner       Credentials
-	ownerID     string
-	region      string
-	domains     []string
-	log         *slog.Logger
-	verify      *sigv4.Verifier
-	leases      *auth.Leases
-	onDeny      DenyFunc
-	onRead      ReadFunc
-	onGrantUsed func(ctx context.Context, l *lease.Lease, key string, used []lease.Grant)
-	onDelete    DeleteFunc
-	onAuthFail  func(ctx context.Context, r *http.Request, err error)
-	lazy        *source.Materializer
+	b       *branch.Service
+	ms      *manifest.Store
+	chunks  *cas.Store
+	auth    *auth.Authority
+	ownerID string
+	region  string
+	domains []string
+	log     *slog.Logger
+	lazy    *source.Materializer
 }
 
 // New returns a Server.
@@ -103,32 +64,27 @@ func New(c Config) *Server {
 	if c.Region == "" {
 		c.Region = "us-east-1"
 	}
-	sum := sha256.Sum256([]byte("agentnas owner " + c.Owner.AccessKey))
-	s := &Server{
-		b: c.Branches, ms: c.Branches.Manifest(), chunks: c.Branches.Chunks(),
-		owner: c.Owner, ownerID: hex.EncodeToString(sum[:]), region: c.Region,
-		domains: c.Domains, log: c.Log, leases: c.Leases, onDeny: c.OnDeny, onRead: c.OnRead, onGrantUsed: c.OnGrantUsed, onDelete: c.OnDelete, onAuthFail: c.OnAuthFailure,
-		lazy: c.Lazy,
+	sum := sha256.Sum256([]byte("agentnas owner " + c.OwnerKey))
+	return &Server{
+		b: c.Branches, ms: c.Branches.Manifest(), chunks: c.Branches.Chunks(), auth: c.Auth,
+		ownerID: hex.EncodeToString(sum[:]), region: c.Region, domains: c.Domains, log: c.Log, lazy: c.Lazy,
 	}
-	s.verify = &sigv4.Verifier{Lookup: s, Now: c.Now}
-	return s
 }
 
 // request is one parsed S3 request.
 type request struct {
-	w        http.ResponseWriter
-	r        *http.Request
-	id       string
-	auth     *sigv4.Result
-	lease    *lease.Lease    // nil for the owner
-	consumed map[string]bool // single-use grants this request consumed
-	bucket   string          // as addressed (may be an alias)
-	repo     string
-	branch   string // "" means the repository's default
-	key      string
-	hasKey   bool
-	query    url.Values
-	started  bool // the response status has been written
+	w       http.ResponseWriter
+	r       *http.Request
+	id      string
+	p       *auth.Principal // who the request acts as
+	auth    *sigv4.Result   // what its signature proved (p.Signed)
+	bucket  string          // as addressed (may be an alias)
+	repo    string
+	branch  string // "" means the repository's default
+	key     string
+	hasKey  bool
+	query   url.Values
+	started bool // the response status has been written
 }
 
 func newRequestID() string {
@@ -184,19 +140,18 @@ func (s *Server) serve(req *request) error {
 	if err := s.parseTarget(req); err != nil {
 		return err
 	}
-	l, res, err := s.Principal(r)
+	p, err := s.auth.Authenticate(r, auth.S3)
+	if p != nil {
+		req.p, req.auth = p, p.Signed
+		defer s.auth.Finish(req.ctx(), p)
+		defer p.Signed.Body.Close()
+		s.budgetHeaders(req) // a spent budget says what is left too
+	}
 	if err != nil {
-		if s.onAuthFail != nil {
-			s.onAuthFail(r.Context(), r, err)
-		}
 		return err
 	}
-	req.auth, req.lease = res, l
-	defer res.Body.Close()
 	if v := r.Header.Get("x-nas-branch"); v != "" {
-		if !res.Signed("x-nas-branch") {
-			return errUnsignedBranch()
-		}
+		// The door refused the header unless the signature covers it.
 		if req.branch != "" && req.branch != v {
 			return errInvalidArgument("x-nas-branch and the bucket alias name different branches")
 		}
@@ -207,9 +162,7 @@ func (s *Server) serve(req *request) error {
 			return errInvalidArgument(err.Error())
 		}
 	}
-	if err := s.admit(req); err != nil {
-		return err
-	}
+	req.branch = p.Branch(req.repo, req.branch)
 	return s.dispatch(req)
 }
 
@@ -382,18 +335,6 @@ func (req *request) ctx() context.Context { return req.r.Context() }
 
 // isNotFound reports whether err is any not-found.
 func isNotFound(err error) bool { return errors.Is(err, branch.ErrNotFound) }
-
-// recordDelete writes a delete's intent record first; if it cannot be
-// written the delete must not happen.
-func (s *Server) recordDelete(req *request, key, versionID string) error {
-	if s.onDelete == nil {
-		return nil
-	}
-	if err := s.onDelete(req.ctx(), req.lease, req.auth.AccessKey, req.repo, req.branch, key, versionID); err != nil {
-		return errServiceUnavailable("the flight recorder could not record this delete, so it was not performed")
-	}
-	return nil
-}
 
 // ErrorFor maps an error to the S3 status, code and message the S3 edge
 // would answer with; STS shares it for authentication failures.

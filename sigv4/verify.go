@@ -37,7 +37,8 @@ const maxUnhashedBody = 64 << 10
 // Verifier checks SigV4 signatures. Set its fields before first use; it is
 // safe for concurrent use afterwards and must not be copied.
 type Verifier struct {
-	// Lookup resolves access keys to secrets. Required.
+	// Lookup resolves access keys to secrets. Required by Verify (not by
+	// VerifyWith).
 	Lookup SecretLookup
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
@@ -170,6 +171,13 @@ func IsSigned(r *http.Request) bool {
 // Errors wrap the sentinels of this package (see errors.go), or whatever
 // Lookup returned.
 func (v *Verifier) Verify(ctx context.Context, r *http.Request) (*Result, error) {
+	return v.VerifyWith(ctx, r, v.Lookup)
+}
+
+// VerifyWith is Verify with the secret found by lookup instead of the
+// Verifier's Lookup, so a caller can learn who the key belongs to (a
+// lease) from the lookup it passes, without smuggling it through ctx.
+func (v *Verifier) VerifyWith(ctx context.Context, r *http.Request, lookup SecretLookup) (*Result, error) {
 	path, rawQuery := requestTarget(r)
 	query := parseQuery(rawQuery)
 	authHeader, hasHeader := r.Header["Authorization"]
@@ -228,10 +236,10 @@ func (v *Verifier) Verify(ctx context.Context, r *http.Request) (*Result, error)
 		}
 	}
 
-	if v.Lookup == nil {
+	if lookup == nil {
 		return nil, errors.New("sigv4: Verifier has no Lookup")
 	}
-	secret, err := v.Lookup.LookupSecret(ctx, auth.cred.accessKey, token)
+	secret, err := lookup.LookupSecret(ctx, auth.cred.accessKey, token)
 	if err != nil {
 		return nil, fmt.Errorf("sigv4: access key %q: %w", clip(auth.cred.accessKey), err)
 	}

@@ -34,9 +34,9 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/nastest"
-	"github.com/agentnas/nas/s3api"
 	"github.com/agentnas/nas/source"
 )
 
@@ -184,7 +184,7 @@ func startGatewayAt(t testing.TB, dir string, o source.Options) *testGW {
 		o.StallTimeout = 10 * time.Second
 	}
 	g, err := gateway.Open(gateway.Config{DataDir: dir,
-		Owner: s3api.Credentials{AccessKey: nastest.AccessKey, SecretKey: nastest.SecretKey}, Sources: o})
+		Owner: auth.Owner{AccessKey: nastest.AccessKey, SecretKey: nastest.SecretKey}, Sources: o})
 	must(t, err)
 	g.Start()
 	srv := httptest.NewServer(g.Handler())

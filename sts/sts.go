@@ -24,35 +24,20 @@ import (
 // account is the fixed account ID in the ARNs the gateway reports.
 const account = "000000000000"
 
-// Authenticator verifies a request's signature and returns its lease (nil
-// for the owner).
-type Authenticator interface {
-	Principal(r *http.Request) (*lease.Lease, *sigv4.Result, error)
-}
-
-// Recorder writes flight-recorder events.
-type Recorder interface {
-	Append(ctx context.Context, e record.Event) (record.Event, error)
-}
-
 // Handler serves STS.
 type Handler struct {
-	auth     Authenticator
+	auth     *auth.Authority
 	leases   *auth.Leases
 	branches *branch.Service
-	rec      Recorder // nil: no recording
 	log      *slog.Logger
-	// ErrorMapper turns authentication errors into STS errors; set by the
-	// gateway to share the S3 edge's mapping.
-	ErrorMapper func(error) (status int, code, msg string)
 }
 
 // New returns an STS handler.
-func New(auth Authenticator, leases *auth.Leases, branches *branch.Service, rec Recorder, log *slog.Logger) *Handler {
+func New(a *auth.Authority, branches *branch.Service, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{auth: auth, leases: leases, branches: branches, rec: rec, log: log}
+	return &Handler{auth: a, leases: a.Leases(), branches: branches, log: log}
 }
 
 // IsSTS reports whether a request is an STS call: POST / with a form body,
@@ -84,7 +69,7 @@ func fail(status int, code, format string, a ...any) *stsError {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := requestID()
 	w.Header().Set("x-amzn-RequestId", id)
-	out, err := h.serve(r)
+	out, err := h.serve(w, r)
 	if err != nil {
 		var se *stsError
 		if !errors.As(err, &se) {
@@ -97,6 +82,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeXML(w, http.StatusOK, out)
 }
 
+// mapError is the STS edge's translation table.
 func (h *Handler) mapError(err error) *stsError {
 	switch {
 	case errors.Is(err, lease.ErrMalformedPolicy):
@@ -105,32 +91,41 @@ func (h *Handler) mapError(err error) *stsError {
 		return fail(400, "ValidationError", "%v", err)
 	case errors.Is(err, lease.ErrNotFound), errors.Is(err, branch.ErrNotFound):
 		return fail(403, "AccessDenied", "not authorized to perform sts:AssumeRole: %v", err)
+	case errors.Is(err, auth.ErrOverBudget):
+		return fail(403, "AccessDenied", "%v", err)
+	case errors.Is(err, auth.ErrUnsignedHeaders):
+		return fail(403, "AccessDenied", "There were headers present in the request which were not signed")
+	case errors.Is(err, auth.ErrUnsignedPayload):
+		return fail(403, "IncompleteSignature", "STS requires a header-signed request with a signed payload")
+	case errors.Is(err, lease.ErrExpired):
+		return fail(400, "ExpiredToken", "The security token included in the request is expired")
 	case errors.Is(err, sigv4.ErrUnknownKey), errors.Is(err, sigv4.ErrInvalidToken):
-		// The caller's own credentials failed (they also wrap the lease's
-		// state): the S3 edge's authentication answer applies.
-	case errors.Is(err, lease.ErrRevoked), errors.Is(err, lease.ErrExpired):
-		return fail(400, "ExpiredToken", "%v", err)
-	}
-	if h.ErrorMapper != nil {
-		st, code, msg := h.ErrorMapper(err)
-		if code == "InvalidAccessKeyId" {
-			code = "InvalidClientTokenId"
-		}
-		return fail(st, code, "%s", msg)
+		return fail(403, "InvalidClientTokenId", "The security token included in the request is invalid")
+	case errors.Is(err, sigv4.ErrSignatureMismatch):
+		return fail(403, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided")
+	case errors.Is(err, sigv4.ErrMissingAuth):
+		return fail(403, "MissingAuthenticationToken", "Request is missing Authentication Token")
+	case errors.Is(err, sigv4.ErrRequestTimeTooSkewed), errors.Is(err, sigv4.ErrExpired):
+		return fail(400, "RequestExpired", "Request has expired")
+	case errors.Is(err, sigv4.ErrMalformedAuth), errors.Is(err, sigv4.ErrUnsupportedAuth), errors.Is(err, sigv4.ErrMissingDate):
+		return fail(400, "IncompleteSignature", "%v", err)
+	case errors.Is(err, lease.ErrRevoked):
+		return fail(400, "ExpiredToken", "the calling lease was revoked")
 	}
 	h.log.Error("sts", "err", err)
 	return fail(500, "InternalFailure", "internal error")
 }
 
-func (h *Handler) serve(r *http.Request) (any, error) {
-	l, res, err := h.auth.Principal(r)
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
+	p, err := h.auth.Authenticate(r, auth.STS)
 	if err != nil {
 		return nil, err
 	}
-	defer res.Body.Close()
+	defer h.auth.Finish(r.Context(), p)
+	defer p.Signed.Body.Close()
 	form := r.URL.Query()
 	if r.Method == http.MethodPost {
-		body, err := io.ReadAll(io.LimitReader(res.Body, 64<<10+1))
+		body, err := io.ReadAll(io.LimitReader(p.Signed.Body, 64<<10+1))
 		if err != nil {
 			return nil, err
 		}
@@ -145,16 +140,14 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 			form[k] = vs
 		}
 	}
-	if l != nil {
-		if v := h.leases.Admit(r.Context(), l); v.Decision != lease.Allow {
-			return nil, fail(403, "AccessDenied", "%s", v.Rule)
-		}
-	}
 	switch form.Get("Action") {
 	case "AssumeRole":
-		return h.assumeRole(r.Context(), l, res.AccessKey, form)
+		if h.leases == nil {
+			return nil, fail(400, "InvalidAction", "leases are not enabled on this gateway")
+		}
+		return h.assumeRole(r.Context(), p, form)
 	case "GetCallerIdentity":
-		return callerIdentity(l, res.AccessKey), nil
+		return callerIdentity(p.Lease, p.AccessKey), nil
 	case "":
 		return nil, fail(400, "MissingAction", "Action is required")
 	}
@@ -216,7 +209,8 @@ func branchSegment(run string) string {
 	return string(b) + "-" + hex.EncodeToString(sum[:4])
 }
 
-func (h *Handler) assumeRole(ctx context.Context, caller *lease.Lease, actor string, form url.Values) (any, error) {
+func (h *Handler) assumeRole(ctx context.Context, p *auth.Principal, form url.Values) (any, error) {
+	caller, actor := p.Lease, p.AccessKey
 	roleArn, session := form.Get("RoleArn"), form.Get("RoleSessionName")
 	if roleArn == "" || session == "" {
 		return nil, fail(400, "MissingParameter", "RoleArn and RoleSessionName are required")
@@ -282,15 +276,16 @@ func (h *Handler) assumeRole(ctx context.Context, caller *lease.Lease, actor str
 		if req.Principal == "" {
 			req.Principal = "role:" + role
 		}
-		if req.Branch, err = h.runBranch(ctx, env, session, req.TTL); err != nil {
+		if req.Branch, err = h.runBranch(ctx, p, env, session, req.TTL); err != nil {
 			return nil, err
 		}
 		if l, cred, err = h.leases.Issue(ctx, req); err != nil {
 			return nil, err
 		}
 	}
-	if err := h.record(ctx, record.Event{Kind: record.KindLeaseIssued, Run: l.Run, Principal: l.Principal, OnBehalfOf: l.OnBehalfOf,
-		Lease: l.ID, Purpose: l.Purpose, Repo: l.Repo, Branch: l.Branch, Details: map[string]string{"via": "sts:AssumeRole", "actor": actor}}); err != nil {
+	issued := record.Event{Kind: record.KindLeaseIssued, Details: map[string]string{"via": "sts:AssumeRole", "actor": actor}}
+	auth.LeaseProvenance(&issued, l)
+	if err := h.record(ctx, p, issued); err != nil {
 		_, _ = h.leases.Revoke(context.WithoutCancel(ctx), l.ID)
 		return nil, err
 	}
@@ -304,7 +299,7 @@ func (h *Handler) assumeRole(ctx context.Context, caller *lease.Lease, actor str
 
 // runBranch returns the run's branch: the role's fixed branch, the branch
 // the run already has, or a new fork ROLE/RUN.
-func (h *Handler) runBranch(ctx context.Context, env *lease.Role, run string, ttl time.Duration) (string, error) {
+func (h *Handler) runBranch(ctx context.Context, p *auth.Principal, env *lease.Role, run string, ttl time.Duration) (string, error) {
 	if env.Branch != "" {
 		return env.Branch, nil
 	}
@@ -313,7 +308,7 @@ func (h *Handler) runBranch(ctx context.Context, env *lease.Role, run string, tt
 		return existing, err
 	}
 	name := env.Name + "/" + branchSegment(run)
-	if err := h.record(ctx, record.Event{Kind: record.KindBranchCreated, Run: run, Repo: env.Repo, Branch: name,
+	if err := h.record(ctx, p, record.Event{Kind: record.KindBranchCreated, Run: run, Repo: env.Repo, Branch: name,
 		Details: map[string]string{"from": env.ForkFrom, "role": env.Name}}); err != nil {
 		return "", err
 	}
@@ -329,11 +324,8 @@ func (h *Handler) runBranch(ctx context.Context, env *lease.Role, run string, tt
 	return name, nil
 }
 
-func (h *Handler) record(ctx context.Context, e record.Event) error {
-	if h.rec == nil {
-		return nil
-	}
-	if _, err := h.rec.Append(ctx, e); err != nil {
+func (h *Handler) record(ctx context.Context, p *auth.Principal, e record.Event) error {
+	if err := h.auth.Record(ctx, p, e); err != nil {
 		return fail(503, "ServiceUnavailable", "the flight recorder could not record this operation, so it was not performed: %v", err)
 	}
 	return nil

@@ -18,11 +18,11 @@ import (
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/cobra"
 
+	"github.com/agentnas/nas/auth"
 	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/conformance"
 	"github.com/agentnas/nas/fuse"
 	"github.com/agentnas/nas/gateway"
-	"github.com/agentnas/nas/s3api"
 )
 
 // version is the implementation version reported in conformance.json.
@@ -99,7 +99,7 @@ func runConformance(ctx context.Context) (*conformance.Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	owner := s3api.Credentials{AccessKey: "conformance-owner", SecretKey: "conformance-owner-secret-key"}
+	owner := auth.Owner{AccessKey: "conformance-owner", SecretKey: "conformance-owner-secret-key"}
 	g, err := gateway.Open(gateway.Config{DataDir: dir, Owner: owner, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return nil, err

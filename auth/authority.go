@@ -1,0 +1,295 @@
+package auth
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/lease"
+	"github.com/agentnas/nas/record"
+	"github.com/agentnas/nas/sigv4"
+)
+
+// Owner is the owner's long-lived credentials.
+type Owner struct {
+	AccessKey string
+	SecretKey string
+}
+
+// Recorder is the flight recorder as the door writes to it.
+type Recorder interface {
+	Append(ctx context.Context, e record.Event) (record.Event, error)
+}
+
+// ReadManifests keeps each run's read manifest.
+type ReadManifests interface {
+	Add(ctx context.Context, run string, rd record.Read) error
+	Flush(ctx context.Context, run string) error
+}
+
+// Config assembles an Authority.
+type Config struct {
+	Owner Owner
+	// Leases, when set, accepts lease credentials; without it only the
+	// owner gets in.
+	Leases *Leases
+	// Branches answers which commits a lease's branch has seen and the
+	// head a read was made at.
+	Branches *branch.Service
+	// Recorder and Reads, when set, receive denials, grant uses, auth
+	// failures, events with provenance and reads.
+	Recorder Recorder
+	Reads    ReadManifests
+	// Now is the clock of signature and lease checks (nil: time.Now).
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Authority is the gateway's one door. Every interface authenticates a
+// request with Authenticate, authorizes every operation with Authorize,
+// charges bytes with Read and Write, records with Record and ends with
+// Finish. It is safe for concurrent use.
+type Authority struct {
+	owner    Owner
+	leases   *Leases
+	branches *branch.Service
+	rec      Recorder
+	reads    ReadManifests
+	now      func() time.Time
+	log      *slog.Logger
+	verify   sigv4.Verifier
+	limit    *limiter // bounds the records of refusals
+}
+
+// New returns an Authority.
+func New(c Config) *Authority {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	a := &Authority{owner: c.Owner, leases: c.Leases, branches: c.Branches, rec: c.Recorder, reads: c.Reads,
+		now: c.Now, log: c.Log, limit: newLimiter(refusalsPerSecond)}
+	a.verify.Now = c.Now
+	return a
+}
+
+// Leases returns the lease store (nil when leases are off).
+func (a *Authority) Leases() *Leases { return a.leases }
+
+// Door names the interface a request arrives through; each has its rules
+// for what the signature must cover.
+type Door int
+
+// The doors.
+const (
+	// S3 accepts presigned URLs and unsigned or streaming payloads, as S3
+	// does.
+	S3 Door = iota
+	// Control is the control API (/_nas/v1): it changes authority, so the
+	// payload must be signed and presigned query authentication is
+	// refused.
+	Control
+	// STS mints credentials: the same rules as Control.
+	STS
+)
+
+// Principal is who a request acts as, with the lease state it was
+// authenticated with: loaded once per request and used by every check.
+type Principal struct {
+	// AccessKey is the key the request was signed with.
+	AccessKey string
+	// Lease is the request's lease; nil for the owner.
+	Lease *lease.Lease
+	// Signed is what the signature proved (headers covered, payload mode,
+	// the body to read).
+	Signed *sigv4.Result
+
+	chain    []*lease.Lease  // Lease and its ancestors, nearest first
+	now      time.Time       // the request's clock: one instant for every check
+	consumed map[string]bool // single-use grants this request consumed
+	grants   map[string]bool // grants whose use this request recorded
+	refused  bool            // the request's first refusal was recorded
+	denials  []denial        // refusals after the first, summarised by Finish
+}
+
+// IsOwner reports whether the request acts as the owner.
+func (p *Principal) IsOwner() bool { return p.Lease == nil }
+
+// Now is the instant the request is checked at.
+func (p *Principal) Now() time.Time { return p.now }
+
+// Branch applies the lease to a branch name: a request that names no
+// branch of the lease's repository means the lease's branch. The owner's
+// "" is left for the edge to default.
+func (p *Principal) Branch(repo, br string) string {
+	if br == "" && p.Lease != nil && (repo == "" || repo == p.Lease.Repo) {
+		return p.Lease.Branch
+	}
+	return br
+}
+
+// secretLookup resolves the access key of one request and remembers the
+// lease it belongs to.
+type secretLookup struct {
+	a     *Authority
+	lease *lease.Lease
+}
+
+// LookupSecret implements sigv4.SecretLookup.
+func (s *secretLookup) LookupSecret(ctx context.Context, accessKey, token string) (string, error) {
+	a := s.a
+	if subtle.ConstantTimeCompare([]byte(accessKey), []byte(a.owner.AccessKey)) == 1 {
+		if token != "" {
+			return "", fmt.Errorf("owner credentials take no session token: %w", sigv4.ErrInvalidToken)
+		}
+		return a.owner.SecretKey, nil
+	}
+	if a.leases == nil || !IsTemporary(accessKey) {
+		return "", fmt.Errorf("%s: %w", accessKey, sigv4.ErrUnknownKey)
+	}
+	l, secret, err := a.leases.Resolve(ctx, accessKey, token)
+	switch {
+	case errors.Is(err, lease.ErrExpired):
+		return "", fmt.Errorf("%w: %w", sigv4.ErrInvalidToken, err)
+	case errors.Is(err, lease.ErrRevoked):
+		return "", fmt.Errorf("%w: %w", sigv4.ErrUnknownKey, err)
+	case errors.Is(err, lease.ErrBadToken):
+		return "", fmt.Errorf("%w: %v", sigv4.ErrInvalidToken, err)
+	case err != nil:
+		return "", err
+	}
+	s.lease = l
+	return secret, nil
+}
+
+// Authenticate verifies r's signature under the rules of door d, loads
+// the lease's state once (its chain of ancestors), checks that every
+// lease of the chain is live, and charges the request to the request
+// budgets. A refused request is recorded (rate limited) and answered with
+// an error wrapping the sigv4 sentinels, lease.ErrExpired/ErrRevoked,
+// ErrUnsignedHeaders, ErrUnsignedPayload or ErrOverBudget; with
+// ErrOverBudget the principal is returned too, so the edge can say what is
+// left. The caller reads the body from p.Signed.Body and calls Finish
+// when done.
+func (a *Authority) Authenticate(r *http.Request, d Door) (*Principal, error) {
+	ctx := r.Context()
+	look := &secretLookup{a: a}
+	res, err := a.verify.VerifyWith(ctx, r, look)
+	if err == nil {
+		err = checkSigned(r, res, d)
+		if err != nil {
+			res.Body.Close()
+		}
+	}
+	if err != nil {
+		a.authFailed(ctx, r, err)
+		return nil, err
+	}
+	p := &Principal{AccessKey: res.AccessKey, Lease: look.lease, Signed: res, now: a.now()}
+	if p.Lease == nil {
+		return p, nil
+	}
+	if err := a.admit(ctx, p, r); err != nil {
+		res.Body.Close()
+		if errors.Is(err, ErrOverBudget) {
+			return p, err
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// admit loads the lease's chain and charges one request to it.
+func (a *Authority) admit(ctx context.Context, p *Principal, r *http.Request) error {
+	chain, err := a.leases.Chain(ctx, p.Lease)
+	if err != nil {
+		return fmt.Errorf("lease %s: an ancestor is missing: %w", p.Lease.ID, lease.ErrRevoked)
+	}
+	p.chain = chain
+	v := a.leases.admit(ctx, chain, p.now)
+	switch v.Decision {
+	case lease.Allow:
+		return nil
+	case lease.Expired:
+		return fmt.Errorf("%w: %s", ErrLeaseEnded, v.Rule)
+	}
+	t := Target{Key: r.URL.EscapedPath()}
+	return a.refuse(ctx, p, "request", t, v, ErrOverBudget)
+}
+
+// checkSigned applies the door's rules to what the signature covers.
+func checkSigned(r *http.Request, res *sigv4.Result, d Door) error {
+	for name := range r.Header {
+		n := strings.ToLower(name)
+		if (strings.HasPrefix(n, "x-amz-") || strings.HasPrefix(n, "x-nas-")) && !res.Signed(n) {
+			return fmt.Errorf("%w: %s", ErrUnsignedHeaders, n)
+		}
+	}
+	if d == S3 {
+		return nil
+	}
+	switch {
+	case res.Presigned:
+		return fmt.Errorf("%w: presigned URLs are refused here", ErrUnsignedPayload)
+	case res.Mode == sigv4.Unsigned, res.Mode == sigv4.StreamingUnsignedTrailer:
+		return fmt.Errorf("%w: the body is %s", ErrUnsignedPayload, res.Mode)
+	}
+	return nil
+}
+
+// Remaining returns what the request's lease may still consume (every
+// field -1 for the owner).
+func (a *Authority) Remaining(ctx context.Context, p *Principal) lease.Remaining {
+	if p.Lease == nil {
+		return lease.Remaining{BytesRead: -1, BytesWritten: -1, Requests: -1}
+	}
+	return a.leases.remaining(ctx, p.chain)
+}
+
+// Finish ends a request: refusals after its first are written as one
+// summary record.
+func (a *Authority) Finish(ctx context.Context, p *Principal) {
+	if p == nil || len(p.denials) == 0 {
+		return
+	}
+	a.summarise(context.WithoutCancel(ctx), p)
+}
+
+// FailureReason says why a request was refused before or at its door, so a
+// client can tell a dead lease from a bad key: "expired", "revoked",
+// "unknown_key", "signature", "clock_skew", "request_expired",
+// "anonymous", "unsigned_headers", "unsigned_payload", "over_budget" or
+// "malformed".
+func FailureReason(err error) string {
+	switch {
+	case errors.Is(err, lease.ErrExpired):
+		return "expired"
+	case errors.Is(err, lease.ErrRevoked):
+		return "revoked"
+	case errors.Is(err, sigv4.ErrUnknownKey), errors.Is(err, sigv4.ErrInvalidToken):
+		return "unknown_key"
+	case errors.Is(err, sigv4.ErrSignatureMismatch):
+		return "signature"
+	case errors.Is(err, sigv4.ErrRequestTimeTooSkewed):
+		return "clock_skew"
+	case errors.Is(err, sigv4.ErrExpired):
+		return "request_expired"
+	case errors.Is(err, sigv4.ErrMissingAuth):
+		return "anonymous"
+	case errors.Is(err, ErrUnsignedHeaders):
+		return "unsigned_headers"
+	case errors.Is(err, ErrUnsignedPayload):
+		return "unsigned_payload"
+	case errors.Is(err, ErrOverBudget):
+		return "over_budget"
+	}
+	return "malformed"
+}
