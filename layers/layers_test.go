@@ -1,0 +1,100 @@
+package layers_test
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentnas/nas/"
+
+// rank orders the packages: an import must point to a lower rank. A
+// package missing from the table fails the test, so a new one is placed
+// on purpose.
+var rank = map[string]int{
+	// Leaves: vocabularies every side shares.
+	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0,
+	"lease": 1, // the lease model (glob)
+	// Storage.
+	"cas": 2, "tree": 2, "record": 2,
+	"manifest": 3,
+	"branch":   4,
+	"source":   5, "auth": 5, "gitexport": 5,
+	"gate": 6,
+	// The edges, and their assembly.
+	"s3api": 7, "api": 7, "sts": 7,
+	"gateway": 8,
+	// The client side.
+	"client": 2, "chunkcache": 2,
+	"fuse": 3,
+	// Tools, tests and the binary.
+	"cas/castest": 9, "tree/treetest": 9, "source/sourcetest": 9,
+	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "layers": 11,
+}
+
+// storage is what the client side must never link, directly or not: a
+// mount or client runs on another host and reaches data only through the
+// gateway.
+var storage = []string{"kv", "cas", "tree", "manifest", "branch", "record", "auth", "source", "gate",
+	"s3api", "api", "sts", "gateway", "github.com/dgraph-io/badger"}
+
+var clientSide = []string{"client", "chunkcache", "fuse"}
+
+func goList(t *testing.T, format string, pkgs ...string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-f", format}, pkgs...)...)
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	res := map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) > 0 {
+			res[strings.TrimPrefix(f[0], module)] = f[1:]
+		}
+	}
+	return res
+}
+
+func TestImportsPointDown(t *testing.T) {
+	for pkg, imports := range goList(t, "{{.ImportPath}} {{join .Imports \" \"}}", "./...") {
+		r, ok := rank[pkg]
+		if !ok {
+			t.Errorf("package %s has no rank in layers_test.go: place it in the layers", pkg)
+			continue
+		}
+		for _, imp := range imports {
+			dep, ours := strings.CutPrefix(imp, module)
+			if !ours {
+				continue
+			}
+			if dr, ok := rank[dep]; ok && dr >= r {
+				t.Errorf("%s (rank %d) imports %s (rank %d): imports must point to lower layers", pkg, r, dep, dr)
+			}
+		}
+	}
+}
+
+func TestClientSideLinksNoStorage(t *testing.T) {
+	pkgs := make([]string, len(clientSide))
+	for i, p := range clientSide {
+		pkgs[i] = "./" + p
+	}
+	deps := goList(t, "{{.ImportPath}} {{join .Deps \" \"}}", pkgs...)
+	for _, p := range clientSide {
+		for _, d := range deps[p] {
+			d = strings.TrimPrefix(d, module)
+			for _, s := range storage {
+				if d == s || strings.HasPrefix(d, s+"/") {
+					t.Errorf("%s links %s: the client side reaches storage only through the gateway", p, d)
+				}
+			}
+		}
+	}
+}
