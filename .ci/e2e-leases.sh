@@ -174,6 +174,8 @@ EOF
 done
 
 log "rclone with a lease from nas lease create"
+# The owner's leases are held to their role, as AssumeRole's are.
+owner nas role put rclonerun --repo journey1 --paths 'shared/launch/**' --actions list,read --fork-from main --max-ttl 1h >/dev/null
 owner nas lease create journey1 --role rclonerun --paths 'shared/launch/**' --actions list,read --ttl 30m --json >"$WORK/lease.json"
 read -r RAK RSK RTOK < <(python3 -c 'import json,sys; l=json.load(open(sys.argv[1])); print(l["access_key_id"], l["secret_access_key"], l["session_token"])' "$WORK/lease.json")
 export RCLONE_CONFIG=$WORK/rclone.conf
@@ -197,6 +199,7 @@ echo "    rclone sees only the lease's paths"
 log "a sandbox mounts its lease's branch (nas mount --lease-json)"
 if [[ -e /dev/fuse && $(id -u) == 0 ]]; then
 	# git renames and removes lock files: the sandbox needs delete too.
+	owner nas role put sandbox --repo journey1 --paths 'shared/launch/**' --actions list,read,write,delete --fork-from main --max-ttl 1h >/dev/null
 	owner nas lease create journey1 --role sandbox --paths 'shared/launch/**' --actions list,read,write,delete --fork-from main --ttl 30m --json >"$WORK/mount-lease.json"
 	MNT=$WORK/mnt
 	mkdir -p "$MNT"

@@ -10,6 +10,7 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
+	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/record"
 )
 
@@ -159,9 +160,22 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 	if err := required("repo", a.Repo, "role", a.Role); err != nil {
 		return nil, err
 	}
-	if len(req.View) == 0 {
-		return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "paths and actions (or view) are required"}
+	// The owner is held to the role's envelope exactly as STS AssumeRole
+	// is: its paths and actions, longest lifetime and budgets.
+	env, err := h.leases.GetRole(ctx, a.Role)
+	if errors.Is(err, lease.ErrNotFound) {
+		return nil, notFound("no role " + a.Role + ": define it first (nas role put)")
 	}
+	if err != nil {
+		return nil, err
+	}
+	if env.Repo != a.Repo {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "role " + a.Role + " is for repository " + env.Repo}
+	}
+	if err := env.WithinRole(&req); err != nil {
+		return nil, err
+	}
+	ttl = req.TTL
 	if req.Principal == "" {
 		req.Principal = "role:" + a.Role
 	}
@@ -179,6 +193,9 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	if a.ForkFrom != "" {
+		if _, err := manifest.ParseCommitID(a.ForkFrom); err != nil {
+			req.ForkedFrom = a.ForkFrom // a branch: the run's proposals go back to it
+		}
 		name := a.Role + "/" + req.Run
 		if existing, err := h.leases.RunBranch(ctx, a.Repo, a.Role, req.Run); err != nil {
 			return nil, err

@@ -21,6 +21,7 @@ func TestLeaseRenameAndRemaining(t *testing.T) {
 	put("work/a", "a")
 	put("work/b", "b")
 	put("work/hidden.bin", "h")
+	putRole(c, map[string]any{"repo": "files", "role": "fs"})
 	lr := c.ok("lease/create", map[string]any{"repo": "files", "role": "fs", "branch": "main", "paths": []string{"work/*.txt", "work/a", "work/b", "done/**"},
 		"actions": []string{"list", "read", "write", "delete"}, "budgets": map[string]any{"bytes_read": 100}})["lease"].(map[string]any)
 	lc := &client{t: t, srv: c.srv, creds: aws.Credentials{AccessKeyID: lr["access_key_id"].(string), SecretAccessKey: lr["secret_access_key"].(string), SessionToken: lr["session_token"].(string)}}

@@ -70,6 +70,7 @@ func TestObjectOperations(t *testing.T) {
 	c.fails("object/rename", map[string]any{"repo": "files", "from": "new/", "to": "new/sub/", "prefix": true}, 400, "InvalidArgument")
 
 	// Under a lease: the same operations are held to its view.
+	putRole(c, map[string]any{"repo": "files", "role": "fs"})
 	lr := c.ok("lease/create", map[string]any{"repo": "files", "role": "fs", "branch": "main", "paths": []string{"new/**"}, "actions": []string{"list", "read", "write", "delete"},
 		"budgets": map[string]any{"bytes_read": 1}})["lease"].(map[string]any)
 	lc := &client{t: t, srv: c.srv, creds: aws.Credentials{AccessKeyID: lr["access_key_id"].(string), SecretAccessKey: lr["secret_access_key"].(string), SessionToken: lr["session_token"].(string)}}

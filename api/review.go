@@ -124,6 +124,9 @@ func (h *Handler) proposeCreate(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
+	if l := c.p.Lease; a.Into == "" && l != nil && l.ForkedFrom != "" {
+		a.Into = l.ForkedFrom
+	}
 	if a.Into == "" {
 		a.Into = branch.DefaultBranch
 	}
@@ -140,11 +143,56 @@ func (h *Handler) proposeCreate(ctx context.Context, c *call) (any, error) {
 	if err := required("repo", a.Repo, "branch", a.Branch); err != nil {
 		return nil, err
 	}
+	// A target the lease may not name and one that does not exist answer
+	// alike.
+	missing := notFound("no branch " + a.Into + " in " + a.Repo + " to propose into")
+	if err := h.auth.ProposeInto(ctx, c.p, a.Repo, a.Into); err != nil {
+		if errors.Is(err, auth.ErrNotFound) {
+			return nil, missing
+		}
+		return nil, err
+	}
 	p, err := h.gates.Propose(ctx, gate.ProposeRequest{Repo: a.Repo, From: a.Branch, Into: a.Into, Intent: a.Intent, Lease: c.p.Lease, Actor: c.p.AccessKey})
+	if errors.Is(err, branch.ErrNoSuchBranch) && !c.p.IsOwner() {
+		return nil, missing
+	}
 	if err != nil {
 		return nil, gateError(err)
 	}
-	return map[string]any{"proposal": p}, nil
+	return map[string]any{"proposal": visibleProposal(c, p)}, nil
+}
+
+// visibleProposal is p as the caller may see it: for a lease, the
+// changes, conflicts and counts of keys inside its view only (the diff of
+// a run's branch can hold what the owner wrote there).
+func visibleProposal(c *call, p *gate.Proposal) *gate.Proposal {
+	if c.p.IsOwner() {
+		return p
+	}
+	out := *p
+	out.Changes, out.Counts = visibleLines(c, p.Changes)
+	out.Conflicts = nil
+	for _, k := range p.Conflicts {
+		if c.p.Visible(k, lease.List, lease.Read) {
+			out.Conflicts = append(out.Conflicts, k)
+		}
+	}
+	return &out
+}
+
+// visibleLines keeps the change lines of keys the caller may see, with
+// their counts.
+func visibleLines(c *call, lines []gate.ChangeLine) ([]gate.ChangeLine, map[string]int) {
+	out := []gate.ChangeLine{}
+	counts := map[string]int{"added": 0, "modified": 0, "deleted": 0}
+	for _, l := range lines {
+		if !c.p.Visible(l.Key, lease.List, lease.Read) {
+			continue
+		}
+		out = append(out, l)
+		counts[map[string]string{"A": "added", "M": "modified", "D": "deleted"}[l.Kind]]++
+	}
+	return out, counts
 }
 
 // gateList lists gates; a lease sees only the gates of its own branch's
@@ -167,6 +215,8 @@ func (h *Handler) gateList(ctx context.Context, c *call) (any, error) {
 		mine := gs[:0]
 		for _, g := range gs {
 			if g.Repo == l.Repo && g.Card.Action.From == l.Branch {
+				g.Card.Action.Changes, _ = visibleLines(c, g.Card.Action.Changes)
+				g.Card.Action.FilesChanged = len(g.Card.Action.Changes)
 				mine = append(mine, g)
 			}
 		}

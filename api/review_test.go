@@ -15,9 +15,18 @@ import (
 // using its credentials.
 func leaseClient(t *testing.T, c *client, args map[string]any) (*client, map[string]any) {
 	t.Helper()
+	putRole(c, args)
 	l := c.ok("lease/create", args)["lease"].(map[string]any)
 	return &client{t: t, srv: c.srv, creds: aws.Credentials{AccessKeyID: l["access_key_id"].(string),
 		SecretAccessKey: l["secret_access_key"].(string), SessionToken: l["session_token"].(string)}}, l
+}
+
+// putRole defines the role of an owner's lease request, as wide as a role
+// can be: the owner's leases are held to their role's envelope.
+func putRole(c *client, args map[string]any) {
+	c.t.Helper()
+	c.ok("role/put", map[string]any{"name": args["role"], "repo": args["repo"],
+		"view": []map[string]any{{"path": "**", "actions": []string{"list", "read", "write", "delete", "propose"}}}})
 }
 
 func TestProposeGateMerge(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
@@ -257,3 +258,30 @@ func (a *Authority) charge(ctx context.Context, p *Principal, act string, t Targ
 }
 
 const maxInt64 = 1<<63 - 1
+
+// ProposeInto asks whether p may propose merging its branch into into. A
+// lease may name the branch its own was forked from and the branches its
+// role lists in propose_into; a lease with neither may name the
+// repository's default branch. Any other target does not exist for it,
+// whether it exists or not (NoSuchBucket, recorded).
+func (a *Authority) ProposeInto(ctx context.Context, p *Principal, repo, into string) error {
+	l := p.Lease
+	if l == nil {
+		return nil
+	}
+	var allowed []string
+	if l.ForkedFrom != "" {
+		allowed = append(allowed, l.ForkedFrom)
+	}
+	if r, err := a.leases.GetRole(ctx, l.Role); err == nil && r.Repo == l.Repo {
+		allowed = append(allowed, r.ProposeInto...)
+	}
+	if len(allowed) == 0 {
+		allowed = []string{branch.DefaultBranch}
+	}
+	if repo == l.Repo && into != l.Branch && slices.Contains(allowed, into) {
+		return nil
+	}
+	v := lease.Verdict{Decision: lease.NotFound, Rule: "proposal target is neither the branch the run forked from nor one its role names"}
+	return a.refuse(ctx, p, string(lease.Propose), Target{Repo: repo, Branch: into}, v, ErrNoSuchBucket)
+}

@@ -49,6 +49,7 @@ type run struct {
 	t     Target
 	owner *principal
 	repo  string
+	role  string // the runs' role, defined by setup
 	rep   *Report
 }
 
@@ -62,7 +63,7 @@ type check struct {
 func Run(ctx context.Context, t Target) *Report {
 	suffix := make([]byte, 4)
 	rand.Read(suffix)
-	r := &run{t: t, repo: "conformance-" + hex.EncodeToString(suffix),
+	r := &run{t: t, repo: "conformance-" + hex.EncodeToString(suffix), role: "cleo-" + hex.EncodeToString(suffix),
 		owner: &principal{endpoint: strings.TrimSuffix(t.Endpoint, "/"), creds: t.Owner, http: &http.Client{Timeout: time.Minute}},
 		rep:   &Report{Implementation: t.Implementation, Version: t.Version, Spec: "0.2", Tests: map[string]string{}, Deviations: []string{}, Details: map[string]string{}}}
 	if err := r.setup(ctx); err != nil {
@@ -119,12 +120,17 @@ func (r *run) setup(ctx context.Context) error {
 	if err := o.call(ctx, "commit/create", map[string]any{"repo": r.repo, "branch": "seed", "message": "seed"}, nil); err != nil {
 		return err
 	}
-	return o.call(ctx, "merge/create", map[string]any{"repo": r.repo, "from": "seed", "into": "main"}, nil)
+	if err := o.call(ctx, "merge/create", map[string]any{"repo": r.repo, "from": "seed", "into": "main"}, nil); err != nil {
+		return err
+	}
+	// The owner's envelope for the runs: leases of the role are held to it.
+	return o.call(ctx, "role/put", map[string]any{"name": r.role, "repo": r.repo, "fork_from": "main", "max_ttl": "24h",
+		"view": []map[string]any{{"path": "**", "actions": []string{"list", "read", "write", "delete", "propose"}}}}, nil)
 }
 
-// runLease issues a lease of role cleo on a fork of main.
+// runLease issues a lease of the run's role on a fork of main.
 func (r *run) runLease(ctx context.Context, extra map[string]any) (*principal, map[string]any, error) {
-	args := map[string]any{"repo": r.repo, "role": "cleo", "fork_from": "main", "paths": []string{"shared/launch/**"},
+	args := map[string]any{"repo": r.repo, "role": r.role, "fork_from": "main", "paths": []string{"shared/launch/**"},
 		"actions": []string{"list", "read", "write", "delete", "propose"}, "ttl": "1h", "purpose": "conformance"}
 	for k, v := range extra {
 		args[k] = v

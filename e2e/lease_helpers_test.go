@@ -141,7 +141,27 @@ func parseLease(t testing.TB, out map[string]any) *leaseInfo {
 // newLease issues a lease through lease/create with c's credentials.
 func (c *ctl) newLease(args map[string]any) *leaseInfo {
 	c.t.Helper()
+	if c.creds == owner {
+		c.ensureRole(args)
+	}
 	return parseLease(c.t, c.ok("lease/create", args))
+}
+
+// ensureRole defines the role an owner's lease names, as wide as a role
+// can be (every action on every path), unless the test defined it: the
+// owner's leases are held to their role's envelope.
+func (c *ctl) ensureRole(args map[string]any) {
+	c.t.Helper()
+	role, _ := args["role"].(string)
+	repo, _ := args["repo"].(string)
+	if role == "" || repo == "" {
+		return
+	}
+	if st, _ := c.call("role/get", map[string]any{"name": role}); st == http.StatusOK {
+		return
+	}
+	c.ok("role/put", map[string]any{"name": role, "repo": repo,
+		"view": []map[string]any{{"path": "**", "actions": []string{"list", "read", "write", "delete", "propose"}}}})
 }
 
 // revoke revokes a lease as c.

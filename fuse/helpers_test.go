@@ -167,6 +167,10 @@ func (e *env) lease(t testing.TB, args map[string]any) (*client.Client, map[stri
 	if _, ok := args["role"]; !ok {
 		args["role"] = "agent"
 	}
+	// The owner's leases are held to their role: define it as wide as a
+	// role can be.
+	call(t, e.owner, "role/put", map[string]any{"name": args["role"], "repo": args["repo"],
+		"view": []map[string]any{{"path": "**", "actions": []string{"list", "read", "write", "delete", "propose"}}}}, nil)
 	var out struct {
 		Lease map[string]any `json:"lease"`
 	}

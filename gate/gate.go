@@ -265,9 +265,18 @@ func (s *Service) Propose(ctx context.Context, r ProposeRequest) (*Proposal, err
 		keys[i] = c.Key
 	}
 	p.Action, p.Rule = pol.Decide(facts{role: role, into: r.Into, keys: keys, deletes: deletes})
-	// A lease that does not grant propose can only ask; a person decides.
-	if r.Lease != nil && !r.Lease.AllowsAnywhere(lease.Propose, s.now()) && p.Action == Merge {
-		p.Action, p.Rule = Hold, "the lease does not grant propose"
+	// A lease that does not grant propose can only ask, and one whose
+	// requires_gate names the merge (or, for a diff that deletes, the
+	// delete) sends it to a person whatever the policy says.
+	if l := r.Lease; l != nil && p.Action == Merge {
+		switch {
+		case !l.AllowsAnywhere(lease.Propose, s.now()):
+			p.Action, p.Rule = Hold, "the lease does not grant propose"
+		case slices.Contains(l.RequiresGate, "merge"):
+			p.Action, p.Rule = Hold, "the lease requires a gate for merge (requires_gate)"
+		case deletes && slices.Contains(l.RequiresGate, "delete"):
+			p.Action, p.Rule = Hold, "the lease requires a gate for deletes (requires_gate)"
+		}
 	}
 	switch p.Action {
 	case Refuse:

@@ -236,6 +236,8 @@ func TestExportImportOverAPI(t *testing.T) {
 			Token     string `json:"session_token"`
 		} `json:"lease"`
 	}
+	must(t, ctl(t, srv, owner, "role/put", map[string]any{"name": "agent", "repo": "src",
+		"view": []map[string]any{{"path": "**", "actions": []string{"list", "read"}}}}, nil))
 	must(t, ctl(t, srv, owner, "lease/create", map[string]any{"repo": "src", "role": "agent", "fork_from": "main", "ttl": "1h", "paths": []string{"**"}, "actions": []string{"list", "read"}}, &lr))
 	lc := &gitexport.Client{Endpoint: srv.Endpoint, Credentials: aws.Credentials{AccessKeyID: lr.Lease.AccessKey, SecretAccessKey: lr.Lease.Secret, SessionToken: lr.Lease.Token}}
 	if _, err := lc.Export(ctx, "src", filepath.Join(t.TempDir(), "lease.git")); !errors.As(err, &re) || re.Code != "AccessDenied" || !strings.Contains(re.Message, "owner operation") {

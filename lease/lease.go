@@ -94,15 +94,18 @@ func (g *Grant) Live(now time.Time) bool { return !g.Used && now.Before(g.Expire
 // Lease is one run's authorization. Its JSON is the specification's
 // lease.json plus the fields a client needs to use it.
 type Lease struct {
-	ID             string    `json:"lease_id"`
-	Run            string    `json:"run"`
-	Role           string    `json:"role"`
-	Principal      string    `json:"principal"`
-	OnBehalfOf     string    `json:"on_behalf_of,omitempty"`
-	Parent         *string   `json:"parent"`
-	Purpose        string    `json:"purpose,omitempty"`
-	Repo           string    `json:"repo"`
-	Branch         string    `json:"branch"`
+	ID         string  `json:"lease_id"`
+	Run        string  `json:"run"`
+	Role       string  `json:"role"`
+	Principal  string  `json:"principal"`
+	OnBehalfOf string  `json:"on_behalf_of,omitempty"`
+	Parent     *string `json:"parent"`
+	Purpose    string  `json:"purpose,omitempty"`
+	Repo       string  `json:"repo"`
+	Branch     string  `json:"branch"`
+	// ForkedFrom is the branch the run's branch was forked from: the one
+	// target its proposals may name besides its role's (Role.ProposeInto).
+	ForkedFrom     string    `json:"forked_from,omitempty"`
 	Paths          []string  `json:"paths"`
 	Actions        []Action  `json:"actions"`
 	View           []Rule    `json:"view"`

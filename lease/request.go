@@ -14,6 +14,7 @@ import (
 // Request asks for a lease.
 type Request struct {
 	Repo, Branch   string
+	ForkedFrom     string // the branch Branch was forked from, if it was
 	Run            string // empty: a new run
 	Role           string
 	Principal      string
@@ -72,7 +73,7 @@ func (r Request) Build(now time.Time, parentUsed Usage) (*Lease, error) {
 	}
 	l := &Lease{
 		Run: r.Run, Role: r.Role, Principal: r.Principal, OnBehalfOf: r.OnBehalfOf,
-		Purpose: r.Purpose, Repo: r.Repo, Branch: r.Branch, View: view, SensitivityMax: r.SensitivityMax,
+		Purpose: r.Purpose, Repo: r.Repo, Branch: r.Branch, ForkedFrom: r.ForkedFrom, View: view, SensitivityMax: r.SensitivityMax,
 		Egress: r.Egress, RequiresGate: gates, Budgets: r.Budgets, IssuedAt: now,
 		ExpiresAt: now.Add(r.TTL),
 	}
@@ -208,7 +209,7 @@ func narrow(p *Lease, used Usage, c *Lease, now time.Time) error {
 	}
 	slices.Sort(c.RequiresGate)
 	pid := p.ID
-	c.Parent = &pid
+	c.Parent, c.ForkedFrom = &pid, p.ForkedFrom
 	// Provenance and the run are the parent's, whatever was asked.
 	c.Role, c.Run, c.Principal, c.OnBehalfOf = p.Role, p.Run, p.Principal, p.OnBehalfOf
 	return nil

@@ -13,10 +13,13 @@ import (
 // which repository, which branch (a fixed one, or a fork per run), the
 // widest view, the longest lifetime and the budgets.
 type Role struct {
-	Name           string   `json:"name"`
-	Repo           string   `json:"repo"`
-	Branch         string   `json:"branch,omitempty"`    // fixed branch, or
-	ForkFrom       string   `json:"fork_from,omitempty"` // fork ROLE/RUN from this ref per run
+	Name     string `json:"name"`
+	Repo     string `json:"repo"`
+	Branch   string `json:"branch,omitempty"`    // fixed branch, or
+	ForkFrom string `json:"fork_from,omitempty"` // fork ROLE/RUN from this ref per run
+	// ProposeInto names the branches the role's runs may propose into,
+	// besides the branch their own was forked from.
+	ProposeInto    []string `json:"propose_into,omitempty"`
 	View           []Rule   `json:"view"`
 	MaxTTL         Duration `json:"max_ttl"`
 	Budgets        Budgets  `json:"budgets"`

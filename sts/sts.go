@@ -17,6 +17,7 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
+	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/sigv4"
 )
@@ -278,6 +279,9 @@ func (h *Handler) assumeRole(ctx context.Context, p *auth.Principal, form url.Va
 		}
 		if req.Branch, err = h.runBranch(ctx, p, env, session, req.TTL); err != nil {
 			return nil, err
+		}
+		if _, err := manifest.ParseCommitID(env.ForkFrom); env.Branch == "" && err != nil {
+			req.ForkedFrom = env.ForkFrom
 		}
 		if l, cred, err = h.leases.Issue(ctx, req); err != nil {
 			return nil, err

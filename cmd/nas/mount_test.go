@@ -89,6 +89,9 @@ func TestMountCommand(t *testing.T) {
 	}
 
 	// A lease file names the repository and branch; `nas unmount` ends it.
+	if code, out := runCLI(t, "role", "put", "tester", "--repo", "mnt", "--paths", "**", "--actions", "list,read,write,delete,propose"); code != 0 {
+		t.Fatalf("role put: %s", out)
+	}
 	code, lj := runCLI(t, "lease", "create", "mnt", "--role", "tester", "--paths", "work/**", "--actions", "list,read,write", "--fork-from", "dev", "--ttl", "1h", "--json")
 	if code != 0 {
 		t.Fatalf("lease create: %s", lj)
