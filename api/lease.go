@@ -381,6 +381,60 @@ func (h *Handler) shareGrant(ctx context.Context, c *call) (any, error) {
 	return map[string]any{"grant": g}, nil
 }
 
+// shareList lists the grants of a lease, live or not.
+func (h *Handler) shareList(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		LeaseID string `json:"lease_id"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	l, err := h.leases.Get(ctx, a.LeaseID)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	out := []GrantJSON{}
+	for _, g := range l.Grants {
+		out = append(out, GrantJSON{Grant: g, Live: g.Live(now)})
+	}
+	return map[string]any{"grants": out}, nil
+}
+
+// GrantJSON is a grant with whether it may still be used.
+type GrantJSON struct {
+	lease.Grant
+	Live bool `json:"live"`
+}
+
+// shareRevoke ends a grant at once.
+func (h *Handler) shareRevoke(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		LeaseID string `json:"lease_id"`
+		GrantID string `json:"grant_id"`
+	}
+	if err := c.decode(&a); err != nil {
+		return nil, err
+	}
+	if err := required("lease_id", a.LeaseID, "grant_id", a.GrantID); err != nil {
+		return nil, err
+	}
+	l, err := h.leases.Get(ctx, a.LeaseID)
+	if err != nil {
+		return nil, err
+	}
+	e := leaseEvent(record.KindShareRevoked, l, "")
+	e.Details = map[string]string{"grant": a.GrantID}
+	if err := h.record(ctx, c, e); err != nil {
+		return nil, err
+	}
+	g, err := h.leases.RevokeGrant(ctx, a.LeaseID, a.GrantID)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"grant": g}, nil
+}
+
 func (h *Handler) rolePut(ctx context.Context, c *call) (any, error) {
 	var r lease.Role
 	if err := c.decode(&r); err != nil {

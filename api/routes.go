@@ -152,6 +152,8 @@ func (h *Handler) routes() map[string]verb {
 		"lease/list":         {fn: h.leaseList},
 		"lease/revoke":       {write: true, lease: true, fn: h.leaseRevoke},
 		"share/grant":        {write: true, fn: h.shareGrant},
+		"share/list":         {fn: h.shareList},
+		"share/revoke":       {write: true, fn: h.shareRevoke},
 		"role/put":           {write: true, fn: h.rolePut},
 		"role/get":           {fn: h.roleGet},
 		"role/list":          {fn: h.roleList},
@@ -514,7 +516,7 @@ func (h *Handler) commitLog(ctx context.Context, c *call) (any, error) {
 			next = e.ID.String()
 			return kv.ErrStop
 		}
-		out = append(out, commitJSON(e.ID, e.Commit))
+		out = append(out, visibleCommit(c, commitJSON(e.ID, e.Commit)))
 		return nil
 	})
 	if err != nil {
@@ -585,7 +587,7 @@ func (h *Handler) diffList(ctx context.Context, c *call) (any, error) {
 		}
 	}
 	changes, next, err := page(limit, func(fn func(branch.Change) error) error {
-		return h.b.Diff(ctx, a.Repo, a.From, a.To, a.Cursor, visibleOnly(c, fn))
+		return h.b.Diff(ctx, a.Repo, a.From, a.To, a.Cursor, c.p.Filter(lease.List), fn)
 	})
 	if err != nil {
 		return nil, err
@@ -649,6 +651,17 @@ func (h *Handler) gc(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"stats": st}, nil
+}
+
+// visibleCommit is a commit as the caller may see it: a lease sees the
+// message and provenance of its own run's commits only; of every other
+// commit in its branch's history (the fork point, other runs' merged
+// work, the owner's) it sees the ID, parents, tree and time.
+func visibleCommit(c *call, j CommitJSON) CommitJSON {
+	if l := c.p.Lease; l != nil && j.Run != l.Run {
+		j.Message, j.Principal, j.OnBehalfOf, j.Run, j.Lease = "", "", "", "", ""
+	}
+	return j
 }
 
 // leaseRef checks that the caller may name ref in repo: for a lease, its

@@ -276,6 +276,23 @@ func (s *Leases) AddGrant(ctx context.Context, id string, g lease.Grant) (*lease
 	return &g, err
 }
 
+// RevokeGrant ends a grant of a lease at once, used or not.
+func (s *Leases) RevokeGrant(ctx context.Context, leaseID, grantID string) (*lease.Grant, error) {
+	var out *lease.Grant
+	err := s.update(ctx, leaseID, func(cur *lease.Lease) error {
+		for i := range cur.Grants {
+			if g := &cur.Grants[i]; g.ID == grantID {
+				g.Revoked = true
+				cp := *g
+				out = &cp
+				return nil
+			}
+		}
+		return fmt.Errorf("grant %s of lease %s: %w", grantID, leaseID, lease.ErrNotFound)
+	})
+	return out, err
+}
+
 // ConsumeGrant marks a single-use grant used, atomically: of concurrent
 // requests relying on it exactly one succeeds, the others get lease.ErrNotFound
 // (the path left the lease's view). Call it before acting.

@@ -143,7 +143,7 @@ func BenchmarkDiff(b *testing.B) {
 		for j, p := range pairs {
 			start := time.Now()
 			count := 0
-			err := s.Diff(ctx, p.repo, p.from, p.to, "", func(branch.Change) error { count++; return nil })
+			err := s.Diff(ctx, p.repo, p.from, p.to, "", nil, func(branch.Change) error { count++; return nil })
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -147,7 +147,7 @@ func commitDiffPoints(ctx context.Context, b *branch.Service, repo string, n, ch
 		commits = append(commits, time.Since(start))
 		start = time.Now()
 		seen := 0
-		if err := b.Diff(ctx, repo, from.String(), to.String(), "", func(branch.Change) error { seen++; return nil }); err != nil {
+		if err := b.Diff(ctx, repo, from.String(), to.String(), "", nil, func(branch.Change) error { seen++; return nil }); err != nil {
 			return nil, nil, fmt.Errorf("diff: %w", err)
 		}
 		diffs = append(diffs, time.Since(start))

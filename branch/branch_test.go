@@ -85,7 +85,7 @@ func TestForkIsolationAndCommit(t *testing.T) {
 		t.Fatalf("after commit: %s", got)
 	}
 	var diff []string
-	err = s.Diff(ctx, "data", "main", "exp/run-1", "", func(c branch.Change) error {
+	err = s.Diff(ctx, "data", "main", "exp/run-1", "", nil, func(c branch.Change) error {
 		diff = append(diff, string(c.Kind)+" "+c.Key)
 		return nil
 	})

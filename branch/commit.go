@@ -308,8 +308,10 @@ func lowerBound(after string) []byte {
 
 // Diff streams the differences between the committed states of two refs
 // (branch names or commit IDs) in key order, in O(changes × log n),
-// starting after key after.
-func (s *Service) Diff(ctx context.Context, repo, from, to, after string, fn func(Change) error) error {
+// starting after key after. With a filter it seeks only the filter's key
+// ranges and streams only keys it matches, so changes outside them (a
+// lease's hidden keys) cost nothing to skip.
+func (s *Service) Diff(ctx context.Context, repo, from, to, after string, f *Filter, fn func(Change) error) error {
 	var rr *repoRecord
 	var a, b manifest.CommitID
 	err := s.db.View(ctx, func(r kv.Reader) error {
@@ -334,13 +336,27 @@ func (s *Service) Diff(ctx context.Context, repo, from, to, after string, fn fun
 	if err != nil {
 		return err
 	}
-	return s.treeFor(rr).DiffRange(ctx, ra, rb, lowerBound(after), nil, func(c tree.Change) error {
-		ch, err := toChange(c.Key, c.Old, c.New)
+	t := s.treeFor(rr)
+	for _, kr := range f.ranges(string(lowerBound(after)), "") {
+		var upper []byte
+		if kr.End != "" {
+			upper = []byte(kr.End)
+		}
+		err := t.DiffRange(ctx, ra, rb, []byte(kr.Start), upper, func(c tree.Change) error {
+			if !f.match(string(c.Key)) {
+				return nil
+			}
+			ch, err := toChange(c.Key, c.Old, c.New)
+			if err != nil {
+				return err
+			}
+			return fn(ch)
+		})
 		if err != nil {
 			return err
 		}
-		return fn(ch)
-	})
+	}
+	return nil
 }
 
 // errStopIter ends a push iterator early.

@@ -42,7 +42,7 @@ func TestCommitClearsLargeStaging(t *testing.T) {
 		t.Fatalf("%d staging records left after the commit (%v)", got, err)
 	}
 	seen := 0
-	if err := s.Diff(ctx, "big", from.String(), to.String(), "", func(c branch.Change) error {
+	if err := s.Diff(ctx, "big", from.String(), to.String(), "", nil, func(c branch.Change) error {
 		if want := fmt.Sprintf("k/%05d", seen); c.Key != want {
 			return fmt.Errorf("change %d is %s, want %s", seen, c.Key, want)
 		}

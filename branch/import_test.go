@@ -55,7 +55,7 @@ func TestImportWithDeletesAndProtection(t *testing.T) {
 		t.Fatal(err)
 	}
 	var changes []string
-	err = s.Diff(ctx, "imp", base.String(), head.String(), "", func(c branch.Change) error {
+	err = s.Diff(ctx, "imp", base.String(), head.String(), "", nil, func(c branch.Change) error {
 		changes = append(changes, string(c.Kind)+" "+c.Key)
 		return nil
 	})

@@ -86,10 +86,11 @@ type Grant struct {
 	ExpiresAt time.Time `json:"expires_at"`
 	SingleUse bool      `json:"single_use,omitempty"`
 	Used      bool      `json:"used,omitempty"`
+	Revoked   bool      `json:"revoked,omitempty"`
 }
 
 // Live reports whether the grant may still be used at now.
-func (g *Grant) Live(now time.Time) bool { return !g.Used && now.Before(g.ExpiresAt) }
+func (g *Grant) Live(now time.Time) bool { return !g.Used && !g.Revoked && now.Before(g.ExpiresAt) }
 
 // Lease is one run's authorization. Its JSON is the specification's
 // lease.json plus the fields a client needs to use it.

@@ -20,6 +20,7 @@ const (
 	KindLeaseRevoked      Kind = "lease.revoked"
 	KindShareGranted      Kind = "share.granted"
 	KindShareUsed         Kind = "share.used"
+	KindShareRevoked      Kind = "share.revoked"
 	KindCommit            Kind = "commit"
 	KindMerge             Kind = "merge"
 	KindBranchCreated     Kind = "branch.created"

@@ -20,6 +20,11 @@ import (
 // os.Root, so no key, "..", absolute path or symbolic link leads outside
 // it, and it is only ever read.
 //
+// A file with more than one hard link is never attached or read: its
+// other names may lie outside the folder (a link made to /etc/shadow from
+// inside it), which os.Root cannot see. List skips such files; Stat and
+// reads refuse them (ErrEscape).
+//
 // A folder keeps no versions, so an object's pin is derived from its
 // identity and state (inode, size, modification time): a file changed in
 // place after attaching reads as drifted (ErrChanged). A write that keeps
@@ -115,13 +120,13 @@ func (d *Dir) walk(ctx context.Context, dir, after string, fn func(Object) error
 			items = append(items, item{key: key + "/"})
 		case t.IsRegular():
 			fi, err := e.Info()
-			if err == nil {
+			if err == nil && linkCount(fi) == 1 {
 				items = append(items, item{key: key, fi: fi})
 			}
 		case t&fs.ModeSymlink != 0:
 			// Stat through the root: a link leading outside fails.
 			fi, err := d.root.Stat(key)
-			if err == nil && fi.Mode().IsRegular() {
+			if err == nil && fi.Mode().IsRegular() && linkCount(fi) == 1 {
 				items = append(items, item{key: key, fi: fi})
 			}
 		}
@@ -161,6 +166,9 @@ func (d *Dir) Stat(ctx context.Context, key string) (Object, error) {
 	if !fi.Mode().IsRegular() {
 		return Object{}, fmt.Errorf("file %s: no longer a regular file: %w", key, ErrChanged)
 	}
+	if linkCount(fi) != 1 {
+		return Object{}, fmt.Errorf("file %s: has %d hard links, which may lie outside the folder: %w", key, linkCount(fi), ErrEscape)
+	}
 	return Object{Key: key, Size: fi.Size(), ETag: dirETag(fi), ModTime: fi.ModTime()}, nil
 }
 
@@ -168,7 +176,7 @@ func (d *Dir) Stat(ctx context.Context, key string) (Object, error) {
 // opened and again at the end of the range, so a file rewritten during
 // the read fails with ErrChanged instead of mixing old and new bytes.
 func (d *Dir) ReadRange(ctx context.Context, p Pin, off, n int64) (io.ReadCloser, error) {
-	if off < 0 || n < 0 || off+n > p.Size {
+	if off < 0 || n < 0 || off > p.Size || n > p.Size-off {
 		return nil, fmt.Errorf("read %s [%d,+%d): %w", p, off, n, ErrInvalid)
 	}
 	if err := checkKey(p.Key); err != nil {
@@ -193,6 +201,9 @@ func checkPinned(f *os.File, p Pin) error {
 	}
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("file %s: no longer a regular file: %w", p.Key, ErrChanged)
+	}
+	if linkCount(fi) != 1 {
+		return fmt.Errorf("file %s: has %d hard links, which may lie outside the folder: %w", p.Key, linkCount(fi), ErrEscape)
 	}
 	if fi.Size() != p.Size || dirETag(fi) != p.ETag {
 		return fmt.Errorf("file %s: changed since it was pinned (size %d, now %d): %w", p.Key, p.Size, fi.Size(), ErrChanged)

@@ -113,3 +113,37 @@ func TestDirSourceStaysInside(t *testing.T) {
 	}
 	mustGet(t, gw.S3, "docs", "shared/z.txt", []byte("Z"))
 }
+
+// TestDirSourceRefusesHardLinks: a hard link inside the folder to a file
+// outside it is another name for the outside file, which os.Root cannot
+// tell; files with more than one link are neither listed nor read, and a
+// file hard-linked after it was attached stops reading, through the
+// gateway too.
+func TestDirSourceRefusesHardLinks(t *testing.T) {
+	t.Parallel()
+	root, secret := folder(t)
+	must(t, os.Link(secret, filepath.Join(root, "hard-out")))
+	d, err := source.OpenDir(root)
+	must(t, err)
+	defer d.Close()
+	ctx := context.Background()
+	must(t, d.List(ctx, "", func(o source.Object) error {
+		if o.Key == "hard-out" {
+			t.Fatal("a hard link to a file outside the folder was listed")
+		}
+		return nil
+	}))
+	if _, err := d.Stat(ctx, "hard-out"); !errors.Is(err, source.ErrEscape) {
+		t.Fatalf("Stat of a hard link: %v, want ErrEscape", err)
+	}
+
+	gw := startGateway(t, source.Options{})
+	gw.mkRepo(t, "docs")
+	gw.attach(t, "docs", "shared/", "dir:"+root, "", nil)
+	_, err = get(t, gw.S3, "docs", "shared/hard-out", "")
+	wantCode(t, err, http.StatusNotFound, "NoSuchKey")
+	// Attached with one link, then linked from outside: no longer read.
+	must(t, os.Link(filepath.Join(root, "a.txt"), filepath.Join(t.TempDir(), "other-name")))
+	_, err = get(t, gw.S3, "docs", "shared/a.txt", "")
+	wantCode(t, err, http.StatusConflict, "RemoteObjectChanged")
+}

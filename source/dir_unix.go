@@ -15,3 +15,11 @@ func fileID(fi fs.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// linkCount returns a file's number of hard links (1 when unknown).
+func linkCount(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

@@ -28,6 +28,8 @@ func TestLeaseOverAnAttachedPrefix(t *testing.T) {
 	info := gw.attach(t, "data", "ds/", "s3://remote/src", rm.URL, nil)
 	id := info["id"].(string)
 
+	gw.owner(t, "role/put", map[string]any{"name": "agent", "repo": "data",
+		"view": []map[string]any{{"path": "**", "actions": []string{"list", "read"}}}})
 	out := gw.owner(t, "lease/create", map[string]any{"repo": "data", "role": "agent", "fork_from": "main", "ttl": "1h",
 		"paths": []string{"ds/a/**"}, "actions": []string{"list", "read"}})
 	l := out["lease"].(map[string]any)

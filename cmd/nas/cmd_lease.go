@@ -296,7 +296,23 @@ func newShareCmd() *cobra.Command {
 	grant.Flags().StringVar(&actions, "actions", "read", "comma-separated actions")
 	grant.Flags().DurationVar(&ttl, "ttl", time.Hour, "lifetime of the grant")
 	grant.Flags().BoolVar(&single, "single-use", false, "the path disappears after its first use")
-	cmd.AddCommand(grant)
+	list := &cobra.Command{
+		Use:   "list LEASE_ID",
+		Short: "List a lease's grants, live or not",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return jsonCall(cmd, "share/list", map[string]any{"lease_id": args[0]})
+		},
+	}
+	revoke := &cobra.Command{
+		Use:   "revoke LEASE_ID GRANT_ID",
+		Short: "End a grant at once",
+		Args:  exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return jsonCall(cmd, "share/revoke", map[string]any{"lease_id": args[0], "grant_id": args[1]})
+		},
+	}
+	cmd.AddCommand(grant, list, revoke)
 	return cmd
 }
 
