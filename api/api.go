@@ -173,6 +173,8 @@ func toError(err error) *Error {
 		return mk(http.StatusForbidden, "LeaseEnded", false)
 	case errors.Is(err, context.Canceled):
 		return mk(499, "Canceled", true)
+	case isTimeout(err):
+		return mk(http.StatusRequestTimeout, "RequestTimeout", true)
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "InternalError", Message: "internal error", Retryable: true}
 }
@@ -320,4 +322,11 @@ func (h *Handler) idempotent(ctx context.Context, key string, fn func() (any, er
 		h.log.Warn("storing idempotent answer", "err", err)
 	}
 	return json.RawMessage(b), nil
+}
+
+// isTimeout reports a timeout reading the request (a body that stalled
+// or trickled).
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }

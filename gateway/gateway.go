@@ -41,6 +41,8 @@ type Config struct {
 	// Sources tunes attached sources (retries, timeouts; tests). Its
 	// OnCommit is the gateway's flight recorder.
 	Sources source.Options
+	// Bodies bounds how slowly clients may send request bodies.
+	Bodies BodyLimits
 }
 
 // Gateway is an opened data directory with its handlers.
@@ -58,6 +60,7 @@ type Gateway struct {
 	Gates     *gate.Service
 	Sources   *source.Registry
 	log       *slog.Logger
+	bodies    BodyLimits
 
 	stop context.CancelFunc // ends background work started by Start
 	bg   sync.WaitGroup     // background goroutines
@@ -87,7 +90,7 @@ func Open(c Config) (*Gateway, error) {
 		db.Close()
 		return nil, err
 	}
-	g := &Gateway{DB: db, Chunks: chunks, Branches: b, Leases: leases, log: c.Log,
+	g := &Gateway{DB: db, Chunks: chunks, Branches: b, Leases: leases, log: c.Log, bodies: c.Bodies,
 		Recorder: record.New(kdb, record.Options{}), Manifests: record.NewManifests(kdb, record.ManifestOptions{})}
 	so := c.Sources
 	if so.Log == nil {
@@ -149,7 +152,7 @@ func (g *Gateway) Close() error {
 // for everything else. It deliberately is not an http.ServeMux, which would
 // clean paths and so rewrite object keys.
 func (g *Gateway) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/_nas/") {
 			g.API.ServeHTTP(w, r)
 			return
@@ -159,7 +162,7 @@ func (g *Gateway) Handler() http.Handler {
 			return
 		}
 		g.S3.ServeHTTP(w, r)
-	})
+	}), g.bodies)
 }
 
 // ServeOptions configures Serve.

@@ -47,6 +47,8 @@ type Options struct {
 	// Log receives the server's logs; nil discards them unless
 	// NAS_TEST_LOG is set.
 	Log *slog.Logger
+	// Bodies bounds slow request bodies (tests shorten the defaults).
+	Bodies gateway.BodyLimits
 }
 
 // Start starts a gateway and stops it when the test ends.
@@ -73,6 +75,7 @@ func Start(t testing.TB, opts ...Options) *Server {
 		Owner:   auth.Owner{AccessKey: AccessKey, SecretKey: SecretKey},
 		Domains: o.Domains,
 		Log:     o.Log,
+		Bodies:  o.Bodies,
 	})
 	if err != nil {
 		t.Fatalf("open gateway: %v", err)

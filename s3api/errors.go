@@ -207,6 +207,8 @@ func toS3(err error) *Error {
 		return errServiceUnavailable("The attached source this object lives in could not be read (unreachable, failing, or its bytes did not verify); nothing was stored. Please retry later.")
 	case errors.Is(err, manifest.ErrLazy):
 		return errNotImplemented("this operation does not support objects of attached sources")
+	case isTimeout(err):
+		return s3err(http.StatusBadRequest, "RequestTimeout", "Your socket connection to the server was not read from or written to within the timeout period: "+err.Error())
 	}
 	return errInternal()
 }
@@ -218,4 +220,11 @@ func refusalRule(err error) string {
 		return r.Rule
 	}
 	return err.Error()
+}
+
+// isTimeout reports a timeout reading the request (a body that stalled
+// or trickled).
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }

@@ -112,6 +112,8 @@ func (h *Handler) mapError(err error) *stsError {
 		return fail(400, "IncompleteSignature", "%v", err)
 	case errors.Is(err, lease.ErrRevoked):
 		return fail(400, "ExpiredToken", "the calling lease was revoked")
+	case isTimeout(err):
+		return fail(400, "RequestTimeout", "%v", err)
 	}
 	h.log.Error("sts", "err", err)
 	return fail(500, "InternalFailure", "internal error")
@@ -342,4 +344,11 @@ func callerIdentity(l *lease.Lease, ak string) any {
 		r.Arn = fmt.Sprintf("arn:aws:sts::%s:assumed-role/%s/%s", account, l.Role, l.Run)
 	}
 	return &getCallerIdentityResponse{Xmlns: xmlns, Result: r}
+}
+
+// isTimeout reports a timeout reading the request (a body that stalled
+// or trickled).
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }

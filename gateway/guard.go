@@ -1,0 +1,149 @@
+package gateway
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Request bodies are guarded against clients that hold a connection by
+// sending slowly: a body that stalls (no byte for Stall) or trickles
+// (less than MinBytes for every Window the gateway spent waiting for it) is cut off with a timeout error, which the edges answer as
+// RequestTimeout. Only the time spent waiting for the client counts, so
+// a handler that pauses between reads is never mistaken for a slow
+// client.
+//
+// A request refused before its body was read (a bad signature, a denied
+// write) is answered with Connection: close and its connection's read
+// deadline expired, so the server does not drain the body of a client the
+// gateway has already refused.
+
+// BodyLimits bound how slowly a client may send a request body. Zero
+// fields take the defaults: 30 s stall, at least 32 KiB per 30 s waited.
+type BodyLimits struct {
+	Stall    time.Duration
+	Window   time.Duration
+	MinBytes int64
+}
+
+func (l BodyLimits) withDefaults() BodyLimits {
+	if l.Stall <= 0 {
+		l.Stall = 30 * time.Second
+	}
+	if l.Window <= 0 {
+		l.Window = 30 * time.Second
+	}
+	if l.MinBytes <= 0 {
+		l.MinBytes = 32 << 10
+	}
+	return l
+}
+
+// errSlowBody is the error a guarded body returns; it is a net.Error
+// timeout, which is how the edges recognise it.
+type slowBodyError struct{ reason string }
+
+func (e slowBodyError) Error() string {
+	return "the request body " + e.reason + "; the gateway stopped reading it"
+}
+
+// Timeout reports true: the edges answer RequestTimeout.
+func (slowBodyError) Timeout() bool { return true }
+
+// Temporary reports false.
+func (slowBodyError) Temporary() bool { return false }
+
+// guardedBody is a request body read under the rules above.
+type guardedBody struct {
+	lim    BodyLimits
+	r      io.ReadCloser
+	rc     *http.ResponseController
+	waited time.Duration // time spent blocked in Read in this window
+	got    int64         // bytes read in this window
+	eof    bool          // the body was read to its end
+	err    error         // sticky: once cut off, always cut off
+}
+
+func (b *guardedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	start := time.Now()
+	_ = b.rc.SetReadDeadline(start.Add(b.lim.Stall))
+	n, err := b.r.Read(p)
+	b.waited += time.Since(start)
+	b.got += int64(n)
+	switch {
+	case err == io.EOF:
+		b.eof = true
+	case isTimeout(err):
+		b.err = slowBodyError{"stalled (nothing arrived for " + b.lim.Stall.String() + ")"}
+		return n, b.err
+	}
+	if b.waited >= b.lim.Window {
+		if b.got < b.lim.MinBytes {
+			b.err = slowBodyError{fmt.Sprintf("trickled (%d bytes in %s, less than %d)", b.got, b.waited.Round(time.Millisecond), b.lim.MinBytes)}
+			return n, b.err
+		}
+		b.waited, b.got = 0, 0
+	}
+	return n, err
+}
+
+func (b *guardedBody) Close() error { return b.r.Close() }
+
+func isTimeout(err error) bool {
+	t, ok := err.(interface{ Timeout() bool })
+	return ok && t.Timeout()
+}
+
+// guardedWriter closes the connection instead of draining an unread body
+// after an error answer.
+type guardedWriter struct {
+	http.ResponseWriter
+	body  *guardedBody
+	close bool // an error was answered before the body was read
+}
+
+func (w *guardedWriter) WriteHeader(status int) {
+	if status >= 400 && !w.body.eof {
+		w.Header().Set("Connection", "close")
+		w.close = true
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *guardedWriter) Write(p []byte) (int, error) { return w.ResponseWriter.Write(p) }
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *guardedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush passes flushes through (streamed answers).
+func (w *guardedWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// guard wraps h with the body rules.
+func guard(h http.Handler, lim BodyLimits) http.Handler {
+	lim = lim.withDefaults()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		b := &guardedBody{lim: lim, r: r.Body, rc: rc}
+		if r.Body == nil || r.Body == http.NoBody {
+			b.r, b.eof = http.NoBody, true
+		}
+		r.Body = b
+		gw := &guardedWriter{ResponseWriter: w, body: b}
+		h.ServeHTTP(gw, r)
+		if gw.close {
+			// The server would read up to 256 KiB of the body before closing;
+			// an expired deadline makes that read end at once.
+			_ = rc.SetReadDeadline(time.Now())
+			return
+		}
+		_ = rc.SetReadDeadline(time.Time{})
+	})
+}
