@@ -66,6 +66,9 @@ type ListResult struct {
 	// prefix returned, to pass as After for the next page.
 	Truncated bool
 	Next      string
+	// Damaged are keys whose entries did not decode; the listing skips
+	// them rather than failing (fsck reports them).
+	Damaged []string
 }
 
 // List lists a branch's current objects (staging over the head tree).
@@ -87,6 +90,9 @@ func (s *Service) List(ctx context.Context, repo, branch string, o ListOptions) 
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, k := range res.Damaged {
+		s.log.Error("listing skips an entry that does not decode", "repo", repo, "branch", branch, "key", k)
 	}
 	return res, nil
 }
@@ -148,7 +154,12 @@ func list(m *merged, o ListOptions) (*ListResult, error) {
 			}
 			e, err := manifest.DecodeEntry(val)
 			if err != nil {
-				return nil, err
+				// One damaged entry does not take the listing down with it;
+				// fsck reports it, and a GET of it answers the error.
+				res.Damaged = append(res.Damaged, key)
+				res.Next = key
+				m.next()
+				continue
 			}
 			res.Objects = append(res.Objects, Object{Key: key, Entry: e})
 			res.Next = key

@@ -185,6 +185,9 @@ func (s *Service) Parts(ctx context.Context, repo, key, id string, numbers []int
 // the new version of the upload's key on the upload's branch, and ends the
 // upload, in one transaction.
 func (s *Service) CompleteUpload(ctx context.Context, repo, key, id string, e *manifest.Entry, cond Condition, recs ...Recorder) (*manifest.Entry, error) {
+	if err := validSize(e); err != nil {
+		return nil, err
+	}
 	out := *e
 	var rrID uint64
 	defer s.touchLists(recs)()

@@ -159,6 +159,9 @@ func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest
 	if err := ValidKey(key); err != nil {
 		return nil, err
 	}
+	if err := validSize(e); err != nil {
+		return nil, err
+	}
 	out := *e
 	defer s.touchLists(recs)()
 	var q *quotaTxn
@@ -202,6 +205,18 @@ func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest
 		return nil, err
 	}
 	return &out, nil
+}
+
+// validSize refuses an entry no object can have: a negative size, one
+// beyond S3's 5 TiB, or content that does not add up to it.
+func validSize(e *manifest.Entry) error {
+	if e.Size < 0 || e.Size > manifest.MaxSize {
+		return fmt.Errorf("size %d outside 0..%d: %w", e.Size, int64(manifest.MaxSize), ErrInvalid)
+	}
+	if e.Content != nil && e.Content.Size() != e.Size {
+		return fmt.Errorf("size %d, content of %d bytes: %w", e.Size, e.Content.Size(), ErrInvalid)
+	}
+	return nil
 }
 
 func (s *Service) writableView(ctx context.Context, r kv.Reader, repo, branch string) (*view, error) {
