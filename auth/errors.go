@@ -35,7 +35,7 @@ var (
 	// ErrUnsignedHeaders is returned when the request carries an x-amz-*
 	// or x-nas-* header that the signature does not cover (403
 	// AccessDenied, as AWS answers).
-	ErrUnsignedHeaders = errors.New("There were headers present in the request which were not signed")
+	ErrUnsignedHeaders = errors.New("auth: there were headers present in the request which were not signed")
 	// ErrUnsignedPayload is returned when a door that changes authority
 	// (the control API, STS) receives a payload the signature does not
 	// cover: UNSIGNED-PAYLOAD, unsigned aws-chunked bodies, or presigned

@@ -112,7 +112,6 @@ func BenchmarkPutVsFile(b *testing.B) {
 			cl := client(srv)
 			ctx := context.Background()
 			cl.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bench")})
-			data := randomBytes(size)
 			dir := b.TempDir()
 			var gw, disk time.Duration
 			b.SetBytes(int64(size))
@@ -120,7 +119,7 @@ func BenchmarkPutVsFile(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				// New content in every chunk (see Content), outside the timing.
-				data = DefaultContent().Bytes(uint64(i), int64(size))
+				data := DefaultContent().Bytes(uint64(i), int64(size))
 				b.StartTimer()
 				start := time.Now()
 				_, err := cl.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bench"), Key: aws.String(fmt.Sprintf("k%d", i)), Body: bytes.NewReader(data)})

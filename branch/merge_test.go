@@ -106,7 +106,7 @@ func TestMergeConflicts(t *testing.T) {
 		t.Fatal("a conflicting merge changed the target")
 	}
 	// Resolve per pattern.
-	res, err = s.Merge(ctx, "merge", "run", "main", branch.MergeOptions{Ours: []string{"a"}, Theirs: []string{"b"}})
+	_, err = s.Merge(ctx, "merge", "run", "main", branch.MergeOptions{Ours: []string{"a"}, Theirs: []string{"b"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -204,7 +204,7 @@ func (h *History) Info(ctx context.Context, id manifest.CommitID) (*CommitInfo, 
 	}
 	out := &CommitInfo{Branch: ci.Branch, Seq: ci.Seq}
 	for _, l := range ci.Lineage {
-		out.Lineage = append(out.Lineage, LineageItem{Branch: l.Branch, MaxSeq: l.MaxSeq})
+		out.Lineage = append(out.Lineage, LineageItem(l))
 	}
 	return out, nil
 }
@@ -402,7 +402,7 @@ func (r *Restore) Commit(ctx context.Context, c *manifest.Commit, info *CommitIn
 	r.seen[info.Branch] = struct{}{}
 	r.maxSeq = max(r.maxSeq, info.Seq)
 	for _, l := range info.Lineage {
-		ci.Lineage = append(ci.Lineage, lineageItem{Branch: l.Branch, MaxSeq: l.MaxSeq})
+		ci.Lineage = append(ci.Lineage, lineageItem(l))
 		r.seen[l.Branch] = struct{}{}
 		if l.MaxSeq != math.MaxUint64 {
 			r.maxSeq = max(r.maxSeq, l.MaxSeq)

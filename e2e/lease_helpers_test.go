@@ -13,7 +13,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,18 +206,6 @@ func staticCreds(c aws.Credentials) aws.CredentialsProvider {
 
 // alias is the header-less bucket of a branch.
 func alias(repo, branch string) string { return s3api.Alias(repo, branch) }
-
-// wantCode asserts an S3 (or STS) error code, whatever the status, and
-// that the status is a client error.
-func wantCode(t testing.TB, err error, codes ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got success, want %v", codes)
-	}
-	if !slices.Contains(codes, errCode(err)) {
-		t.Fatalf("code %q (status %d), want %v (err: %v)", errCode(err), errStatus(err), codes, err)
-	}
-}
 
 // wantAPIError asserts a smithy API error code (STS).
 func wantAPIError(t testing.TB, err error, code string) {

@@ -128,18 +128,16 @@ type Card struct {
 
 // Gate is a pending or decided gate.
 type Gate struct {
-	ID         string    `json:"gate_id"`
-	Proposal   string    `json:"proposal_id"`
-	Repo       string    `json:"repo"`
-	Card       Card      `json:"card"`
-	Status     string    `json:"status"` // pending, approved, denied, expired, void
-	Created    time.Time `json:"created"`
-	DecidedAt  time.Time `json:"decided_at,omitzero"`
-	DecidedBy  string    `json:"decided_by,omitempty"`
-	Reason     string    `json:"reason,omitempty"`
-	Merge      string    `json:"merge_commit,omitempty"`
-	sourceHead string
-	targetHead string
+	ID        string    `json:"gate_id"`
+	Proposal  string    `json:"proposal_id"`
+	Repo      string    `json:"repo"`
+	Card      Card      `json:"card"`
+	Status    string    `json:"status"` // pending, approved, denied, expired, void
+	Created   time.Time `json:"created"`
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+	DecidedBy string    `json:"decided_by,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	Merge     string    `json:"merge_commit,omitempty"`
 }
 
 func newID(prefix string) string {

@@ -51,11 +51,6 @@ type Pin struct {
 // Pin returns the pin of o.
 func (o Object) Pin() Pin { return Pin{Key: o.Key, Size: o.Size, ETag: o.ETag, VersionID: o.VersionID} }
 
-// matches reports whether o is still the version p pins.
-func (p Pin) matches(o Object) bool {
-	return o.ETag == p.ETag && o.Size == p.Size && (p.VersionID == "" || o.VersionID == p.VersionID)
-}
-
 // String names the pin in error messages (for the owner and the log; the
 // S3 edge does not show them to readers).
 func (p Pin) String() string {

@@ -20,5 +20,6 @@ var (
 	// SkipSubtree may be returned by a Walk callback to skip the children
 	// of the node just visited; Walk then carries on with its siblings. It
 	// is not an error and Walk never returns it.
+	//lint:ignore ST1012 a signal to Walk, named like filepath.SkipDir.
 	SkipSubtree = errors.New("tree: skip subtree")
 )

@@ -92,9 +92,3 @@ func printJSON(v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
-
-// isNotFound reports an API not-found error.
-func isNotFound(err error) bool {
-	var e *apiError
-	return errors.As(err, &e) && e.Code == "NotFound"
-}
