@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 )
@@ -267,17 +268,33 @@ func (c *Client) once(ctx context.Context, r request, fn func(*http.Response) er
 // its Content-Length.
 var errShortBody = errors.New("response body shorter than announced")
 
-// Call POSTs args to the control API operation op (NOUN/VERB) and decodes
-// the answer into out (nil: discard; *json.RawMessage: keep it raw).
-// Every call carries an idempotency key, so a write retried after a lost
-// answer is applied once.
+// Do sends req to its control-API operation and decodes the answer into
+// resp (nil: discard). Every call carries an idempotency key, so a write
+// retried after a lost answer is applied once.
+func (c *Client) Do(ctx context.Context, req apiv1.Request, resp any) error {
+	return c.call(ctx, req.Op(), req, resp)
+}
+
+// Call is Do with an untyped request.
+//
+// Deprecated: use Do with an apiv1 request; Call goes away once every
+// caller is typed.
 func (c *Client) Call(ctx context.Context, op string, args, out any) error {
+	if args == nil {
+		args = struct{}{}
+	}
+	return c.call(ctx, op, args, out)
+}
+
+// call POSTs args to operation op and decodes the answer into out (nil:
+// discard; *json.RawMessage: keep it raw).
+func (c *Client) call(ctx context.Context, op string, args, out any) error {
 	body, err := withIdempotencyKey(args)
 	if err != nil {
 		return fmt.Errorf("%s: encode arguments: %w", op, err)
 	}
 	sum := sha256.Sum256(body)
-	r := request{method: http.MethodPost, url: c.cfg.Endpoint + "/_nas/v1/" + op,
+	r := request{method: http.MethodPost, url: c.cfg.Endpoint + apiv1.Prefix + op,
 		header: http.Header{"Content-Type": {"application/json"}},
 		body:   func() io.Reader { return bytes.NewReader(body) }, size: int64(len(body)),
 		payload: hex.EncodeToString(sum[:]), retry: true}
@@ -303,9 +320,6 @@ func (c *Client) Call(ctx context.Context, op string, args, out any) error {
 // withIdempotencyKey encodes args, adding an idempotency key to a JSON
 // object that has none.
 func withIdempotencyKey(args any) ([]byte, error) {
-	if args == nil {
-		args = map[string]any{}
-	}
 	b, err := json.Marshal(args)
 	if err != nil {
 		return nil, err
@@ -313,6 +327,9 @@ func withIdempotencyKey(args any) ([]byte, error) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(b, &m) != nil {
 		return b, nil
+	}
+	if m == nil { // null: no arguments
+		m = map[string]json.RawMessage{}
 	}
 	if _, ok := m["idempotency_key"]; ok {
 		return b, nil

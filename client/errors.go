@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/agentnas/nas/apiv1"
 )
 
 // Error is a failed call: the gateway's answer (HTTP status and the S3 or
@@ -21,7 +23,10 @@ type Error struct {
 	// ("expired", "revoked", "signature", ...), when the gateway says.
 	Reason    string
 	Retryable bool
-	err       error
+	// Details is the control API's machine-readable context (the result
+	// of a conflicting merge, the gate of a void approval, ...).
+	Details map[string]any
+	err     error
 }
 
 func (e *Error) Error() string {
@@ -58,22 +63,17 @@ func Retryable(err error) bool {
 func parseError(op string, resp *http.Response) error {
 	e := &Error{Op: op, Status: resp.StatusCode, RequestID: resp.Header.Get("x-amz-request-id")}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var doc struct {
-		Error *struct {
-			Code      string         `json:"code"`
-			Message   string         `json:"message"`
-			Retryable bool           `json:"retryable"`
-			RequestID string         `json:"request_id"`
-			Details   map[string]any `json:"details"`
-		} `json:"error"`
-	}
+	var doc apiv1.ErrorDocument
 	var x struct {
 		Code    string `xml:"Code"`
 		Message string `xml:"Message"`
 	}
 	switch {
 	case json.Unmarshal(data, &doc) == nil && doc.Error != nil:
-		e.Code, e.Message, e.Retryable = doc.Error.Code, doc.Error.Message, doc.Error.Retryable
+		e.Code, e.Message, e.Retryable, e.Details = doc.Error.Code, doc.Error.Message, doc.Error.Retryable, doc.Error.Details
+		if doc.Error.RequestID != "" {
+			e.RequestID = doc.Error.RequestID
+		}
 		if r, ok := doc.Error.Details["reason"].(string); ok {
 			e.Reason = r
 		}

@@ -89,7 +89,7 @@ func checkExport(ctx context.Context, r *run) (bool, string, string) {
 	}
 	detail := fmt.Sprintf("exported %d commits to Git and imported them as %s: every branch has the same commit IDs, and %d object reads (every version, every key at every commit) returned the same bytes, ETag and metadata",
 		exp.Commits, copyName, objects)
-	if s := exp.Summary(); s != "" {
+	if s := gitexport.Summary(exp); s != "" {
 		detail += "; not exported: " + s
 	}
 	return true, detail, ""

@@ -187,7 +187,7 @@ func TestExportImportOverAPI(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "src.git")
 	exp, err := cl.Export(ctx, "src", dir)
 	must(t, err)
-	if len(exp.Uncommitted) != 1 || exp.Uncommitted[0].Branch != "wip" || !strings.Contains(exp.Summary(), "wip") {
+	if len(exp.Uncommitted) != 1 || exp.Uncommitted[0].Branch != "wip" || !strings.Contains(gitexport.Summary(exp), "wip") {
 		t.Errorf("export does not say that wip has uncommitted changes: %+v", exp)
 	}
 	git(t, dir, "fsck", "--strict", "--no-dangling")

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/sigv4"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -60,7 +61,7 @@ func (c *Client) region() string {
 
 // Export writes repository repo as a bare Git repository at dest, which
 // must not exist or be empty; on failure nothing is left there.
-func (c *Client) Export(ctx context.Context, repo, dest string) (*Report, error) {
+func (c *Client) Export(ctx context.Context, repo, dest string) (*apiv1.Report, error) {
 	if err := emptyDir(dest); err != nil {
 		return nil, err
 	}
@@ -100,7 +101,7 @@ func (c *Client) Export(ctx context.Context, repo, dest string) (*Report, error)
 // Import reads the export at src and creates repository repo from it on
 // the gateway. The upload is signed chunk by chunk (aws-chunked), so the
 // gateway checks every byte it receives came from these credentials.
-func (c *Client) Import(ctx context.Context, src, repo string) (*Report, error) {
+func (c *Client) Import(ctx context.Context, src, repo string) (*apiv1.Report, error) {
 	if _, err := os.Stat(src); err != nil {
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func (c *Client) Import(ctx context.Context, src, repo string) (*Report, error) 
 		scope: now.Format("20060102") + "/" + c.region() + "/s3/aws4_request",
 		key:   sigv4.SigningKey(c.Credentials.SecretAccessKey, now.Format("20060102"), c.region(), "s3")}
 	readErr := make(chan error, 1)
-	var rep *Report
+	var rep *apiv1.Report
 	go func() {
 		var err error
 		rep, err = ReadGit(ctx, src, cw)
@@ -160,7 +161,7 @@ func (c *Client) Import(ctx context.Context, src, repo string) (*Report, error) 
 		return nil, err
 	}
 	var out struct {
-		Report *Report `json:"report"`
+		Report *apiv1.Report `json:"report"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Report == nil {
 		return rep, nil

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/manifest"
@@ -22,7 +23,7 @@ import (
 // with the bytes of every content not already carried by a parent, then
 // the branches and checkpoints. Garbage collection is held off while it
 // runs. On failure after the stream started, an error record ends it.
-func Dump(ctx context.Context, svc *branch.Service, repo string, w io.Writer) (*Report, error) {
+func Dump(ctx context.Context, svc *branch.Service, repo string, w io.Writer) (*apiv1.Report, error) {
 	h, st, err := svc.OpenHistory(ctx, repo)
 	if err != nil {
 		return nil, err
@@ -366,41 +367,18 @@ func (doc *commitDoc) commit() (manifest.CommitID, *manifest.Commit, *branch.Com
 	return id, c, info, nil
 }
 
-// Report is what an export or import did and what it could not carry.
-type Report struct {
-	Repo           string        `json:"repo,omitempty"`
-	Commits        int           `json:"commits"`
-	Entries        int           `json:"entries"`
-	Bytes          int64         `json:"bytes"`
-	Branches       int           `json:"branches,omitempty"`
-	Uncommitted    []Uncommitted `json:"uncommitted"`
-	VersionRecords int           `json:"version_records"`
-	DeleteMarkers  int           `json:"delete_markers"`
-	Trash          int           `json:"trash"`
-	Uploads        int           `json:"open_uploads"`
-	Collected      []string      `json:"collected_parents"`
-	Lazy           int           `json:"lazy_entries"`
-	NoRef          []string      `json:"branches_without_ref,omitempty"`
-}
-
-// Uncommitted is a branch whose staged changes were not exported.
-type Uncommitted struct {
-	Branch string `json:"branch"`
-	Keys   int    `json:"keys"`
-}
-
-func (r *reportDoc) public() *Report {
-	out := &Report{Commits: r.Commits, Entries: r.Entries, Bytes: r.Bytes, Uncommitted: []Uncommitted{},
+func (r *reportDoc) public() *apiv1.Report {
+	out := &apiv1.Report{Commits: r.Commits, Entries: r.Entries, Bytes: r.Bytes, Uncommitted: []apiv1.Uncommitted{},
 		VersionRecords: r.VersionRecords, DeleteMarkers: r.DeleteMarkers, Trash: r.Trash, Uploads: r.Uploads,
 		Collected: append([]string{}, r.Collected...), Lazy: r.Lazy, NoRef: r.NoRef}
 	for _, u := range r.Uncommitted {
-		out.Uncommitted = append(out.Uncommitted, Uncommitted(u))
+		out.Uncommitted = append(out.Uncommitted, apiv1.Uncommitted(u))
 	}
 	return out
 }
 
 // Summary is a one-paragraph description of what an export left out.
-func (r *Report) Summary() string {
+func Summary(r *apiv1.Report) string {
 	var parts []string
 	if len(r.Uncommitted) > 0 {
 		names := make([]string, 0, len(r.Uncommitted))

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/manifest"
 	"github.com/go-git/go-git/v5"
@@ -27,13 +28,13 @@ import (
 // plus the size of the directories on the changed paths. Every commit,
 // metadata line and blob is checked against what export would have
 // written for it; a mismatch stops the stream with ErrMismatch.
-func ReadGit(ctx context.Context, src string, w io.Writer) (*Report, error) {
+func ReadGit(ctx context.Context, src string, w io.Writer) (*apiv1.Report, error) {
 	repo, err := git.PlainOpenWithOptions(src, &git.PlainOpenOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", src, err)
 	}
 	g := &gitReader{st: repo.Storer, sw: newStreamWriter(w), nas: map[plumbing.Hash]manifest.CommitID{},
-		cache: newTreeCache(64), sent: newSentSet(100000), rep: &Report{Uncommitted: []Uncommitted{}, Collected: []string{}}}
+		cache: newTreeCache(64), sent: newSentSet(100000), rep: &apiv1.Report{Uncommitted: []apiv1.Uncommitted{}, Collected: []string{}}}
 	if err := g.run(ctx, repo); err != nil {
 		g.sw.fail(err)
 		return nil, err
@@ -50,7 +51,7 @@ type gitReader struct {
 	nas    map[plumbing.Hash]manifest.CommitID // imported Git commits
 	cache  *treeCache
 	sent   *sentSet
-	rep    *Report
+	rep    *apiv1.Report
 	repoJS []byte // .nas/repo.json of the export
 	buf    []byte
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/manifest"
 	"github.com/go-git/go-git/v5"
@@ -42,7 +43,7 @@ const (
 // export's own state under refs/tags/nas/export. Objects are written
 // loose and streamed (memory holds the directories along one path, not
 // the objects). Chunks are verified against their hashes on the way.
-func WriteGit(ctx context.Context, r io.Reader, dest string) (*Report, error) {
+func WriteGit(ctx context.Context, r io.Reader, dest string) (*apiv1.Report, error) {
 	if err := emptyDir(dest); err != nil {
 		return nil, err
 	}
@@ -98,7 +99,7 @@ type gitWriter struct {
 	stack   []*wdir
 }
 
-func (w *gitWriter) run(ctx context.Context) (*Report, error) {
+func (w *gitWriter) run(ctx context.Context) (*apiv1.Report, error) {
 	kind, payload, err := w.sr.next()
 	if err != nil {
 		return nil, err

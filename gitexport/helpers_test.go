@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/cas/castest"
@@ -90,7 +91,7 @@ func commit(t testing.TB, s *branch.Service, repo, br, msg string) manifest.Comm
 
 // roundTrip exports repo of src to a Git repository at dir and imports it
 // as name into dst.
-func roundTrip(t testing.TB, src *branch.Service, repo, dir string, dst *branch.Service, name string) (*Report, *Report) {
+func roundTrip(t testing.TB, src *branch.Service, repo, dir string, dst *branch.Service, name string) (*apiv1.Report, *apiv1.Report) {
 	t.Helper()
 	ctx := context.Background()
 	exp := exportTo(t, src, repo, dir)
@@ -106,7 +107,7 @@ func roundTrip(t testing.TB, src *branch.Service, repo, dir string, dst *branch.
 	return exp, imp
 }
 
-func exportTo(t testing.TB, src *branch.Service, repo, dir string) *Report {
+func exportTo(t testing.TB, src *branch.Service, repo, dir string) *apiv1.Report {
 	t.Helper()
 	ctx := context.Background()
 	pr, pw := io.Pipe()

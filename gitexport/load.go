@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
@@ -26,7 +27,7 @@ import (
 // error nothing of it is visible and what was written becomes garbage.
 // Chunks are written with the exported boundaries, so the store holds
 // exactly the exported chunks.
-func Load(ctx context.Context, svc *branch.Service, name string, r io.Reader) (*Report, error) {
+func Load(ctx context.Context, svc *branch.Service, name string, r io.Reader) (*apiv1.Report, error) {
 	sr := newStreamReader(r)
 	kind, payload, err := sr.next()
 	if err != nil {
@@ -50,7 +51,7 @@ func Load(ctx context.Context, svc *branch.Service, name string, r io.Reader) (*
 	if err != nil {
 		return nil, err
 	}
-	l := &loader{svc: svc, rs: rs, t: rs.Tree(), sr: sr, rep: &Report{Repo: name, Uncommitted: []Uncommitted{}, Collected: []string{}}}
+	l := &loader{svc: svc, rs: rs, t: rs.Tree(), sr: sr, rep: &apiv1.Report{Repo: name, Uncommitted: []apiv1.Uncommitted{}, Collected: []string{}}}
 	defer l.closeUpload()
 	if err := l.run(ctx); err != nil {
 		if aerr := rs.Abort(ctx); aerr != nil {
@@ -69,7 +70,7 @@ type loader struct {
 	rs  *branch.Restore
 	t   *tree.Tree
 	sr  *streamReader
-	rep *Report
+	rep *apiv1.Report
 
 	up      *cas.Upload // chunks written since the last flush
 	upBytes int64

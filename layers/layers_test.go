@@ -17,18 +17,19 @@ var rank = map[string]int{
 	// Leaves: vocabularies every side shares.
 	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0,
 	"lease": 1, // the lease model (glob)
+	"apiv1": 2, // the control API's contract (lease)
 	// Storage.
 	"cas": 2, "tree": 2, "record": 2,
 	"manifest": 3,
 	"branch":   4,
-	"source":   5, "auth": 5, "gitexport": 5,
+	"source":   5, "auth": 5, "gitexport": 6,
 	"gate": 6,
 	// The edges, and their assembly.
 	"s3api": 7, "api": 7, "sts": 7,
 	"gateway": 8,
 	// The client side.
-	"client": 2, "chunkcache": 2,
-	"fuse": 3,
+	"client": 3, "chunkcache": 2,
+	"fuse": 4,
 	// Tools, tests and the binary.
 	"cas/castest": 9, "tree/treetest": 9, "source/sourcetest": 9,
 	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "layers": 11,
@@ -40,7 +41,7 @@ var rank = map[string]int{
 var storage = []string{"kv", "cas", "tree", "manifest", "branch", "record", "auth", "source", "gate",
 	"s3api", "api", "sts", "gateway", "github.com/dgraph-io/badger"}
 
-var clientSide = []string{"client", "chunkcache", "fuse"}
+var clientSide = []string{"apiv1", "client", "chunkcache", "fuse"}
 
 func goList(t *testing.T, format string, pkgs ...string) map[string][]string {
 	t.Helper()

@@ -67,7 +67,7 @@ func runExport(ctx context.Context, repo, dest string) error {
 	}
 	fmt.Printf("exported %s to %s: %d commits, %d branches, %d changed keys, %d bytes in %s\n",
 		repo, dest, rep.Commits, rep.Branches, rep.Entries, rep.Bytes, time.Since(start).Round(time.Millisecond))
-	if s := rep.Summary(); s != "" {
+	if s := gitexport.Summary(rep); s != "" {
 		fmt.Fprintln(os.Stderr, "nas: not exported:", s)
 	}
 	return nil

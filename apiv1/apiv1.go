@@ -1,0 +1,58 @@
+package apiv1
+
+// Prefix is the path every operation lives under.
+const Prefix = "/_nas/v1/"
+
+// Request is a request of one operation; Op names it ("repo/create").
+type Request interface {
+	Op() string
+}
+
+// Page is what every list request takes.
+type Page struct {
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+}
+
+// Limits of list pages.
+const (
+	DefaultLimit = 1000
+	MaxLimit     = 10000
+)
+
+// Error is the error document: {"error": Error}.
+type Error struct {
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
+	Retryable bool           `json:"retryable"`
+	RequestID string         `json:"request_id"`
+	Details   map[string]any `json:"details,omitempty"`
+}
+
+// ErrorDocument wraps an Error as the API sends it.
+type ErrorDocument struct {
+	Error *Error `json:"error"`
+}
+
+// Error codes of the control API.
+const (
+	CodeInvalidArgument     = "InvalidArgument"
+	CodeUnauthenticated     = "Unauthenticated"
+	CodeAccessDenied        = "AccessDenied"
+	CodeNotFound            = "NotFound"
+	CodeAlreadyExists       = "AlreadyExists"
+	CodeConflict            = "Conflict"
+	CodeNothingToCommit     = "NothingToCommit"
+	CodeQuotaExceeded       = "QuotaExceeded"
+	CodeInvalidRange        = "InvalidRange"
+	CodeMergeConflict       = "MergeConflict"
+	CodeAlreadyDecided      = "AlreadyDecided"
+	CodeApprovalVoid        = "ApprovalVoid"
+	CodeRecorderUnavailable = "RecorderUnavailable"
+	CodeNotImplemented      = "NotImplemented"
+	CodeTooLarge            = "TooLarge"
+	CodeRequestTimeout      = "RequestTimeout"
+	CodeUnknownOperation    = "UnknownOperation"
+	CodeMethodNotAllowed    = "MethodNotAllowed"
+	CodeInternalError       = "InternalError"
+)

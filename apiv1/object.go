@@ -1,0 +1,185 @@
+package apiv1
+
+import "time"
+
+// The object operations a file system needs beyond S3. Every one is
+// authorized by path; none answers "is chunk H present?".
+
+// Object describes one object version.
+type Object struct {
+	Key         string            `json:"key"`
+	Size        int64             `json:"size"`
+	ETag        string            `json:"etag"`
+	VersionID   string            `json:"version_id"`
+	ModTime     time.Time         `json:"mod_time"`
+	ContentType string            `json:"content_type"`
+	Meta        map[string]string `json:"meta,omitempty"`
+}
+
+// Chunk is one chunk of an object's content: its BLAKE3 hash (hex) and
+// length.
+type Chunk struct {
+	Hash string `json:"hash"`
+	Size uint32 `json:"size"`
+}
+
+// Stat is an object with its chunk map, as of the branch head Commit.
+type Stat struct {
+	Object
+	Commit string  `json:"commit"`
+	Chunks []Chunk `json:"chunks"`
+}
+
+// ObjectRef names an object on a branch ("" branch: the caller's
+// default), optionally one version.
+type ObjectRef struct {
+	Repo      string `json:"repo"`
+	Branch    string `json:"branch,omitempty"`
+	Key       string `json:"key"`
+	VersionID string `json:"version_id,omitempty"`
+}
+
+// ObjectStatRequest opens an object: its entry and chunk map, and its
+// bytes (Data) when it is at most InlineMax bytes (256 KiB at most; a
+// read, charged to a lease).
+type ObjectStatRequest struct {
+	ObjectRef
+	InlineMax int64 `json:"inline_max,omitempty"`
+}
+
+// MaxInline bounds ObjectStatRequest.InlineMax.
+const MaxInline = 256 << 10
+
+// ObjectStatResponse answers object/stat.
+type ObjectStatResponse struct {
+	Object Stat `json:"object"`
+	// Data is the object's bytes, base64, when asked for and allowed.
+	Data *string `json:"data,omitempty"`
+}
+
+// Range is a byte range of an object.
+type Range struct {
+	Offset int64 `json:"offset"`
+	Length int64 `json:"length"`
+}
+
+// MaxRanges bounds the ranges of one object/reads.
+const MaxRanges = 10000
+
+// ObjectReadsRequest reports reads a client served from its own chunk
+// cache: authorized, charged and recorded as if they had come over S3.
+type ObjectReadsRequest struct {
+	ObjectRef
+	Ranges []Range `json:"ranges"`
+}
+
+// ObjectReadsResponse says what was charged and, for a lease, what is
+// left.
+type ObjectReadsResponse struct {
+	Charged   int64      `json:"charged"`
+	Remaining *Remaining `json:"remaining,omitempty"`
+}
+
+// Segment is a piece of a composed object: a range of an existing
+// version (Key, VersionID, Offset, Length), or new bytes (Data, base64).
+type Segment struct {
+	Key       string `json:"key,omitempty"`
+	VersionID string `json:"version_id,omitempty"`
+	Offset    int64  `json:"offset,omitempty"`
+	Length    int64  `json:"length,omitempty"`
+	Data      string `json:"data,omitempty"`
+}
+
+// Bounds of object/compose.
+const (
+	MaxSegments    = 10000
+	MaxComposeData = 16 << 20 // new bytes in one compose
+)
+
+// ObjectComposeRequest builds a new version of Key from segments, moving
+// only the new bytes; IfMatch makes it conditional on the current ETag.
+type ObjectComposeRequest struct {
+	Repo        string            `json:"repo"`
+	Branch      string            `json:"branch,omitempty"`
+	Key         string            `json:"key"`
+	Segments    []Segment         `json:"segments"`
+	ContentType string            `json:"content_type,omitempty"`
+	Meta        map[string]string `json:"meta,omitempty"`
+	IfMatch     string            `json:"if_match,omitempty"`
+}
+
+// ObjectComposeResponse answers object/compose.
+type ObjectComposeResponse struct {
+	ETag      string `json:"etag"`
+	VersionID string `json:"version_id"`
+	Size      int64  `json:"size"`
+	NewBytes  int64  `json:"new_bytes"`
+}
+
+// ObjectRenameRequest renames a key, or with Prefix every key under From
+// ("a directory"), moving no bytes.
+type ObjectRenameRequest struct {
+	Repo      string `json:"repo"`
+	Branch    string `json:"branch,omitempty"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Prefix    bool   `json:"prefix,omitempty"`
+	NoReplace bool   `json:"no_replace,omitempty"`
+}
+
+// ObjectRenameResponse says how many keys moved, and whether at once.
+type ObjectRenameResponse struct {
+	Renamed   int    `json:"renamed"`
+	Atomic    bool   `json:"atomic"`
+	VersionID string `json:"version_id,omitempty"`
+}
+
+// ObjectListRequest lists objects and common prefixes under Prefix.
+type ObjectListRequest struct {
+	Repo      string `json:"repo"`
+	Branch    string `json:"branch,omitempty"`
+	Prefix    string `json:"prefix,omitempty"`
+	Delimiter string `json:"delimiter,omitempty"`
+	Page
+}
+
+// ObjectListResponse answers object/list.
+type ObjectListResponse struct {
+	Objects    []Object `json:"objects"`
+	Prefixes   []string `json:"prefixes"`
+	NextCursor string   `json:"next_cursor,omitempty"`
+}
+
+// ObjectLookupRequest asks what Key names: an object, a directory, both.
+type ObjectLookupRequest struct {
+	Repo   string `json:"repo"`
+	Branch string `json:"branch,omitempty"`
+	Key    string `json:"key"`
+}
+
+// ObjectLookupResponse answers object/lookup: the object (nil if none),
+// whether Key is a directory, and whether a marker object Key/ makes it
+// one.
+type ObjectLookupResponse struct {
+	Object *Object `json:"object"`
+	Dir    bool    `json:"dir"`
+	Marker bool    `json:"marker"`
+}
+
+// Op implements Request.
+func (ObjectStatRequest) Op() string { return "object/stat" }
+
+// Op implements Request.
+func (ObjectReadsRequest) Op() string { return "object/reads" }
+
+// Op implements Request.
+func (ObjectComposeRequest) Op() string { return "object/compose" }
+
+// Op implements Request.
+func (ObjectRenameRequest) Op() string { return "object/rename" }
+
+// Op implements Request.
+func (ObjectListRequest) Op() string { return "object/list" }
+
+// Op implements Request.
+func (ObjectLookupRequest) Op() string { return "object/lookup" }

@@ -1,0 +1,337 @@
+package apiv1
+
+import "time"
+
+// Merges, proposals, gates, policies, checkpoints and the trash.
+
+// MergeCreateRequest merges From into Into (the owner's direct merge);
+// Ours and Theirs resolve conflicts by key glob; DryRun only computes.
+type MergeCreateRequest struct {
+	Repo    string   `json:"repo"`
+	From    string   `json:"from"`
+	Into    string   `json:"into"`
+	Message string   `json:"message,omitempty"`
+	Ours    []string `json:"ours,omitempty"`
+	Theirs  []string `json:"theirs,omitempty"`
+	DryRun  bool     `json:"dry_run,omitempty"`
+}
+
+// Conflict is a key both sides changed differently, with the ETag each
+// side has (nil: absent).
+type Conflict struct {
+	Key        string  `json:"key"`
+	BaseETag   *string `json:"base_etag"`
+	OursETag   *string `json:"ours_etag"`
+	TheirsETag *string `json:"theirs_etag"`
+}
+
+// MergeResult is what a merge did (or, dry, would do).
+type MergeResult struct {
+	Base      string     `json:"base"`
+	Ours      string     `json:"ours"`
+	Theirs    string     `json:"theirs"`
+	Commit    string     `json:"commit,omitempty"`
+	Applied   int        `json:"applied"`
+	UpToDate  bool       `json:"up_to_date"`
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	Changes   []Change   `json:"changes,omitempty"`
+}
+
+// MergeCreateResponse answers merge/create; a conflict is the error
+// MergeConflict with the result in its details.
+type MergeCreateResponse struct {
+	Result MergeResult `json:"result"`
+}
+
+// ProposeCreateRequest proposes merging Branch (default: the lease's)
+// into Into (default: the branch the run was forked from, else main).
+type ProposeCreateRequest struct {
+	Repo   string `json:"repo"`
+	Branch string `json:"branch,omitempty"`
+	Into   string `json:"into,omitempty"`
+	Intent string `json:"intent,omitempty"`
+}
+
+// ChangeLine is one change of a proposal's diff.
+type ChangeLine struct {
+	Kind    string `json:"kind"`
+	Key     string `json:"key"`
+	OldETag string `json:"old_etag,omitempty"`
+	NewETag string `json:"new_etag,omitempty"`
+	NewSize int64  `json:"new_size,omitempty"`
+}
+
+// Proposal is an Agent PR and what became of it. A lease sees only the
+// changes and conflicts of keys in its view.
+type Proposal struct {
+	ID         string           `json:"proposal_id"`
+	Repo       string           `json:"repo"`
+	From       string           `json:"from"`
+	Into       string           `json:"into"`
+	SourceHead string           `json:"source_head"`
+	TargetHead string           `json:"target_head"`
+	Base       string           `json:"base"`
+	Intent     string           `json:"intent,omitempty"`
+	Run        string           `json:"run,omitempty"`
+	Lease      string           `json:"lease,omitempty"`
+	Principal  string           `json:"principal"`
+	Counts     map[string]int   `json:"counts"`
+	Changes    []ChangeLine     `json:"changes"`
+	Digest     string           `json:"diff_sha256"`
+	Reads      *ManifestSummary `json:"read_manifest,omitempty"`
+	Decision   string           `json:"decision"` // merge, gate or refuse
+	Rule       string           `json:"rule"`
+	Status     string           `json:"status"` // merged, pending, refused, conflict, up_to_date
+	GateID     string           `json:"gate_id,omitempty"`
+	Merge      string           `json:"merge_commit,omitempty"`
+	Conflicts  []string         `json:"conflicts,omitempty"`
+	Created    time.Time        `json:"created"`
+}
+
+// ProposeCreateResponse answers propose/create.
+type ProposeCreateResponse struct {
+	Proposal Proposal `json:"proposal"`
+}
+
+// CardAction is what a gate asks to do.
+type CardAction struct {
+	Op           string       `json:"op"`
+	From         string       `json:"from"`
+	Into         string       `json:"into"`
+	FilesChanged int          `json:"files_changed"`
+	DiffSHA256   string       `json:"diff_sha256"`
+	Changes      []ChangeLine `json:"changes"`
+}
+
+// CardRisk is what a person weighs.
+type CardRisk struct {
+	SessionTaint []string `json:"session_taint"`
+	Sources      []string `json:"sources"`
+	Destructive  bool     `json:"destructive"`
+	Egress       bool     `json:"egress"`
+}
+
+// Card is the specification's Gate Card, rendered by the gateway.
+type Card struct {
+	GateID       string           `json:"gate_id"`
+	Run          string           `json:"run"`
+	Lease        string           `json:"lease"`
+	Action       CardAction       `json:"action"`
+	Why          string           `json:"why"`
+	Risk         CardRisk         `json:"risk"`
+	ReadManifest *ManifestSummary `json:"read_manifest,omitempty"`
+	Options      []string         `json:"options"`
+	Default      string           `json:"default"`
+	ExpiresAt    time.Time        `json:"expires_at"`
+}
+
+// Gate is a pending or decided gate.
+type Gate struct {
+	ID        string    `json:"gate_id"`
+	Proposal  string    `json:"proposal_id"`
+	Repo      string    `json:"repo"`
+	Card      Card      `json:"card"`
+	Status    string    `json:"status"` // pending, approved, denied, expired, void
+	Created   time.Time `json:"created"`
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+	DecidedBy string    `json:"decided_by,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	Merge     string    `json:"merge_commit,omitempty"`
+}
+
+// GateListRequest lists gates (a lease: only its own branch's).
+type GateListRequest struct {
+	Status string `json:"status,omitempty"`
+}
+
+// GateListResponse answers gate/list.
+type GateListResponse struct {
+	Gates []Gate `json:"gates"`
+}
+
+// GateGetRequest names a gate.
+type GateGetRequest struct {
+	GateID string `json:"gate_id"`
+}
+
+// GateDecision approves or denies a gate (the owner's alone).
+type GateDecision struct {
+	GateID string `json:"gate_id"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// GateApproveRequest is gate/approve.
+type GateApproveRequest GateDecision
+
+// GateDenyRequest is gate/deny.
+type GateDenyRequest GateDecision
+
+// GateResponse answers gate/get and the decisions; an approval made void
+// is the error ApprovalVoid with the gate in its details.
+type GateResponse struct {
+	Gate Gate `json:"gate"`
+}
+
+// GateStatsRequest is gate/stats.
+type GateStatsRequest struct{}
+
+// GateStats are the queue's numbers.
+type GateStats struct {
+	Total                 int     `json:"total"`
+	Pending               int     `json:"pending"`
+	Approved              int     `json:"approved"`
+	Denied                int     `json:"denied"`
+	Expired               int     `json:"expired"`
+	Void                  int     `json:"void"`
+	ApprovalRate          float64 `json:"approval_rate"`
+	MedianSecondsToDecide float64 `json:"median_seconds_to_decide"`
+}
+
+// GateStatsResponse answers gate/stats.
+type GateStatsResponse struct {
+	Stats GateStats `json:"stats"`
+}
+
+// Rule matches proposals and decides them: merge, gate or refuse. Every
+// condition that is set must hold.
+type Rule struct {
+	Name       string   `json:"name"`
+	Roles      []string `json:"roles,omitempty"`
+	Into       []string `json:"into,omitempty"`
+	MaxChanges int      `json:"max_changes,omitempty"`
+	Within     []string `json:"within,omitempty"`
+	Touches    []string `json:"touches,omitempty"`
+	Deletes    *bool    `json:"deletes,omitempty"`
+	Then       string   `json:"then"`
+}
+
+// Policy is a repository's ordered rules.
+type Policy struct {
+	Rules []Rule `json:"rules"`
+}
+
+// PolicyGetRequest names a repository.
+type PolicyGetRequest struct {
+	Repo string `json:"repo"`
+}
+
+// PolicySetRequest replaces a repository's policy.
+type PolicySetRequest struct {
+	Repo   string `json:"repo"`
+	Policy Policy `json:"policy"`
+}
+
+// PolicyResponse answers policy/get and policy/set.
+type PolicyResponse struct {
+	Policy Policy `json:"policy"`
+}
+
+// CheckpointRequest names a checkpoint of a branch (create, restore) or a
+// branch's checkpoints (list, Name "").
+type CheckpointRequest struct {
+	Repo   string `json:"repo"`
+	Branch string `json:"branch"`
+	Name   string `json:"name,omitempty"`
+}
+
+// CheckpointCreateRequest is checkpoint/create.
+type CheckpointCreateRequest CheckpointRequest
+
+// CheckpointListRequest is checkpoint/list.
+type CheckpointListRequest CheckpointRequest
+
+// CheckpointRestoreRequest is checkpoint/restore.
+type CheckpointRestoreRequest CheckpointRequest
+
+// Checkpoint names a commit of a branch.
+type Checkpoint struct {
+	Branch  string    `json:"branch"`
+	Name    string    `json:"name"`
+	Commit  string    `json:"commit"`
+	Created time.Time `json:"created"`
+}
+
+// CheckpointResponse answers checkpoint/create.
+type CheckpointResponse struct {
+	Checkpoint Checkpoint `json:"checkpoint"`
+}
+
+// CheckpointListResponse answers checkpoint/list.
+type CheckpointListResponse struct {
+	Checkpoints []Checkpoint `json:"checkpoints"`
+}
+
+// RestoreResponse answers the restores with the commit they made.
+type RestoreResponse struct {
+	Commit string `json:"commit"`
+}
+
+// TrashListRequest lists what merges deleted from protected branches.
+type TrashListRequest struct {
+	Repo   string `json:"repo"`
+	Prefix string `json:"prefix,omitempty"`
+}
+
+// TrashEntry is a key a merge deleted from a protected branch.
+type TrashEntry struct {
+	Repo      string    `json:"repo"`
+	Branch    string    `json:"branch"`
+	Key       string    `json:"key"`
+	DeletedAt time.Time `json:"deleted_at"`
+	Commit    string    `json:"commit"`
+	ETag      string    `json:"etag"`
+	Size      int64     `json:"size"`
+}
+
+// TrashListResponse answers trash/list.
+type TrashListResponse struct {
+	Trash []TrashEntry `json:"trash"`
+}
+
+// TrashRestoreRequest restores a key from the trash as a new commit.
+type TrashRestoreRequest struct {
+	Repo string `json:"repo"`
+	Path string `json:"path"`
+}
+
+// Op implements Request.
+func (MergeCreateRequest) Op() string { return "merge/create" }
+
+// Op implements Request.
+func (ProposeCreateRequest) Op() string { return "propose/create" }
+
+// Op implements Request.
+func (GateListRequest) Op() string { return "gate/list" }
+
+// Op implements Request.
+func (GateGetRequest) Op() string { return "gate/get" }
+
+// Op implements Request.
+func (GateApproveRequest) Op() string { return "gate/approve" }
+
+// Op implements Request.
+func (GateDenyRequest) Op() string { return "gate/deny" }
+
+// Op implements Request.
+func (GateStatsRequest) Op() string { return "gate/stats" }
+
+// Op implements Request.
+func (PolicyGetRequest) Op() string { return "policy/get" }
+
+// Op implements Request.
+func (PolicySetRequest) Op() string { return "policy/set" }
+
+// Op implements Request.
+func (CheckpointCreateRequest) Op() string { return "checkpoint/create" }
+
+// Op implements Request.
+func (CheckpointListRequest) Op() string { return "checkpoint/list" }
+
+// Op implements Request.
+func (CheckpointRestoreRequest) Op() string { return "checkpoint/restore" }
+
+// Op implements Request.
+func (TrashListRequest) Op() string { return "trash/list" }
+
+// Op implements Request.
+func (TrashRestoreRequest) Op() string { return "trash/restore" }
