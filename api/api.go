@@ -11,30 +11,28 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/kv"
-	"github.com/agentnas/nas/lease"
-	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/record"
-	"github.com/agentnas/nas/sigv4"
 	"github.com/agentnas/nas/source"
 )
 
 // Handler serves the control API.
 type Handler struct {
-	b      *branch.Service
-	auth   *auth.Authority
-	leases *auth.Leases  // nil: leases off
-	rec    Recorder      // nil: no flight recorder
-	gates  *gate.Service // nil: no proposals and gates
-	db     kv.DB
-	log    *slog.Logger
-	verbs  map[string]verb
-	lazy   *source.Materializer // nil: no attached sources
+	b       *branch.Service
+	auth    *auth.Authority
+	leases  *auth.Leases  // nil: leases off
+	rec     Recorder      // nil: no flight recorder
+	gates   *gate.Service // nil: no proposals and gates
+	db      kv.DB
+	log     *slog.Logger
+	verbs   map[string]verb
+	lazy    *source.Materializer // nil: no attached sources
+	sources *source.Registry     // nil: no attached sources
 }
 
 // Recorder is the flight recorder as the control API reads it (events
@@ -75,7 +73,10 @@ func (c *call) decode(v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(c.body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "bad request body: " + err.Error()}
+		return invalid("bad request body: " + err.Error())
+	}
+	if dec.More() {
+		return invalid("bad request body: more than one JSON value")
 	}
 	return nil
 }
@@ -94,7 +95,7 @@ func New(c Config) *Handler {
 // operation ("record first, then act").
 func (h *Handler) record(ctx context.Context, c *call, e record.Event) error {
 	if err := h.auth.Record(ctx, c.p, e); err != nil {
-		return &Error{Status: http.StatusServiceUnavailable, Code: "RecorderUnavailable", Retryable: true,
+		return &Error{Status: http.StatusServiceUnavailable, Code: apiv1.CodeRecorderUnavailable, Retryable: true,
 			Message: "the flight recorder could not record this operation, so it was not performed: " + err.Error()}
 	}
 	return nil
@@ -106,77 +107,6 @@ func detail(s string) map[string]string {
 		return nil
 	}
 	return map[string]string{"detail": s}
-}
-
-// Error is a control-API error.
-type Error struct {
-	Status    int            `json:"-"`
-	Code      string         `json:"code"`
-	Message   string         `json:"message"`
-	Retryable bool           `json:"retryable"`
-	RequestID string         `json:"request_id"`
-	Details   map[string]any `json:"details,omitempty"`
-}
-
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-// toError is the control API's translation table.
-func toError(err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	mk := func(status int, code string, retry bool) *Error {
-		return &Error{Status: status, Code: code, Message: err.Error(), Retryable: retry}
-	}
-	switch {
-	case errors.Is(err, sigv4.ErrMissingAuth), errors.Is(err, sigv4.ErrSignatureMismatch),
-		errors.Is(err, sigv4.ErrUnknownKey), errors.Is(err, sigv4.ErrInvalidToken),
-		errors.Is(err, sigv4.ErrExpired), errors.Is(err, sigv4.ErrRequestTimeTooSkewed),
-		errors.Is(err, sigv4.ErrMalformedAuth), errors.Is(err, sigv4.ErrUnsupportedAuth),
-		errors.Is(err, auth.ErrUnsignedHeaders), errors.Is(err, auth.ErrUnsignedPayload):
-		e := mk(http.StatusForbidden, "Unauthenticated", false)
-		e.Details = map[string]any{"reason": auth.FailureReason(err)}
-		return e
-	case errors.Is(err, auth.ErrLeaseEnded):
-		e := mk(http.StatusForbidden, "Unauthenticated", false)
-		e.Details = map[string]any{"reason": "expired"}
-		return e
-	case errors.Is(err, auth.ErrNotFound):
-		return mk(http.StatusNotFound, "NotFound", false)
-	case errors.Is(err, auth.ErrDenied):
-		return mk(http.StatusForbidden, "AccessDenied", false)
-	case errors.Is(err, auth.ErrOverBudget):
-		return mk(http.StatusForbidden, "QuotaExceeded", false)
-	case errors.Is(err, auth.ErrInvalid):
-		return mk(http.StatusBadRequest, "InvalidArgument", false)
-	case errors.Is(err, branch.ErrProtected), errors.Is(err, branch.ErrImmutable):
-		return mk(http.StatusForbidden, "AccessDenied", false)
-	case errors.Is(err, branch.ErrNotFound), errors.Is(err, manifest.ErrNoSuchCommit):
-		return mk(http.StatusNotFound, "NotFound", false)
-	case errors.Is(err, branch.ErrExists):
-		return mk(http.StatusConflict, "AlreadyExists", false)
-	case errors.Is(err, manifest.ErrLazy):
-		return mk(http.StatusNotImplemented, "NotImplemented", false)
-	case errors.Is(err, branch.ErrQuotaExceeded):
-		return mk(http.StatusForbidden, "QuotaExceeded", false)
-	case errors.Is(err, branch.ErrNothingToCommit):
-		return mk(http.StatusConflict, "NothingToCommit", false)
-	case errors.Is(err, branch.ErrConflict), errors.Is(err, kv.ErrConflict):
-		return mk(http.StatusConflict, "Conflict", true)
-	case errors.Is(err, branch.ErrInvalid), errors.Is(err, lease.ErrInvalid), errors.Is(err, lease.ErrWider),
-		errors.Is(err, lease.ErrMalformedPolicy):
-		return mk(http.StatusBadRequest, "InvalidArgument", false)
-	case errors.Is(err, lease.ErrNotFound):
-		return mk(http.StatusNotFound, "NotFound", false)
-	case errors.Is(err, lease.ErrRevoked), errors.Is(err, lease.ErrExpired):
-		return mk(http.StatusForbidden, "LeaseEnded", false)
-	case errors.Is(err, context.Canceled):
-		return mk(499, "Canceled", true)
-	case isTimeout(err):
-		return mk(http.StatusRequestTimeout, "RequestTimeout", true)
-	}
-	return &Error{Status: http.StatusInternalServerError, Code: "InternalError", Message: "internal error", Retryable: true}
 }
 
 func requestID() string {
@@ -199,7 +129,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.log.Error("control api", "request_id", id, "path", r.URL.Path, "err", err)
 		}
 		e.RequestID = id
-		writeJSON(w, e.Status, map[string]any{"error": e})
+		writeError(w, e)
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
@@ -218,16 +148,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 const maxBody = 4 << 20
 
 func (h *Handler) serve(r *http.Request) (any, error) {
-	name, ok := strings.CutPrefix(r.URL.Path, "/_nas/v1/")
+	name, ok := strings.CutPrefix(r.URL.Path, apiv1.Prefix)
 	if !ok {
-		return nil, &Error{Status: http.StatusNotFound, Code: "NotFound", Message: "unknown API version; use /_nas/v1/NOUN/VERB"}
+		return nil, &Error{Status: http.StatusNotFound, Code: apiv1.CodeNotFound, Message: "unknown API version; use /_nas/v1/NOUN/VERB"}
 	}
 	v, ok := h.verbs[name]
 	if !ok {
-		return nil, &Error{Status: http.StatusNotFound, Code: "UnknownOperation", Message: fmt.Sprintf("no operation %q", name)}
+		return nil, &Error{Status: http.StatusNotFound, Code: apiv1.CodeUnknownOperation, Message: fmt.Sprintf("no operation %q", name)}
 	}
 	if r.Method != http.MethodPost {
-		return nil, &Error{Status: http.StatusMethodNotAllowed, Code: "MethodNotAllowed", Message: "use POST"}
+		return nil, &Error{Status: http.StatusMethodNotAllowed, Code: apiv1.CodeMethodNotAllowed, Message: "use POST"}
 	}
 	p, err := h.auth.Authenticate(r, auth.Control)
 	if err != nil {
@@ -245,7 +175,7 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if len(body) > maxBody {
-		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: "TooLarge", Message: "request body over 4 MiB"}
+		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: apiv1.CodeTooLarge, Message: "request body over 4 MiB"}
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
 		body = []byte("{}")
@@ -262,66 +192,6 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 		})
 	}
 	return v.fn(r.Context(), c)
-}
-
-// stripKey removes idempotency_key from a JSON object so verbs can reject
-// unknown fields.
-func stripKey(body []byte) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return body
-	}
-	if _, ok := m["idempotency_key"]; !ok {
-		return body
-	}
-	delete(m, "idempotency_key")
-	out, _ := json.Marshal(m)
-	return out
-}
-
-// idempotencyTTL is how long a write's answer is kept for replay.
-const idempotencyTTL = 24 * time.Hour
-
-type replay struct {
-	Expires int64           `json:"expires"`
-	Result  json.RawMessage `json:"result"`
-}
-
-func (h *Handler) idempotent(ctx context.Context, key string, fn func() (any, error)) (any, error) {
-	k := append([]byte("I/"), key...)
-	var prev []byte
-	err := h.db.View(ctx, func(r kv.Reader) error {
-		v, err := r.Get(k)
-		if err == nil {
-			prev = v
-		}
-		if errors.Is(err, kv.ErrNotFound) {
-			return nil
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if prev != nil {
-		var rp replay
-		if json.Unmarshal(prev, &rp) == nil && time.Now().UnixNano() < rp.Expires {
-			return rp.Result, nil
-		}
-	}
-	res, err := fn()
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return nil, err
-	}
-	rp, _ := json.Marshal(replay{Expires: time.Now().Add(idempotencyTTL).UnixNano(), Result: b})
-	if err := h.db.Update(ctx, func(txn kv.Txn) error { return txn.Set(k, rp) }); err != nil {
-		h.log.Warn("storing idempotent answer", "err", err)
-	}
-	return json.RawMessage(b), nil
 }
 
 // isTimeout reports a timeout reading the request (a body that stalled

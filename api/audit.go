@@ -5,10 +5,13 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/record"
 )
 
-func (h *Handler) needRecorder(c *call, op string) error {
+// The flight recorder: owner operations.
+
+func (h *Handler) needRecorder() error {
 	if h.rec == nil {
 		return notFound("the flight recorder is not enabled on this gateway")
 	}
@@ -16,20 +19,8 @@ func (h *Handler) needRecorder(c *call, op string) error {
 }
 
 // recordList lists flight-recorder events, filtered and paged by sequence.
-func (h *Handler) recordList(ctx context.Context, c *call) (any, error) {
-	if err := h.needRecorder(c, "record/list"); err != nil {
-		return nil, err
-	}
-	var a struct {
-		Run    string   `json:"run"`
-		Lease  string   `json:"lease"`
-		Repo   string   `json:"repo"`
-		Commit string   `json:"commit"`
-		Kinds  []string `json:"kinds"`
-		Cursor string   `json:"cursor"`
-		Limit  int      `json:"limit"`
-	}
-	if err := c.decode(&a); err != nil {
+func (h *Handler) recordList(ctx context.Context, c *call, a *apiv1.RecordListRequest) (*apiv1.RecordListResponse, error) {
+	if err := h.needRecorder(); err != nil {
 		return nil, err
 	}
 	limit, err := limitOf(a.Limit)
@@ -40,40 +31,32 @@ func (h *Handler) recordList(ctx context.Context, c *call) (any, error) {
 	if a.Cursor != "" {
 		from, err := strconv.ParseUint(a.Cursor, 10, 64)
 		if err != nil {
-			return nil, &Error{Status: 400, Code: "InvalidArgument", Message: "cursor must be a record sequence number"}
+			return nil, invalid("cursor must be a record sequence number")
 		}
 		f.From = from
 	}
 	for _, k := range a.Kinds {
 		f.Kinds = append(f.Kinds, record.Kind(k))
 	}
-	out := []record.Event{}
-	next := ""
+	out := &apiv1.RecordListResponse{Records: []apiv1.Event{}}
 	err = h.rec.List(ctx, f, func(e record.Event) error {
-		if len(out) == limit {
-			next = strconv.FormatUint(e.Seq, 10)
+		if len(out.Records) == limit {
+			out.NextCursor = strconv.FormatUint(e.Seq, 10)
 			return record.ErrStop
 		}
-		out = append(out, e)
+		out.Records = append(out.Records, eventOut(e))
 		return nil
 	})
 	if err != nil && !errors.Is(err, record.ErrStop) {
 		return nil, err
 	}
-	return map[string]any{"records": out, "next_cursor": next}, nil
+	return out, nil
 }
 
 // recordExplain answers "what is behind this commit": its run, lease,
 // events and read manifest.
-func (h *Handler) recordExplain(ctx context.Context, c *call) (any, error) {
-	if err := h.needRecorder(c, "record/explain"); err != nil {
-		return nil, err
-	}
-	var a struct {
-		Repo   string `json:"repo"`
-		Commit string `json:"commit"`
-	}
-	if err := c.decode(&a); err != nil {
+func (h *Handler) recordExplain(ctx context.Context, c *call, a *apiv1.RecordExplainRequest) (*apiv1.RecordExplainResponse, error) {
+	if err := h.needRecorder(); err != nil {
 		return nil, err
 	}
 	if err := required("commit", a.Commit); err != nil {
@@ -86,25 +69,26 @@ func (h *Handler) recordExplain(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"explanation": ex}, nil
+	return &apiv1.RecordExplainResponse{Explanation: explanationOut(ex)}, nil
 }
 
+// maxProblems bounds the problems record/verify lists.
+const maxProblems = 1000
+
 // recordVerify checks the hash chain and indexes.
-func (h *Handler) recordVerify(ctx context.Context, c *call) (any, error) {
-	if err := h.needRecorder(c, "record/verify"); err != nil {
+func (h *Handler) recordVerify(ctx context.Context, c *call, a *apiv1.RecordVerifyRequest) (*apiv1.RecordVerifyResponse, error) {
+	if err := h.needRecorder(); err != nil {
 		return nil, err
 	}
-	if err := c.decode(&struct{}{}); err != nil {
-		return nil, err
-	}
-	problems := []record.Problem{}
+	out := &apiv1.RecordVerifyResponse{Problems: []apiv1.Problem{}}
 	rep, err := h.rec.Verify(ctx, func(p record.Problem) {
-		if len(problems) < 1000 {
-			problems = append(problems, p)
+		if len(out.Problems) < maxProblems {
+			out.Problems = append(out.Problems, problemOut(p))
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"report": rep, "ok": rep.OK(), "problems": problems}, nil
+	out.Report, out.OK = verifyOut(rep), rep.OK()
+	return out, nil
 }

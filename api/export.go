@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gitexport"
 )
@@ -28,12 +29,11 @@ import (
 //
 // While either runs, garbage collection waits (see branch.History and
 // branch.Restore).
-const dumpContentType = "application/x-nas-dump"
 
 // serveStream serves repo/export and repo/import; it reports false for
 // any other path.
 func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) bool {
-	name, _ := strings.CutPrefix(r.URL.Path, "/_nas/v1/")
+	name, _ := strings.CutPrefix(r.URL.Path, apiv1.Prefix)
 	if name != "repo/export" && name != "repo/import" {
 		return false
 	}
@@ -43,7 +43,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) bool {
 			h.log.Error("control api", "path", r.URL.Path, "err", err)
 		}
 		e.RequestID = w.Header().Get("x-amz-request-id")
-		writeJSON(w, e.Status, map[string]any{"error": e})
+		writeError(w, e)
 	}
 	if r.Method != http.MethodPost {
 		fail(&Error{Status: http.StatusMethodNotAllowed, Code: "MethodNotAllowed", Message: "use POST"})
@@ -80,7 +80,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) bool {
 			fail(err)
 			return true
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"repo": repoJSON(rp), "report": rep})
+		writeJSON(w, http.StatusOK, apiv1.RepoImportResponse{Repo: repoOut(rp), Report: *rep})
 		return true
 	}
 	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
@@ -89,7 +89,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	c := &call{name: name, p: p, body: body}
-	var a repoArg
+	var a apiv1.RepoExportRequest
 	if err := c.decode(&a); err != nil {
 		fail(err)
 		return true
@@ -102,7 +102,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) bool {
 		fail(err)
 		return true
 	}
-	w.Header().Set("Content-Type", dumpContentType)
+	w.Header().Set("Content-Type", apiv1.DumpContentType)
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	if _, err := gitexport.Dump(ctx, h.b, a.Repo, idleWriter{w: w, rc: rc}); err != nil {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
@@ -14,22 +16,18 @@ import (
 	"github.com/agentnas/nas/record"
 )
 
-// LeaseJSON is a lease as the control API shows it: the specification's
-// lease.json plus, when just issued, the credentials.
-type LeaseJSON struct {
-	*lease.Lease
-	Usage             *lease.Usage `json:"usage,omitempty"`
-	SecretAccessKey   string       `json:"secret_access_key,omitempty"`
-	SessionToken      string       `json:"session_token,omitempty"`
-	CredentialsExpiry *time.Time   `json:"credentials_expire_at,omitempty"`
-}
+// Leases, share grants and roles.
 
 func denied(msg string) error {
-	return &Error{Status: http.StatusForbidden, Code: "AccessDenied", Message: msg}
+	return &Error{Status: http.StatusForbidden, Code: apiv1.CodeAccessDenied, Message: msg}
 }
 
 func notFound(msg string) error {
-	return &Error{Status: http.StatusNotFound, Code: "NotFound", Message: msg}
+	return &Error{Status: http.StatusNotFound, Code: apiv1.CodeNotFound, Message: msg}
+}
+
+func invalid(msg string) error {
+	return &Error{Status: http.StatusBadRequest, Code: apiv1.CodeInvalidArgument, Message: msg}
 }
 
 // leaseEvent is an event about lease l, with its provenance.
@@ -40,128 +38,104 @@ func leaseEvent(kind record.Kind, l *lease.Lease, detailText string) record.Even
 	return e
 }
 
-// leaseArgs asks for a lease (see lease.Request).
-type leaseArgs struct {
-	Repo           string        `json:"repo"`
-	Role           string        `json:"role"`
-	Run            string        `json:"run"`
-	Paths          []string      `json:"paths"`
-	Actions        []string      `json:"actions"`
-	View           []lease.Rule  `json:"view"`
-	TTL            string        `json:"ttl"` // Go duration, default 4h
-	Branch         string        `json:"branch"`
-	ForkFrom       string        `json:"fork_from"`
-	Purpose        string        `json:"purpose"`
-	Principal      string        `json:"principal"`
-	OnBehalfOf     string        `json:"on_behalf_of"`
-	Budgets        lease.Budgets `json:"budgets"`
-	SensitivityMax string        `json:"sensitivity_max"`
-	Egress         bool          `json:"egress"`
-	RequiresGate   []string      `json:"requires_gate"`
-	// Limits of the branch fork_from creates.
-	lease.BranchLimits
-}
-
 // runBranchLimits are the limits of a run's new branch.
 func runBranchLimits(b lease.BranchLimits, leaseTTL time.Duration) branch.Limits {
 	return branch.Limits{ExpiresAt: b.ExpiresAt(time.Now(), leaseTTL), QuotaBytes: b.QuotaBytes, QuotaObjects: b.QuotaObjects}
 }
 
-func (a *leaseArgs) view() ([]lease.Rule, error) {
-	if len(a.View) > 0 {
-		if len(a.Paths) > 0 || len(a.Actions) > 0 {
-			return nil, fmt.Errorf("give view or paths and actions, not both: %w", lease.ErrInvalid)
+// leaseRequest turns lease/create's arguments into the model's request.
+func leaseRequest(a *apiv1.LeaseCreateRequest) (lease.Request, error) {
+	req := lease.Request{Repo: a.Repo, Branch: a.Branch, Run: a.Run, Role: a.Role, Principal: a.Principal,
+		OnBehalfOf: a.OnBehalfOf, Purpose: a.Purpose, Budgets: a.Budgets,
+		SensitivityMax: a.SensitivityMax, Egress: a.Egress, RequiresGate: a.RequiresGate}
+	switch {
+	case len(a.View) > 0 && (len(a.Paths) > 0 || len(a.Actions) > 0):
+		return req, fmt.Errorf("give view or paths and actions, not both: %w", lease.ErrInvalid)
+	case len(a.View) > 0:
+		req.View = a.View
+	case len(a.Paths) > 0:
+		acts, err := lease.ParseActions(strings.Join(a.Actions, ","))
+		if err != nil {
+			return req, err
 		}
-		return a.View, nil
-	}
-	if len(a.Paths) == 0 {
-		return nil, nil
-	}
-	acts, err := lease.ParseActions(joinComma(a.Actions))
-	if err != nil {
-		return nil, err
-	}
-	var out []lease.Rule
-	for _, p := range a.Paths {
-		out = append(out, lease.Rule{Path: p, Actions: acts})
-	}
-	return out, nil
-}
-
-func joinComma(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		if i > 0 {
-			out += ","
+		for _, p := range a.Paths {
+			req.View = append(req.View, lease.Rule{Path: p, Actions: acts})
 		}
-		out += s
 	}
-	return out
+	if a.TTL != "" {
+		ttl, err := time.ParseDuration(a.TTL)
+		if err != nil {
+			return req, invalid("ttl: " + err.Error())
+		}
+		req.TTL = ttl
+	}
+	return req, nil
 }
 
 // leaseCreate issues a lease: by the owner (optionally forking the run's
 // branch ROLE/RUN from a ref), or by a lease holder, which gets a child
 // that is never wider than itself.
-func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
+func (h *Handler) leaseCreate(ctx context.Context, c *call, a *apiv1.LeaseCreateRequest) (*apiv1.LeaseResponse, error) {
 	if h.leases == nil {
 		return nil, notFound("leases are not enabled on this gateway")
 	}
-	var a leaseArgs
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
-	view, err := a.view()
+	req, err := leaseRequest(a)
 	if err != nil {
 		return nil, err
 	}
-	var ttl time.Duration
-	if a.TTL != "" {
-		if ttl, err = time.ParseDuration(a.TTL); err != nil {
-			return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "ttl: " + err.Error()}
-		}
-	}
-	req := lease.Request{Repo: a.Repo, Branch: a.Branch, Run: a.Run, Role: a.Role, Principal: a.Principal,
-		OnBehalfOf: a.OnBehalfOf, Purpose: a.Purpose, View: view, TTL: ttl, Budgets: a.Budgets,
-		SensitivityMax: a.SensitivityMax, Egress: a.Egress, RequiresGate: a.RequiresGate}
 	if p := c.p.Lease; p != nil {
-		// A child: same repository and branch as the parent.
-		if req.Repo == "" {
-			req.Repo = p.Repo
-		}
-		if req.Branch == "" {
-			req.Branch = p.Branch
-		}
-		if a.ForkFrom != "" {
-			return nil, denied("a lease cannot fork branches")
-		}
-		// A child works for its parent's run, as its parent's role and
-		// principal: it cannot take over another run or speak for someone
-		// else.
-		for name, v := range map[string]string{"role": a.Role, "run": a.Run, "principal": a.Principal, "on_behalf_of": a.OnBehalfOf} {
-			if v != "" && v != map[string]string{"role": p.Role, "run": p.Run, "principal": p.Principal, "on_behalf_of": p.OnBehalfOf}[name] {
-				return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument",
-					Message: "a child lease inherits its parent's " + name + "; it cannot name another"}
-			}
-		}
-		req.Role, req.Run, req.Principal, req.OnBehalfOf = p.Role, p.Run, p.Principal, p.OnBehalfOf
-		if len(req.View) == 0 {
-			req.View = p.View
-		}
-		req.Parent = p
-		l, cred, err := h.leases.Issue(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if err := h.recordIssue(ctx, c, l, "child of "+p.ID); err != nil {
-			return nil, err
-		}
-		return issued(l, cred), nil
+		return h.childLease(ctx, c, a, req, p)
 	}
+	return h.ownerLease(ctx, c, a, req)
+}
+
+// childLease issues a child of the calling lease: same repository, branch,
+// run, role and principal; never wider.
+func (h *Handler) childLease(ctx context.Context, c *call, a *apiv1.LeaseCreateRequest, req lease.Request, p *lease.Lease) (*apiv1.LeaseResponse, error) {
+	if a.ForkFrom != "" {
+		return nil, denied("a lease cannot fork branches")
+	}
+	for _, f := range []struct{ name, asked, parent string }{
+		{"role", a.Role, p.Role}, {"run", a.Run, p.Run}, {"principal", a.Principal, p.Principal}, {"on_behalf_of", a.OnBehalfOf, p.OnBehalfOf},
+	} {
+		if f.asked != "" && f.asked != f.parent {
+			return nil, invalid("a child lease inherits its parent's " + f.name + "; it cannot name another")
+		}
+	}
+	if req.Repo == "" {
+		req.Repo = p.Repo
+	}
+	if req.Branch == "" {
+		req.Branch = p.Branch
+	}
+	req.Role, req.Run, req.Principal, req.OnBehalfOf = p.Role, p.Run, p.Principal, p.OnBehalfOf
+	if len(req.View) == 0 {
+		req.View = p.View
+	}
+	req.Parent = p
+	l, cred, err := h.leases.Issue(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.recordIssue(ctx, c, l, "child of "+p.ID); err != nil {
+		return nil, err
+	}
+	return issued(l, cred), nil
+}
+
+// ownerLease issues the owner's lease, held to its role's envelope exactly
+// as STS AssumeRole is (paths and actions, longest lifetime, budgets),
+// on a branch it names or a fork ROLE/RUN it makes.
+func (h *Handler) ownerLease(ctx context.Context, c *call, a *apiv1.LeaseCreateRequest, req lease.Request) (*apiv1.LeaseResponse, error) {
 	if err := required("repo", a.Repo, "role", a.Role); err != nil {
 		return nil, err
 	}
-	// The owner is held to the role's envelope exactly as STS AssumeRole
-	// is: its paths and actions, longest lifetime and budgets.
+	if a.Branch != "" && a.ForkFrom != "" {
+		return nil, invalid("give branch or fork_from, not both")
+	}
+	if err := a.BranchLimits.Validate(); err != nil {
+		return nil, err
+	}
 	env, err := h.leases.GetRole(ctx, a.Role)
 	if errors.Is(err, lease.ErrNotFound) {
 		return nil, notFound("no role " + a.Role + ": define it first (nas role put)")
@@ -170,56 +144,31 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	if env.Repo != a.Repo {
-		return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "role " + a.Role + " is for repository " + env.Repo}
+		return nil, invalid("role " + a.Role + " is for repository " + env.Repo)
 	}
 	if err := env.WithinRole(&req); err != nil {
 		return nil, err
 	}
-	ttl = req.TTL
 	if req.Principal == "" {
 		req.Principal = "role:" + a.Role
 	}
 	if req.OnBehalfOf == "" {
 		req.OnBehalfOf = c.p.AccessKey
 	}
-	if a.Branch != "" && a.ForkFrom != "" {
-		return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "give branch or fork_from, not both"}
-	}
 	if req.Run == "" {
 		req.Run = lease.NewRunID()
 	}
-	created := ""
-	if err := a.BranchLimits.Validate(); err != nil {
+	created, err := h.runBranch(ctx, c, a, &req)
+	if err != nil {
 		return nil, err
-	}
-	if a.ForkFrom != "" {
-		if _, err := manifest.ParseCommitID(a.ForkFrom); err != nil {
-			req.ForkedFrom = a.ForkFrom // a branch: the run's proposals go back to it
-		}
-		name := a.Role + "/" + req.Run
-		if existing, err := h.leases.RunBranch(ctx, a.Repo, a.Role, req.Run); err != nil {
-			return nil, err
-		} else if existing != "" {
-			name = existing // the run continues on its branch
-		} else if err := h.record(ctx, c, record.Event{Kind: record.KindBranchCreated, Repo: a.Repo, Branch: name, Details: detail("from " + a.ForkFrom)}); err != nil {
-			return nil, err
-		} else if _, err := h.b.CreateBranchWith(ctx, a.Repo, name, a.ForkFrom, runBranchLimits(a.BranchLimits, ttl)); err != nil {
-			return nil, err
-		} else {
-			created = name
-		}
-		req.Branch = name
-	}
-	if req.Branch == "" {
-		return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "branch or fork_from is required"}
 	}
 	if _, err := h.b.GetBranch(ctx, req.Repo, req.Branch); err != nil {
 		return nil, err
 	}
 	l, cred, err := h.leases.Issue(ctx, req)
 	if err != nil {
-		if created != "" {
-			_ = h.b.DeleteBranch(context.WithoutCancel(ctx), a.Repo, created)
+		if created {
+			_ = h.b.DeleteBranch(context.WithoutCancel(ctx), a.Repo, req.Branch)
 		}
 		return nil, err
 	}
@@ -227,6 +176,38 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return issued(l, cred), nil
+}
+
+// runBranch sets the branch of an owner's lease: the one it names, or
+// the run's fork ROLE/RUN of fork_from (made now unless the run has one).
+// It reports whether it made the branch.
+func (h *Handler) runBranch(ctx context.Context, c *call, a *apiv1.LeaseCreateRequest, req *lease.Request) (bool, error) {
+	if a.ForkFrom == "" {
+		if req.Branch == "" {
+			return false, invalid("branch or fork_from is required")
+		}
+		return false, nil
+	}
+	if _, err := manifest.ParseCommitID(a.ForkFrom); err != nil {
+		req.ForkedFrom = a.ForkFrom // a branch: the run's proposals go back to it
+	}
+	existing, err := h.leases.RunBranch(ctx, a.Repo, a.Role, req.Run)
+	if err != nil {
+		return false, err
+	}
+	if existing != "" {
+		req.Branch = existing // the run continues on its branch
+		return false, nil
+	}
+	req.Branch = a.Role + "/" + req.Run
+	e := record.Event{Kind: record.KindBranchCreated, Repo: a.Repo, Branch: req.Branch, Details: detail("from " + a.ForkFrom)}
+	if err := h.record(ctx, c, e); err != nil {
+		return false, err
+	}
+	if _, err := h.b.CreateBranchWith(ctx, a.Repo, req.Branch, a.ForkFrom, runBranchLimits(a.BranchLimits, req.TTL)); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // recordIssue records an issued lease; a lease that cannot be recorded is
@@ -239,13 +220,13 @@ func (h *Handler) recordIssue(ctx context.Context, c *call, l *lease.Lease, note
 	return nil
 }
 
-func issued(l *lease.Lease, cred auth.Credentials) map[string]any {
+func issued(l *lease.Lease, cred auth.Credentials) *apiv1.LeaseResponse {
 	exp := cred.Expiration
-	return map[string]any{"lease": LeaseJSON{Lease: l, SecretAccessKey: cred.SecretAccessKey, SessionToken: cred.SessionToken, CredentialsExpiry: &exp}}
+	return &apiv1.LeaseResponse{Lease: apiv1.Lease{Lease: *l, SecretAccessKey: cred.SecretAccessKey, SessionToken: cred.SessionToken, CredentialsExpiry: &exp}}
 }
 
 // visibleLease lets the owner see any lease and a lease holder itself and
-// its descendants.
+// its descendants; any other lease does not exist for it.
 func (h *Handler) visibleLease(ctx context.Context, c *call, id string) (*lease.Lease, error) {
 	l, err := h.leases.Get(ctx, id)
 	if errors.Is(err, lease.ErrNotFound) {
@@ -270,15 +251,9 @@ func (h *Handler) visibleLease(ctx context.Context, c *call, id string) (*lease.
 	}
 }
 
-func (h *Handler) leaseGet(ctx context.Context, c *call) (any, error) {
+func (h *Handler) leaseGet(ctx context.Context, c *call, a *apiv1.LeaseGetRequest) (*apiv1.LeaseGetResponse, error) {
 	if h.leases == nil {
 		return nil, notFound("leases are not enabled")
-	}
-	var a struct {
-		LeaseID string `json:"lease_id"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
 	}
 	if a.LeaseID == "" && c.p.Lease != nil {
 		a.LeaseID = c.p.Lease.ID
@@ -287,50 +262,26 @@ func (h *Handler) leaseGet(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := h.leases.Remaining(ctx, l)
-	return map[string]any{"lease": LeaseJSON{Lease: l}, "remaining": remainingJSON(r)}, nil
+	return &apiv1.LeaseGetResponse{Lease: apiv1.Lease{Lease: *l}, Remaining: remainingOut(h.leases.Remaining(ctx, l))}, nil
 }
 
-// RemainingJSON is what a lease may still consume (-1: no limit), with the
-// names of the budgets it is checked against (lease.Budgets).
-type RemainingJSON struct {
-	BytesRead    int64 `json:"bytes_read"`
-	BytesWritten int64 `json:"bytes_written"`
-	Requests     int64 `json:"requests"`
+func remainingOut(r lease.Remaining) apiv1.Remaining {
+	return apiv1.Remaining{BytesRead: r.BytesRead, BytesWritten: r.BytesWritten, Requests: r.Requests}
 }
 
-func remainingJSON(r lease.Remaining) RemainingJSON {
-	return RemainingJSON{BytesRead: r.BytesRead, BytesWritten: r.BytesWritten, Requests: r.Requests}
-}
-
-func (h *Handler) leaseList(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		Repo   string `json:"repo"`
-		Run    string `json:"run"`
-		Role   string `json:"role"`
-		Active bool   `json:"active"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) leaseList(ctx context.Context, c *call, a *apiv1.LeaseListRequest) (*apiv1.LeaseListResponse, error) {
 	ls, err := h.leases.List(ctx, auth.ListFilter{Repo: a.Repo, Run: a.Run, Role: a.Role, Active: a.Active})
 	if err != nil {
 		return nil, err
 	}
-	out := []LeaseJSON{}
+	out := &apiv1.LeaseListResponse{Leases: []apiv1.Lease{}}
 	for _, l := range ls {
-		out = append(out, LeaseJSON{Lease: l})
+		out.Leases = append(out.Leases, apiv1.Lease{Lease: *l})
 	}
-	return map[string]any{"leases": out}, nil
+	return out, nil
 }
 
-func (h *Handler) leaseRevoke(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		LeaseID string `json:"lease_id"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) leaseRevoke(ctx context.Context, c *call, a *apiv1.LeaseRevokeRequest) (*apiv1.LeaseRevokeResponse, error) {
 	l, err := h.visibleLease(ctx, c, a.LeaseID)
 	if err != nil {
 		return nil, err
@@ -343,28 +294,22 @@ func (h *Handler) leaseRevoke(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"revoked": ids}, nil
+	if ids == nil {
+		ids = []string{}
+	}
+	return &apiv1.LeaseRevokeResponse{Revoked: ids}, nil
 }
 
-func (h *Handler) shareGrant(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		LeaseID   string   `json:"lease_id"`
-		Path      string   `json:"path"`
-		Actions   []string `json:"actions"`
-		TTL       string   `json:"ttl"`
-		SingleUse bool     `json:"single_use"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
-	acts, err := lease.ParseActions(joinComma(a.Actions))
+func (h *Handler) shareGrant(ctx context.Context, c *call, a *apiv1.ShareGrantRequest) (*apiv1.GrantResponse, error) {
+	acts, err := lease.ParseActions(strings.Join(a.Actions, ","))
 	if err != nil {
 		return nil, err
 	}
 	ttl := time.Hour
 	if a.TTL != "" {
+		// A grant never outlives its lease (AddGrant caps it).
 		if ttl, err = time.ParseDuration(a.TTL); err != nil || ttl <= 0 {
-			return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: "ttl must be a positive duration"}
+			return nil, invalid("ttl must be a positive duration")
 		}
 	}
 	l, err := h.leases.Get(ctx, a.LeaseID)
@@ -378,44 +323,25 @@ func (h *Handler) shareGrant(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"grant": g}, nil
+	return &apiv1.GrantResponse{Grant: *g}, nil
 }
 
 // shareList lists the grants of a lease, live or not.
-func (h *Handler) shareList(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		LeaseID string `json:"lease_id"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) shareList(ctx context.Context, c *call, a *apiv1.ShareListRequest) (*apiv1.ShareListResponse, error) {
 	l, err := h.leases.Get(ctx, a.LeaseID)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	out := []GrantJSON{}
+	out := &apiv1.ShareListResponse{Grants: []apiv1.Grant{}}
 	for _, g := range l.Grants {
-		out = append(out, GrantJSON{Grant: g, Live: g.Live(now)})
+		out.Grants = append(out.Grants, apiv1.Grant{Grant: g, Live: g.Live(now)})
 	}
-	return map[string]any{"grants": out}, nil
-}
-
-// GrantJSON is a grant with whether it may still be used.
-type GrantJSON struct {
-	lease.Grant
-	Live bool `json:"live"`
+	return out, nil
 }
 
 // shareRevoke ends a grant at once.
-func (h *Handler) shareRevoke(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		LeaseID string `json:"lease_id"`
-		GrantID string `json:"grant_id"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) shareRevoke(ctx context.Context, c *call, a *apiv1.ShareRevokeRequest) (*apiv1.GrantResponse, error) {
 	if err := required("lease_id", a.LeaseID, "grant_id", a.GrantID); err != nil {
 		return nil, err
 	}
@@ -432,42 +358,29 @@ func (h *Handler) shareRevoke(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"grant": g}, nil
+	return &apiv1.GrantResponse{Grant: *g}, nil
 }
 
-func (h *Handler) rolePut(ctx context.Context, c *call) (any, error) {
-	var r lease.Role
-	if err := c.decode(&r); err != nil {
+func (h *Handler) rolePut(ctx context.Context, c *call, a *apiv1.RolePutRequest) (*apiv1.RoleResponse, error) {
+	if _, err := h.b.GetRepo(ctx, a.Repo); err != nil {
 		return nil, err
 	}
-	if _, err := h.b.GetRepo(ctx, r.Repo); err != nil {
-		return nil, err
-	}
-	out, err := h.leases.PutRole(ctx, r)
+	out, err := h.leases.PutRole(ctx, a.Role)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"role": out}, nil
+	return &apiv1.RoleResponse{Role: *out}, nil
 }
 
-func (h *Handler) roleGet(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		Name string `json:"name"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) roleGet(ctx context.Context, c *call, a *apiv1.RoleGetRequest) (*apiv1.RoleResponse, error) {
 	r, err := h.leases.GetRole(ctx, a.Name)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"role": r}, nil
+	return &apiv1.RoleResponse{Role: *r}, nil
 }
 
-func (h *Handler) roleList(ctx context.Context, c *call) (any, error) {
-	if err := c.decode(&struct{}{}); err != nil {
-		return nil, err
-	}
+func (h *Handler) roleList(ctx context.Context, c *call, a *apiv1.RoleListRequest) (*apiv1.RoleListResponse, error) {
 	rs, err := h.leases.ListRoles(ctx)
 	if err != nil {
 		return nil, err
@@ -475,18 +388,12 @@ func (h *Handler) roleList(ctx context.Context, c *call) (any, error) {
 	if rs == nil {
 		rs = []lease.Role{}
 	}
-	return map[string]any{"roles": rs}, nil
+	return &apiv1.RoleListResponse{Roles: rs}, nil
 }
 
-func (h *Handler) roleDelete(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		Name string `json:"name"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) roleDelete(ctx context.Context, c *call, a *apiv1.RoleDeleteRequest) (*apiv1.DeletedResponse, error) {
 	if err := h.leases.DeleteRole(ctx, a.Name); err != nil {
 		return nil, err
 	}
-	return map[string]any{"deleted": a.Name}, nil
+	return &apiv1.DeletedResponse{Deleted: a.Name}, nil
 }

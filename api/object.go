@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
@@ -22,36 +23,6 @@ import (
 // Object operations for file-system clients (the mount): what S3 lacks.
 // Every one is authorized by path, like S3: there is no operation that
 // answers "is chunk H present?", for reads or writes.
-
-// ChunkJSON is one chunk of an object's content.
-type ChunkJSON struct {
-	Hash string `json:"hash"`
-	Size uint32 `json:"size"`
-}
-
-// StatJSON describes an object with its chunk map.
-type StatJSON struct {
-	EntryJSON
-	Commit string      `json:"commit"` // the branch head the stat was taken at
-	Chunks []ChunkJSON `json:"chunks"`
-}
-
-// statOf describes e with its chunk map, as seen at commit head.
-func statOf(key string, e *manifest.Entry, head string, refs []chunk.Ref) StatJSON {
-	st := StatJSON{EntryJSON: entryJSON(key, e), Commit: head, Chunks: make([]ChunkJSON, 0, len(refs))}
-	for _, r := range refs {
-		st.Chunks = append(st.Chunks, ChunkJSON{Hash: r.Hash.String(), Size: r.Size})
-	}
-	return st
-}
-
-// objectArgs names an object on a branch.
-type objectArgs struct {
-	Repo      string `json:"repo"`
-	Branch    string `json:"branch"`
-	Key       string `json:"key"`
-	VersionID string `json:"version_id"`
-}
 
 // target applies the caller to (repo, br): a lease's branch by default,
 // the repository's default branch for the owner; a repository or branch
@@ -87,12 +58,9 @@ func (h *Handler) entryAt(ctx context.Context, repo, br, key, vid string) (*mani
 }
 
 // objectStat returns an object's entry and chunk map; for a lease it is an
-// open, recorded in the run's read manifest.
-func (h *Handler) objectStat(ctx context.Context, c *call) (any, error) {
-	var a statArgs
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+// open (a probe: a single-use grant is left for the read), recorded in the
+// run's read manifest. A lazy entry is made local first.
+func (h *Handler) objectStat(ctx context.Context, c *call, a *apiv1.ObjectStatRequest) (*apiv1.ObjectStatResponse, error) {
 	br, err := h.target(ctx, c, a.Repo, a.Branch)
 	if err != nil {
 		return nil, err
@@ -109,48 +77,37 @@ func (h *Handler) objectStat(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	refs := content.Chunks
 	b, err := h.b.GetBranch(ctx, a.Repo, br)
 	if err != nil {
 		return nil, err
 	}
-	st := statOf(a.Key, e, b.Head.String(), content.Chunks)
+	out := &apiv1.ObjectStatResponse{Object: statOut(a.Key, e, b.Head.String(), refs)}
 	if _, err := h.auth.Read(ctx, c.p, t, e); err != nil {
 		return nil, err
 	}
-	out := map[string]any{"object": st}
-	if err := h.inline(ctx, c, a, br, e, content.Chunks, out); err != nil {
+	if out.Data, err = h.inline(ctx, c, a, t, e, refs); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// statArgs are object/stat's arguments: an object, and the size up to
-// which its bytes come inline in the answer (saving a small file's GET).
-type statArgs struct {
-	objectArgs
-	InlineMax int64 `json:"inline_max"`
-}
-
-// maxInline bounds the bytes object/stat returns inline.
-const maxInline = 256 << 10
-
-// inline adds the object's bytes to a stat answer (field "data", base64)
-// when it is at most a.InlineMax bytes. For a lease they are a read like
-// a GET's: authorized as one (a single-use grant is used here), charged
-// to the budget and recorded; a budget that does not cover them leaves
-// them out (the client's GET then answers the quota).
-func (h *Handler) inline(ctx context.Context, c *call, a statArgs, br string, e *manifest.Entry, refs []chunk.Ref, out map[string]any) error {
-	if a.InlineMax <= 0 || e.Size > min(a.InlineMax, maxInline) {
-		return nil
+// inline returns the object's bytes (base64) for a stat answer when it is
+// at most a.InlineMax bytes. For a lease they are a read like a GET's:
+// authorized as one (a single-use grant is used here), charged to the
+// budget and recorded; a budget that does not cover them leaves them out
+// (the client's GET then answers the quota).
+func (h *Handler) inline(ctx context.Context, c *call, a *apiv1.ObjectStatRequest, t auth.Target, e *manifest.Entry, refs []chunk.Ref) (*string, error) {
+	if a.InlineMax <= 0 || e.Size > min(a.InlineMax, apiv1.MaxInline) {
+		return nil, nil
 	}
-	t := auth.Target{Repo: a.Repo, Branch: br, Key: a.Key}
 	if err := h.auth.Authorize(ctx, c.p, lease.Read, t); err != nil {
-		return err
+		return nil, err
 	}
 	var buf bytes.Buffer
 	for _, r := range refs {
 		if err := h.b.Chunks().Read(ctx, &buf, r.Hash, 0, int64(r.Size)); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var rs []auth.Range
@@ -158,22 +115,19 @@ func (h *Handler) inline(ctx context.Context, c *call, a statArgs, br string, e 
 		rs = append(rs, auth.Range{Len: e.Size})
 	}
 	if _, err := h.auth.Read(ctx, c.p, t, e, rs...); errors.Is(err, auth.ErrOverBudget) {
-		return nil
+		return nil, nil
 	} else if err != nil {
-		return err
+		return nil, err
 	}
-	out["data"] = base64.StdEncoding.EncodeToString(buf.Bytes())
-	return nil
+	data := base64.StdEncoding.EncodeToString(buf.Bytes())
+	return &data, nil
 }
-
-// maxRanges bounds the ranges of one object/reads call.
-const maxRanges = 10000
 
 // checkRange refuses a range that is negative or reaches past size bytes;
 // the comparison cannot overflow.
 func checkRange(what string, off, n, size int64) error {
 	if off < 0 || n < 0 || off > size || n > size-off {
-		return &Error{Status: http.StatusRequestedRangeNotSatisfiable, Code: "InvalidRange",
+		return &Error{Status: http.StatusRequestedRangeNotSatisfiable, Code: apiv1.CodeInvalidRange,
 			Message: fmt.Sprintf("%s: range of %d bytes at %d is outside the object's %d bytes", what, n, off, size)}
 	}
 	return nil
@@ -182,19 +136,9 @@ func checkRange(what string, off, n, size int64) error {
 // objectReads tells the gateway that a client read ranges of an object
 // from its own chunk cache: the lease is authorized, charged and the
 // ranges recorded exactly as if the bytes had come over S3.
-func (h *Handler) objectReads(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		objectArgs
-		Ranges []struct {
-			Offset int64 `json:"offset"`
-			Length int64 `json:"length"`
-		} `json:"ranges"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
-	if len(a.Ranges) > maxRanges {
-		return nil, &Error{Status: http.StatusBadRequest, Code: "InvalidArgument", Message: fmt.Sprintf("at most %d ranges per call", maxRanges)}
+func (h *Handler) objectReads(ctx context.Context, c *call, a *apiv1.ObjectReadsRequest) (*apiv1.ObjectReadsResponse, error) {
+	if len(a.Ranges) > apiv1.MaxRanges {
+		return nil, invalid(fmt.Sprintf("at most %d ranges per call", apiv1.MaxRanges))
 	}
 	br, err := h.target(ctx, c, a.Repo, a.Branch)
 	if err != nil {
@@ -209,35 +153,22 @@ func (h *Handler) objectReads(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	rs := make([]auth.Range, 0, len(a.Ranges))
-	var total int64
+	out := &apiv1.ObjectReadsResponse{}
 	for i, r := range a.Ranges {
 		if err := checkRange(fmt.Sprintf("range %d", i), r.Offset, r.Length, e.Size); err != nil {
 			return nil, err
 		}
 		rs = append(rs, auth.Range{Off: r.Offset, Len: r.Length})
-		total += r.Length // each at most e.Size, at most maxRanges of them: no overflow
+		out.Charged += r.Length // each at most e.Size, at most MaxRanges of them: no overflow
 	}
 	if _, err := h.auth.Read(ctx, c.p, t, e, rs...); err != nil {
 		return nil, err
 	}
-	out := map[string]any{"charged": total}
 	if !c.p.IsOwner() {
-		out["remaining"] = remainingJSON(h.auth.Remaining(ctx, c.p))
+		r := remainingOut(h.auth.Remaining(ctx, c.p))
+		out.Remaining = &r
 	}
 	return out, nil
-}
-
-// maxComposeData bounds the new bytes one compose carries inline.
-const maxComposeData = 16 << 20
-
-// segment is one piece of a composed object: a range of an existing object
-// or new bytes.
-type segment struct {
-	Key       string `json:"key"`
-	VersionID string `json:"version_id"`
-	Offset    int64  `json:"offset"`
-	Length    int64  `json:"length"`
-	Data      string `json:"data"` // base64 new bytes, instead of key
 }
 
 // objectCompose builds a new version of key from ranges of existing objects
@@ -245,19 +176,7 @@ type segment struct {
 // bytes: whole chunks inside a range are shared, partial chunks at range
 // edges are rewritten. Its ETag is the MD5 of the chunk hashes with a "-N"
 // suffix (like a multipart upload, not an MD5 of the content).
-func (h *Handler) objectCompose(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		Repo        string            `json:"repo"`
-		Branch      string            `json:"branch"`
-		Key         string            `json:"key"`
-		Segments    []segment         `json:"segments"`
-		ContentType string            `json:"content_type"`
-		Meta        map[string]string `json:"meta"`
-		IfMatch     string            `json:"if_match"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) objectCompose(ctx context.Context, c *call, a *apiv1.ObjectComposeRequest) (*apiv1.ObjectComposeResponse, error) {
 	br, err := h.target(ctx, c, a.Repo, a.Branch)
 	if err != nil {
 		return nil, err
@@ -279,19 +198,16 @@ func (h *Handler) objectCompose(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	stored, newBytes, err := h.compose(ctx, a.Repo, br, a.Key, plan, a.ContentType, a.Meta, a.IfMatch)
+	stored, newBytes, err := h.compose(ctx, dst, plan, a)
 	if err != nil {
 		charge.Refund(ctx)
 		return nil, err
 	}
-	return map[string]any{"etag": stored.ETag, "version_id": stored.VersionID, "size": stored.Size, "new_bytes": newBytes}, nil
+	return &apiv1.ObjectComposeResponse{ETag: stored.ETag, VersionID: stored.VersionID, Size: stored.Size, NewBytes: newBytes}, nil
 }
 
-// Bounds of one compose.
-const (
-	maxSegments    = 10000
-	maxComposeRefs = 1 << 22 // chunk references in the result
-)
+// maxComposeRefs bounds the chunk references of a composed object.
+const maxComposeRefs = 1 << 22
 
 // composePlan is a compose whose segments were checked: each source
 // segment resolved to its entry and content, each data segment decoded.
@@ -310,44 +226,28 @@ type composePiece struct {
 // planCompose checks every segment before anything is written: the
 // caller may read each source, each range lies inside its object, and the
 // result stays within the bounds (segments, new bytes, 5 TiB).
-func (h *Handler) planCompose(ctx context.Context, c *call, repo, br string, segs []segment) (*composePlan, error) {
-	if len(segs) > maxSegments {
-		return nil, &Error{Status: 400, Code: "InvalidArgument", Message: fmt.Sprintf("at most %d segments in one compose", maxSegments)}
+func (h *Handler) planCompose(ctx context.Context, c *call, repo, br string, segs []apiv1.Segment) (*composePlan, error) {
+	if len(segs) > apiv1.MaxSegments {
+		return nil, invalid(fmt.Sprintf("at most %d segments in one compose", apiv1.MaxSegments))
 	}
 	plan := &composePlan{}
 	var inline int64
 	for i, sg := range segs {
 		var pc composePiece
+		var err error
 		if sg.Key == "" {
-			if int64(base64.StdEncoding.DecodedLen(len(sg.Data))) > maxComposeData-inline {
-				return nil, &Error{Status: 400, Code: "InvalidArgument", Message: "more than 16 MiB of new data in one compose; upload large data with PUT"}
-			}
-			data, err := base64.StdEncoding.DecodeString(sg.Data)
-			if err != nil {
-				return nil, &Error{Status: 400, Code: "InvalidArgument", Message: fmt.Sprintf("segment %d: data is not base64", i)}
-			}
-			inline += int64(len(data))
-			pc.data, pc.n = data, int64(len(data))
+			pc, err = dataPiece(i, sg, apiv1.MaxComposeData-inline)
+			inline += pc.n
 		} else {
-			t := auth.Target{Repo: repo, Branch: br, Key: sg.Key}
-			if err := h.auth.Authorize(ctx, c.p, lease.Read, t); err != nil {
-				return nil, err
-			}
-			e, err := h.entryAt(ctx, repo, br, sg.Key, sg.VersionID)
-			if err != nil {
-				return nil, err
-			}
-			if err := checkRange(fmt.Sprintf("segment %d (%s)", i, sg.Key), sg.Offset, sg.Length, e.Size); err != nil {
-				return nil, err
-			}
-			if pc.content, err = h.contentOf(ctx, e); err != nil {
-				return nil, err
-			}
-			pc.off, pc.n = sg.Offset, sg.Length
-			plan.sources = append(plan.sources, auth.Source{Target: t, Entry: e, Range: auth.Range{Off: sg.Offset, Len: sg.Length}})
+			var src auth.Source
+			pc, src, err = h.rangePiece(ctx, c, repo, br, i, sg)
+			plan.sources = append(plan.sources, src)
+		}
+		if err != nil {
+			return nil, err
 		}
 		if pc.n > manifest.MaxSize-plan.size {
-			return nil, &Error{Status: 400, Code: "EntityTooLarge", Message: "the composed object would exceed 5 TiB"}
+			return nil, &Error{Status: http.StatusBadRequest, Code: "EntityTooLarge", Message: "the composed object would exceed 5 TiB"}
 		}
 		plan.size += pc.n
 		plan.pieces = append(plan.pieces, pc)
@@ -355,9 +255,42 @@ func (h *Handler) planCompose(ctx context.Context, c *call, repo, br string, seg
 	return plan, nil
 }
 
+// dataPiece decodes a segment of new bytes, refusing more than room.
+func dataPiece(i int, sg apiv1.Segment, room int64) (composePiece, error) {
+	if int64(base64.StdEncoding.DecodedLen(len(sg.Data))) > room {
+		return composePiece{}, invalid("more than 16 MiB of new data in one compose; upload large data with PUT")
+	}
+	data, err := base64.StdEncoding.DecodeString(sg.Data)
+	if err != nil {
+		return composePiece{}, invalid(fmt.Sprintf("segment %d: data is not base64", i))
+	}
+	return composePiece{data: data, n: int64(len(data))}, nil
+}
+
+// rangePiece resolves a segment that is a range of an existing version.
+func (h *Handler) rangePiece(ctx context.Context, c *call, repo, br string, i int, sg apiv1.Segment) (composePiece, auth.Source, error) {
+	t := auth.Target{Repo: repo, Branch: br, Key: sg.Key}
+	if err := h.auth.Authorize(ctx, c.p, lease.Read, t); err != nil {
+		return composePiece{}, auth.Source{}, err
+	}
+	e, err := h.entryAt(ctx, repo, br, sg.Key, sg.VersionID)
+	if err != nil {
+		return composePiece{}, auth.Source{}, err
+	}
+	if err := checkRange(fmt.Sprintf("segment %d (%s)", i, sg.Key), sg.Offset, sg.Length, e.Size); err != nil {
+		return composePiece{}, auth.Source{}, err
+	}
+	content, err := h.contentOf(ctx, e)
+	if err != nil {
+		return composePiece{}, auth.Source{}, err
+	}
+	src := auth.Source{Target: t, Entry: e, Range: auth.Range{Off: sg.Offset, Len: sg.Length}}
+	return composePiece{content: content, off: sg.Offset, n: sg.Length}, src, nil
+}
+
 // compose stores the new version a plan describes and returns it with the
 // number of bytes it had to write anew.
-func (h *Handler) compose(ctx context.Context, repo, br, key string, plan *composePlan, contentType string, meta map[string]string, ifMatch string) (*manifest.Entry, int64, error) {
+func (h *Handler) compose(ctx context.Context, dst auth.Target, plan *composePlan, a *apiv1.ObjectComposeRequest) (*manifest.Entry, int64, error) {
 	up := h.b.Chunks().NewUpload()
 	defer up.Close()
 	var refs []chunk.Ref
@@ -373,30 +306,35 @@ func (h *Handler) compose(ctx context.Context, repo, br, key string, plan *compo
 			return nil, 0, err
 		}
 		if refs = append(refs, rs...); len(refs) > maxComposeRefs {
-			return nil, 0, &Error{Status: 400, Code: "InvalidArgument", Message: fmt.Sprintf("the composed object would have more than %d chunks", maxComposeRefs)}
+			return nil, 0, invalid(fmt.Sprintf("the composed object would have more than %d chunks", maxComposeRefs))
 		}
 	}
 	if err := up.Sync(ctx); err != nil {
 		return nil, 0, err
 	}
-	sum := md5.New()
-	for _, r := range refs {
-		sum.Write(r.Hash[:])
-	}
-	e := &manifest.Entry{Size: plan.size, ETag: hex.EncodeToString(sum.Sum(nil)) + "-" + strconv.Itoa(len(refs)), ContentType: contentType}
+	e := &manifest.Entry{Size: plan.size, ETag: composeETag(refs), ContentType: a.ContentType, Meta: sortedMeta(a.Meta)}
 	if e.ContentType == "" {
 		e.ContentType = "binary/octet-stream"
 	}
-	e.Meta = sortedMeta(meta)
-	if len(refs) == 0 {
-		e.ETag = "d41d8cd98f00b204e9800998ecf8427e" // MD5 of nothing
-	}
 	ch, data := e.SetContent(&manifest.Content{Chunks: refs})
-	stored, err := h.b.Put(ctx, repo, br, key, e, branch.Condition{IfMatch: ifMatch}, up, branch.ContentRecord{Hash: ch, Data: data})
+	stored, err := h.b.Put(ctx, dst.Repo, dst.Branch, dst.Key, e, branch.Condition{IfMatch: a.IfMatch}, up, branch.ContentRecord{Hash: ch, Data: data})
 	if err != nil {
 		return nil, 0, err
 	}
 	return stored, up.NewBytes(), nil
+}
+
+// composeETag is the MD5 of the chunk hashes and "-N" (the MD5 of
+// nothing for an empty object).
+func composeETag(refs []chunk.Ref) string {
+	if len(refs) == 0 {
+		return "d41d8cd98f00b204e9800998ecf8427e"
+	}
+	sum := md5.New()
+	for _, r := range refs {
+		sum.Write(r.Hash[:])
+	}
+	return hex.EncodeToString(sum.Sum(nil)) + "-" + strconv.Itoa(len(refs))
 }
 
 // maxMeta bounds user metadata and the content type, as S3 does (2 KB).
@@ -449,18 +387,7 @@ func (h *Handler) sliceContent(ctx context.Context, up *cas.Upload, c *manifest.
 // objectRename renames a key, or with prefix set every key under a
 // "directory", moving no bytes. A single key moves atomically; a prefix
 // moves in batches and the answer says whether it was atomic.
-func (h *Handler) objectRename(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		Repo      string `json:"repo"`
-		Branch    string `json:"branch"`
-		From      string `json:"from"`
-		To        string `json:"to"`
-		Prefix    bool   `json:"prefix"`
-		NoReplace bool   `json:"no_replace"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) objectRename(ctx context.Context, c *call, a *apiv1.ObjectRenameRequest) (*apiv1.ObjectRenameResponse, error) {
 	br, err := h.target(ctx, c, a.Repo, a.Branch)
 	if err != nil {
 		return nil, err
@@ -484,7 +411,7 @@ func (h *Handler) objectRename(ctx context.Context, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"renamed": 1, "atomic": true, "version_id": e.VersionID}, nil
+		return &apiv1.ObjectRenameResponse{Renamed: 1, Atomic: true, VersionID: e.VersionID}, nil
 	}
 	// For a directory, keys outside a lease's view stay where they are;
 	// a visible key whose new name the lease may not write stops the
@@ -502,5 +429,5 @@ func (h *Handler) objectRename(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"renamed": res.Renamed, "atomic": res.Atomic}, nil
+	return &apiv1.ObjectRenameResponse{Renamed: res.Renamed, Atomic: res.Atomic}, nil
 }

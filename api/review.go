@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gate"
@@ -29,39 +30,28 @@ func gateError(err error) error {
 	case errors.Is(err, gate.ErrNotFound):
 		return notFound(err.Error())
 	case errors.Is(err, gate.ErrDecided):
-		return &Error{Status: http.StatusConflict, Code: "AlreadyDecided", Message: err.Error()}
+		return &Error{Status: http.StatusConflict, Code: apiv1.CodeAlreadyDecided, Message: err.Error()}
 	case errors.Is(err, gate.ErrVoid):
-		return &Error{Status: http.StatusConflict, Code: "ApprovalVoid", Message: err.Error()}
+		return &Error{Status: http.StatusConflict, Code: apiv1.CodeApprovalVoid, Message: err.Error()}
 	}
 	return err
 }
 
 // mergeCreate is the owner's direct merge (`nas merge`).
-func (h *Handler) mergeCreate(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		Repo    string   `json:"repo"`
-		From    string   `json:"from"`
-		Into    string   `json:"into"`
-		Message string   `json:"message"`
-		Ours    []string `json:"ours"`
-		Theirs  []string `json:"theirs"`
-		DryRun  bool     `json:"dry_run"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) mergeCreate(ctx context.Context, c *call, a *apiv1.MergeCreateRequest) (*apiv1.MergeCreateResponse, error) {
 	if err := required("repo", a.Repo, "from", a.From, "into", a.Into); err != nil {
 		return nil, err
 	}
 	o := branch.MergeOptions{Ours: a.Ours, Theirs: a.Theirs, AllowProtected: true, DryRun: a.DryRun,
 		CommitOptions: branch.CommitOptions{Message: a.Message, Principal: c.p.AccessKey}}
 	o.Intent = func(id manifest.CommitID) error {
-		return h.record(ctx, c, record.Event{Kind: record.KindMerge, Repo: a.Repo, Branch: a.Into, Subject: record.Subject{Commit: id.String()}, Details: detail("from " + a.From)})
+		e := record.Event{Kind: record.KindMerge, Repo: a.Repo, Branch: a.Into, Subject: record.Subject{Commit: id.String()}, Details: detail("from " + a.From)}
+		return h.record(ctx, c, e)
 	}
 	res, err := h.b.Merge(ctx, a.Repo, a.From, a.Into, o)
-	out := map[string]any{"result": mergeJSON(res)}
+	out := &apiv1.MergeCreateResponse{Result: mergeOut(res)}
 	if errors.Is(err, branch.ErrMergeConflict) {
-		return nil, &Error{Status: http.StatusConflict, Code: "MergeConflict", Message: err.Error(), Details: out}
+		return nil, &Error{Status: http.StatusConflict, Code: apiv1.CodeMergeConflict, Message: err.Error(), Details: map[string]any{"result": out.Result}}
 	}
 	if err != nil {
 		return nil, err
@@ -76,52 +66,9 @@ func (h *Handler) mergeCreate(ctx context.Context, c *call) (any, error) {
 	return out, nil
 }
 
-func mergeJSON(r *branch.MergeResult) map[string]any {
-	if r == nil {
-		return nil
-	}
-	m := map[string]any{"base": r.Base.String(), "ours": r.Ours.String(), "theirs": r.Theirs.String(),
-		"applied": r.Applied, "up_to_date": r.UpToDate}
-	if !r.Commit.IsZero() {
-		m["commit"] = r.Commit.String()
-	}
-	var conflicts []map[string]any
-	for _, c := range r.Conflicts {
-		cj := map[string]any{"key": c.Key}
-		for name, e := range map[string]*manifest.Entry{"base_etag": c.Base, "ours_etag": c.Ours, "theirs_etag": c.Theirs} {
-			if e != nil {
-				cj[name] = e.ETag
-			} else {
-				cj[name] = nil
-			}
-		}
-		conflicts = append(conflicts, cj)
-	}
-	if conflicts != nil {
-		m["conflicts"] = conflicts
-	}
-	if r.Changes != nil {
-		var ch []ChangeJSON
-		for _, c := range r.Changes {
-			ch = append(ch, changeJSON(c))
-		}
-		m["changes"] = ch
-	}
-	return m
-}
-
 // proposeCreate is `nas propose`: open to a lease for its own branch.
-func (h *Handler) proposeCreate(ctx context.Context, c *call) (any, error) {
+func (h *Handler) proposeCreate(ctx context.Context, c *call, a *apiv1.ProposeCreateRequest) (*apiv1.ProposeCreateResponse, error) {
 	if err := h.needGates(); err != nil {
-		return nil, err
-	}
-	var a struct {
-		Repo   string `json:"repo"`
-		Branch string `json:"branch"`
-		Into   string `json:"into"`
-		Intent string `json:"intent"`
-	}
-	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
 	if l := c.p.Lease; a.Into == "" && l != nil && l.ForkedFrom != "" {
@@ -159,31 +106,31 @@ func (h *Handler) proposeCreate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, gateError(err)
 	}
-	return map[string]any{"proposal": visibleProposal(c, p)}, nil
+	return &apiv1.ProposeCreateResponse{Proposal: visibleProposal(c, proposalOut(p))}, nil
 }
 
 // visibleProposal is p as the caller may see it: for a lease, the
 // changes, conflicts and counts of keys inside its view only (the diff of
 // a run's branch can hold what the owner wrote there).
-func visibleProposal(c *call, p *gate.Proposal) *gate.Proposal {
+func visibleProposal(c *call, p apiv1.Proposal) apiv1.Proposal {
 	if c.p.IsOwner() {
 		return p
 	}
-	out := *p
-	out.Changes, out.Counts = visibleLines(c, p.Changes)
-	out.Conflicts = nil
+	p.Changes, p.Counts = visibleLines(c, p.Changes)
+	var conflicts []string
 	for _, k := range p.Conflicts {
 		if c.p.Visible(k, lease.List, lease.Read) {
-			out.Conflicts = append(out.Conflicts, k)
+			conflicts = append(conflicts, k)
 		}
 	}
-	return &out
+	p.Conflicts = conflicts
+	return p
 }
 
 // visibleLines keeps the change lines of keys the caller may see, with
 // their counts.
-func visibleLines(c *call, lines []gate.ChangeLine) ([]gate.ChangeLine, map[string]int) {
-	out := []gate.ChangeLine{}
+func visibleLines(c *call, lines []apiv1.ChangeLine) ([]apiv1.ChangeLine, map[string]int) {
+	out := []apiv1.ChangeLine{}
 	counts := map[string]int{"added": 0, "modified": 0, "deleted": 0}
 	for _, l := range lines {
 		if !c.p.Visible(l.Key, lease.List, lease.Read) {
@@ -196,210 +143,156 @@ func visibleLines(c *call, lines []gate.ChangeLine) ([]gate.ChangeLine, map[stri
 }
 
 // gateList lists gates; a lease sees only the gates of its own branch's
-// proposals (so a run learns that it waits for a person), never decides.
-func (h *Handler) gateList(ctx context.Context, c *call) (any, error) {
+// proposals (so a run learns that it waits for a person), never decides,
+// and sees only the changes inside its view.
+func (h *Handler) gateList(ctx context.Context, c *call, a *apiv1.GateListRequest) (*apiv1.GateListResponse, error) {
 	if err := h.needGates(); err != nil {
-		return nil, err
-	}
-	var a struct {
-		Status string `json:"status"`
-	}
-	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
 	gs, err := h.gates.ListGates(ctx, a.Status)
 	if err != nil {
 		return nil, err
 	}
-	if l := c.p.Lease; l != nil {
-		mine := gs[:0]
-		for _, g := range gs {
-			if g.Repo == l.Repo && g.Card.Action.From == l.Branch {
-				g.Card.Action.Changes, _ = visibleLines(c, g.Card.Action.Changes)
-				g.Card.Action.FilesChanged = len(g.Card.Action.Changes)
-				mine = append(mine, g)
+	out := &apiv1.GateListResponse{Gates: []apiv1.Gate{}}
+	for i := range gs {
+		g := gateOut(&gs[i])
+		if l := c.p.Lease; l != nil {
+			if g.Repo != l.Repo || g.Card.Action.From != l.Branch {
+				continue
 			}
+			g.Card.Action.Changes, _ = visibleLines(c, g.Card.Action.Changes)
+			g.Card.Action.FilesChanged = len(g.Card.Action.Changes)
 		}
-		gs = mine
+		out.Gates = append(out.Gates, g)
 	}
-	if gs == nil {
-		gs = []gate.Gate{}
-	}
-	return map[string]any{"gates": gs}, nil
+	return out, nil
 }
 
-func (h *Handler) gateGet(ctx context.Context, c *call) (any, error) {
+func (h *Handler) gateGet(ctx context.Context, c *call, a *apiv1.GateGetRequest) (*apiv1.GateResponse, error) {
 	if err := h.needGates(); err != nil {
-		return nil, err
-	}
-	var a struct {
-		GateID string `json:"gate_id"`
-	}
-	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
 	g, err := h.gates.GetGate(ctx, a.GateID)
 	if err != nil {
 		return nil, gateError(err)
 	}
-	return map[string]any{"gate": g}, nil
+	return &apiv1.GateResponse{Gate: gateOut(g)}, nil
 }
 
-// gateDecide approves or denies: the owner's alone, never a lease's.
-func (h *Handler) gateDecide(approve bool) func(context.Context, *call) (any, error) {
-	return func(ctx context.Context, c *call) (any, error) {
-		if err := h.needGates(); err != nil {
-			return nil, err
-		}
-		var a struct {
-			GateID string `json:"gate_id"`
-			Reason string `json:"reason"`
-		}
-		if err := c.decode(&a); err != nil {
-			return nil, err
-		}
-		g, err := h.gates.Decide(ctx, a.GateID, c.p.AccessKey, approve, a.Reason)
-		if err != nil {
-			if errors.Is(err, gate.ErrVoid) {
-				return nil, &Error{Status: http.StatusConflict, Code: "ApprovalVoid", Message: err.Error(), Details: map[string]any{"gate": g}}
-			}
-			return nil, gateError(err)
-		}
-		return map[string]any{"gate": g}, nil
-	}
+func (h *Handler) gateApprove(ctx context.Context, c *call, a *apiv1.GateApproveRequest) (*apiv1.GateResponse, error) {
+	return h.decide(ctx, c, apiv1.GateDecision(*a), true)
 }
 
-func (h *Handler) gateStats(ctx context.Context, c *call) (any, error) {
+func (h *Handler) gateDeny(ctx context.Context, c *call, a *apiv1.GateDenyRequest) (*apiv1.GateResponse, error) {
+	return h.decide(ctx, c, apiv1.GateDecision(*a), false)
+}
+
+// decide approves or denies: the owner's alone, never a lease's.
+func (h *Handler) decide(ctx context.Context, c *call, a apiv1.GateDecision, approve bool) (*apiv1.GateResponse, error) {
 	if err := h.needGates(); err != nil {
 		return nil, err
 	}
-	if err := c.decode(&struct{}{}); err != nil {
+	g, err := h.gates.Decide(ctx, a.GateID, c.p.AccessKey, approve, a.Reason)
+	if err != nil {
+		if errors.Is(err, gate.ErrVoid) && g != nil {
+			return nil, &Error{Status: http.StatusConflict, Code: apiv1.CodeApprovalVoid, Message: err.Error(), Details: map[string]any{"gate": gateOut(g)}}
+		}
+		return nil, gateError(err)
+	}
+	return &apiv1.GateResponse{Gate: gateOut(g)}, nil
+}
+
+func (h *Handler) gateStats(ctx context.Context, c *call, a *apiv1.GateStatsRequest) (*apiv1.GateStatsResponse, error) {
+	if err := h.needGates(); err != nil {
 		return nil, err
 	}
 	st, err := h.gates.GateStats(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"stats": st}, nil
+	return &apiv1.GateStatsResponse{Stats: apiv1.GateStats{Total: st.Total, Pending: st.Pending, Approved: st.Approved,
+		Denied: st.Denied, Expired: st.Expired, Void: st.Void, ApprovalRate: st.ApprovalRate, MedianSecondsToDecide: st.MedianSecondsToDecide}}, nil
 }
 
-func (h *Handler) policyGet(ctx context.Context, c *call) (any, error) {
+func (h *Handler) policyGet(ctx context.Context, c *call, a *apiv1.PolicyGetRequest) (*apiv1.PolicyResponse, error) {
 	if err := h.needGates(); err != nil {
-		return nil, err
-	}
-	var a repoArg
-	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
 	p, err := h.gates.Policy(ctx, a.Repo)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"policy": p}, nil
+	return &apiv1.PolicyResponse{Policy: policyOut(p)}, nil
 }
 
-func (h *Handler) policySet(ctx context.Context, c *call) (any, error) {
+func (h *Handler) policySet(ctx context.Context, c *call, a *apiv1.PolicySetRequest) (*apiv1.PolicyResponse, error) {
 	if err := h.needGates(); err != nil {
-		return nil, err
-	}
-	var a struct {
-		Repo   string      `json:"repo"`
-		Policy gate.Policy `json:"policy"`
-	}
-	if err := c.decode(&a); err != nil {
 		return nil, err
 	}
 	if _, err := h.b.GetRepo(ctx, a.Repo); err != nil {
 		return nil, err
 	}
-	if err := h.gates.SetPolicy(ctx, a.Repo, &a.Policy); err != nil {
+	p := policyIn(a.Policy)
+	if err := h.gates.SetPolicy(ctx, a.Repo, p); err != nil {
 		return nil, err
 	}
-	return map[string]any{"policy": a.Policy}, nil
+	return &apiv1.PolicyResponse{Policy: policyOut(p)}, nil
 }
 
-type checkpointArgs struct {
-	Repo   string `json:"repo"`
-	Branch string `json:"branch"`
-	Name   string `json:"name"`
-}
-
-func (h *Handler) checkpointCreate(ctx context.Context, c *call) (any, error) {
-	var a checkpointArgs
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) checkpointCreate(ctx context.Context, c *call, a *apiv1.CheckpointCreateRequest) (*apiv1.CheckpointResponse, error) {
 	cp, err := h.b.CreateCheckpoint(ctx, a.Repo, a.Branch, a.Name)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"checkpoint": cp}, nil
+	return &apiv1.CheckpointResponse{Checkpoint: checkpointOut(cp)}, nil
 }
 
-func (h *Handler) checkpointList(ctx context.Context, c *call) (any, error) {
-	var a checkpointArgs
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) checkpointList(ctx context.Context, c *call, a *apiv1.CheckpointListRequest) (*apiv1.CheckpointListResponse, error) {
 	cps, err := h.b.ListCheckpoints(ctx, a.Repo, a.Branch)
 	if err != nil {
 		return nil, err
 	}
-	if cps == nil {
-		cps = []branch.Checkpoint{}
+	out := &apiv1.CheckpointListResponse{Checkpoints: []apiv1.Checkpoint{}}
+	for i := range cps {
+		out.Checkpoints = append(out.Checkpoints, checkpointOut(&cps[i]))
 	}
-	return map[string]any{"checkpoints": cps}, nil
+	return out, nil
 }
 
-func (h *Handler) checkpointRestore(ctx context.Context, c *call) (any, error) {
-	var a checkpointArgs
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) checkpointRestore(ctx context.Context, c *call, a *apiv1.CheckpointRestoreRequest) (*apiv1.RestoreResponse, error) {
 	o := branch.CommitOptions{Principal: c.p.AccessKey}
 	o.Intent = func(id manifest.CommitID) error {
-		return h.record(ctx, c, record.Event{Kind: record.KindCommit, Repo: a.Repo, Branch: a.Branch, Subject: record.Subject{Commit: id.String()}, Details: detail("restore checkpoint " + a.Name)})
+		e := record.Event{Kind: record.KindCommit, Repo: a.Repo, Branch: a.Branch, Subject: record.Subject{Commit: id.String()}, Details: detail("restore checkpoint " + a.Name)}
+		return h.record(ctx, c, e)
 	}
 	id, err := h.b.RestoreCheckpoint(ctx, a.Repo, a.Branch, a.Name, o)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"commit": id.String()}, nil
+	return &apiv1.RestoreResponse{Commit: id.String()}, nil
 }
 
-func (h *Handler) trashList(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		Repo   string `json:"repo"`
-		Prefix string `json:"prefix"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) trashList(ctx context.Context, c *call, a *apiv1.TrashListRequest) (*apiv1.TrashListResponse, error) {
 	items, err := h.b.ListTrash(ctx, a.Repo, a.Prefix)
 	if err != nil {
 		return nil, err
 	}
-	if items == nil {
-		items = []branch.TrashEntry{}
+	out := &apiv1.TrashListResponse{Trash: []apiv1.TrashEntry{}}
+	for i := range items {
+		out.Trash = append(out.Trash, trashOut(&items[i]))
 	}
-	return map[string]any{"trash": items}, nil
+	return out, nil
 }
 
-func (h *Handler) trashRestore(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		Repo string `json:"repo"`
-		Path string `json:"path"`
-	}
-	if err := c.decode(&a); err != nil {
-		return nil, err
-	}
+func (h *Handler) trashRestore(ctx context.Context, c *call, a *apiv1.TrashRestoreRequest) (*apiv1.RestoreResponse, error) {
 	o := branch.CommitOptions{Principal: c.p.AccessKey}
 	o.Intent = func(id manifest.CommitID) error {
-		return h.record(ctx, c, record.Event{Kind: record.KindCommit, Repo: a.Repo, Subject: record.Subject{Path: a.Path, Commit: id.String()}, Details: detail("restore from the trash")})
+		e := record.Event{Kind: record.KindCommit, Repo: a.Repo, Subject: record.Subject{Path: a.Path, Commit: id.String()}, Details: detail("restore from the trash")}
+		return h.record(ctx, c, e)
 	}
 	id, err := h.b.RestoreTrash(ctx, a.Repo, a.Path, o)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"commit": id.String()}, nil
+	return &apiv1.RestoreResponse{Commit: id.String()}, nil
 }

@@ -111,7 +111,7 @@ func TestProposeGateMerge(t *testing.T) {
 		t.Fatalf("policy merge: %v", p3)
 	}
 	st := c.ok("gate/stats", map[string]any{})["stats"].(map[string]any)
-	if st["Approved"].(float64) != 1 || st["Void"].(float64) != 1 {
+	if st["approved"].(float64) != 1 || st["void"].(float64) != 1 {
 		t.Fatalf("stats: %v", st)
 	}
 	// Checkpoint restore brings back the tree of before the run.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/agentnas/nas/auth"
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/source"
 )
@@ -13,82 +13,34 @@ import (
 // Control-API verbs of attached (lazy) sources. All are owner operations:
 // a lease can neither attach a source (which would let it point the
 // gateway at any endpoint) nor see one's location; no verb ever returns a
-// source's credentials.
-//
-//	source/add      {repo, branch, prefix, url, endpoint, region, access_key,
-//	                 secret_key, session_token, virtual_host, wait}
-//	source/get      {id}
-//	source/list     {repo, cursor, limit}
-//	source/refresh  {id, wait}
-//	source/remove   {id, evict}
-//
-// Each answers {"source": ...} (list: {"sources": [...], "next_cursor"}).
-// Attach and refresh run in the background; without "wait" they answer at
-// once and source/get shows their progress.
+// source's credentials. Attach and refresh run in the background; without
+// "wait" they answer at once and source/get shows their progress.
 
-// sourceRoutes returns the source verbs before SetSources: they answer
-// that sources are not enabled.
-func (h *Handler) sourceRoutes() map[string]verb {
-	return sourceVerbs(nil)
+// sourceRoutes adds the source verbs; before SetSources they answer that
+// sources are not enabled.
+func (h *Handler) sourceRoutes(m map[string]verb) {
+	s := &sourceHandler{h: h}
+	route(m, writes, s.add)
+	route(m, owner, s.get)
+	route(m, owner, s.list)
+	route(m, writes, s.refresh)
+	route(m, writes, s.remove)
 }
 
-// SetSources enables the source verbs with r, and teaches object/stat
-// about lazy entries. Call it before serving.
+// SetSources enables the source verbs with r, and lets object/stat and
+// compose read lazy entries. Call it before serving.
 func (h *Handler) SetSources(r *source.Registry) {
-	h.lazy = r.Materializer()
-	for name, v := range sourceVerbs(r) {
-		h.verbs[name] = v
-	}
-	if stat, ok := h.verbs["object/stat"]; ok {
-		inner := stat.fn
-		stat.fn = func(ctx context.Context, c *call) (any, error) {
-			out, err := inner(ctx, c)
-			if errors.Is(err, manifest.ErrLazy) {
-				return h.lazyStat(ctx, c, r.Materializer())
-			}
-			return out, err
-		}
-		h.verbs["object/stat"] = stat
-	}
+	h.lazy, h.sources = r.Materializer(), r
 }
 
-// lazyStat is object/stat for a lazy entry: the object is made local
-// (fetched from its source if it is not yet) so the answer carries a chunk
-// map like any other object's. It authorizes and records as object/stat.
-func (h *Handler) lazyStat(ctx context.Context, c *call, m *source.Materializer) (any, error) {
-	var a statArgs
-	if err := c.decode(&a); err != nil {
-		return nil, err
+type sourceHandler struct{ h *Handler }
+
+// registry is the registry, or the answer that there is none.
+func (s *sourceHandler) registry() (*source.Registry, error) {
+	if s.h.sources == nil {
+		return nil, &Error{Status: http.StatusNotImplemented, Code: apiv1.CodeNotImplemented, Message: "sources are not enabled on this gateway"}
 	}
-	br, err := h.target(ctx, c, a.Repo, a.Branch)
-	if err != nil {
-		return nil, err
-	}
-	t := auth.Target{Repo: a.Repo, Branch: br, Key: a.Key}
-	if err := h.auth.Probe(ctx, c.p, t); err != nil {
-		return nil, err
-	}
-	e, err := h.entryAt(ctx, a.Repo, br, a.Key, a.VersionID)
-	if err != nil {
-		return nil, err
-	}
-	refs, err := m.ChunkMap(ctx, e)
-	if err != nil {
-		return nil, lazyError(err)
-	}
-	b, err := h.b.GetBranch(ctx, a.Repo, br)
-	if err != nil {
-		return nil, err
-	}
-	st := statOf(a.Key, e, b.Head.String(), refs)
-	if _, err := h.auth.Read(ctx, c.p, t, e); err != nil {
-		return nil, err
-	}
-	out := map[string]any{"object": st}
-	if err := h.inline(ctx, c, a, br, e, refs, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return s.h.sources, nil
 }
 
 // lazyError translates a failure to materialise for a reader of the
@@ -112,28 +64,6 @@ func lazyError(err error) error {
 	return err
 }
 
-func sourceVerbs(r *source.Registry) map[string]verb {
-	s := sourceHandler{r: r}
-	return map[string]verb{
-		"source/add":     {write: true, fn: s.add},
-		"source/get":     {fn: s.get},
-		"source/list":    {fn: s.list},
-		"source/refresh": {write: true, fn: s.refresh},
-		"source/remove":  {write: true, fn: s.remove},
-	}
-}
-
-type sourceHandler struct{ r *source.Registry }
-
-// ready refuses on a gateway without sources (the verbs are the owner's:
-// the route table keeps leases out).
-func (s sourceHandler) ready(c *call, op string) error {
-	if s.r == nil {
-		return &Error{Status: http.StatusNotImplemented, Code: "NotImplemented", Message: "sources are not enabled on this gateway"}
-	}
-	return nil
-}
-
 // sourceError translates the source package's errors for these verbs;
 // anything else goes on to the API's table.
 func sourceError(err error) error {
@@ -144,11 +74,11 @@ func sourceError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, source.ErrInvalid):
-		return mk(http.StatusBadRequest, "InvalidArgument", false)
+		return mk(http.StatusBadRequest, apiv1.CodeInvalidArgument, false)
 	case errors.Is(err, source.ErrNotFound):
-		return mk(http.StatusNotFound, "NotFound", false)
+		return mk(http.StatusNotFound, apiv1.CodeNotFound, false)
 	case errors.Is(err, source.ErrConflict):
-		return mk(http.StatusConflict, "Conflict", false)
+		return mk(http.StatusConflict, apiv1.CodeConflict, false)
 	case errors.Is(err, source.ErrDenied):
 		return mk(http.StatusBadRequest, "RemoteAccessDenied", false)
 	case errors.Is(err, source.ErrThrottled):
@@ -160,138 +90,97 @@ func sourceError(err error) error {
 }
 
 // infoAfter waits for the job of id when asked to, and answers.
-func (s sourceHandler) infoAfter(ctx context.Context, id string, wait bool, info *source.Info) (any, error) {
+func infoAfter(ctx context.Context, r *source.Registry, id string, wait bool, info *source.Info) (*apiv1.SourceResponse, error) {
 	if wait {
 		var err error
-		if info, err = s.r.Wait(ctx, id); err != nil {
+		if info, err = r.Wait(ctx, id); err != nil {
 			if info == nil {
 				return nil, sourceError(err)
 			}
 			return nil, &Error{Status: http.StatusConflict, Code: "SourceSyncFailed", Message: err.Error(),
-				Details: map[string]any{"source": info}}
+				Details: map[string]any{"source": sourceOut(info)}}
 		}
 	}
-	return map[string]any{"source": info}, nil
+	return &apiv1.SourceResponse{Source: sourceOut(info)}, nil
 }
 
-func (s sourceHandler) add(ctx context.Context, c *call) (any, error) {
-	if err := s.ready(c, "source/add"); err != nil {
-		return nil, err
-	}
-	var a struct {
-		Repo         string `json:"repo"`
-		Branch       string `json:"branch"`
-		Prefix       string `json:"prefix"`
-		URL          string `json:"url"`
-		Endpoint     string `json:"endpoint"`
-		Region       string `json:"region"`
-		AccessKey    string `json:"access_key"`
-		SecretKey    string `json:"secret_key"`
-		SessionToken string `json:"session_token"`
-		VirtualHost  bool   `json:"virtual_host"`
-		Wait         bool   `json:"wait"`
-	}
-	if err := c.decode(&a); err != nil {
+func (s *sourceHandler) add(ctx context.Context, c *call, a *apiv1.SourceAddRequest) (*apiv1.SourceResponse, error) {
+	r, err := s.registry()
+	if err != nil {
 		return nil, err
 	}
 	if err := required("repo", a.Repo, "url", a.URL); err != nil {
 		return nil, err
 	}
-	info, err := s.r.Add(ctx, source.Spec{Repo: a.Repo, Branch: a.Branch, Prefix: a.Prefix, URL: a.URL,
+	info, err := r.Add(ctx, source.Spec{Repo: a.Repo, Branch: a.Branch, Prefix: a.Prefix, URL: a.URL,
 		Endpoint: a.Endpoint, Region: a.Region, AccessKey: a.AccessKey, SecretKey: a.SecretKey,
 		SessionToken: a.SessionToken, VirtualHost: a.VirtualHost, Principal: c.p.AccessKey})
 	if err != nil {
 		return nil, sourceError(err)
 	}
-	return s.infoAfter(ctx, info.ID, a.Wait, info)
+	return infoAfter(ctx, r, info.ID, a.Wait, info)
 }
 
-type sourceIDArg struct {
-	ID string `json:"id"`
-}
-
-func (s sourceHandler) get(ctx context.Context, c *call) (any, error) {
-	if err := s.ready(c, "source/get"); err != nil {
-		return nil, err
-	}
-	var a sourceIDArg
-	if err := c.decode(&a); err != nil {
+func (s *sourceHandler) get(ctx context.Context, c *call, a *apiv1.SourceGetRequest) (*apiv1.SourceResponse, error) {
+	r, err := s.registry()
+	if err != nil {
 		return nil, err
 	}
 	if err := required("id", a.ID); err != nil {
 		return nil, err
 	}
-	info, err := s.r.Get(ctx, a.ID)
+	info, err := r.Get(ctx, a.ID)
 	if err != nil {
 		return nil, sourceError(err)
 	}
-	return map[string]any{"source": info}, nil
+	return &apiv1.SourceResponse{Source: sourceOut(info)}, nil
 }
 
-func (s sourceHandler) list(ctx context.Context, c *call) (any, error) {
-	if err := s.ready(c, "source/list"); err != nil {
-		return nil, err
-	}
-	var a struct {
-		Repo   string `json:"repo"`
-		Cursor string `json:"cursor"`
-		Limit  int    `json:"limit"`
-	}
-	if err := c.decode(&a); err != nil {
+func (s *sourceHandler) list(ctx context.Context, c *call, a *apiv1.SourceListRequest) (*apiv1.SourceListResponse, error) {
+	r, err := s.registry()
+	if err != nil {
 		return nil, err
 	}
 	limit, err := limitOf(a.Limit)
 	if err != nil {
 		return nil, err
 	}
-	infos, err := s.r.List(ctx, a.Repo)
+	infos, err := r.List(ctx, a.Repo)
 	if err != nil {
 		return nil, sourceError(err)
 	}
-	out, next := pageOf(infos, a.Cursor, limit, func(i *source.Info) string { return i.ID }, func(i *source.Info) source.Info { return *i })
-	return map[string]any{"sources": out, "next_cursor": next}, nil
+	out, next := pageOf(infos, a.Cursor, limit, func(i *source.Info) string { return i.ID }, sourceOut)
+	return &apiv1.SourceListResponse{Sources: out, NextCursor: next}, nil
 }
 
-func (s sourceHandler) refresh(ctx context.Context, c *call) (any, error) {
-	if err := s.ready(c, "source/refresh"); err != nil {
-		return nil, err
-	}
-	var a struct {
-		ID   string `json:"id"`
-		Wait bool   `json:"wait"`
-	}
-	if err := c.decode(&a); err != nil {
+func (s *sourceHandler) refresh(ctx context.Context, c *call, a *apiv1.SourceRefreshRequest) (*apiv1.SourceResponse, error) {
+	r, err := s.registry()
+	if err != nil {
 		return nil, err
 	}
 	if err := required("id", a.ID); err != nil {
 		return nil, err
 	}
-	info, err := s.r.Refresh(ctx, a.ID, c.p.AccessKey)
+	info, err := r.Refresh(ctx, a.ID, c.p.AccessKey)
 	if err != nil {
 		return nil, sourceError(err)
 	}
-	return s.infoAfter(ctx, a.ID, a.Wait, info)
+	return infoAfter(ctx, r, a.ID, a.Wait, info)
 }
 
-func (s sourceHandler) remove(ctx context.Context, c *call) (any, error) {
-	if err := s.ready(c, "source/remove"); err != nil {
-		return nil, err
-	}
-	var a struct {
-		ID    string `json:"id"`
-		Evict bool   `json:"evict"`
-	}
-	if err := c.decode(&a); err != nil {
+func (s *sourceHandler) remove(ctx context.Context, c *call, a *apiv1.SourceRemoveRequest) (*apiv1.SourceRemoveResponse, error) {
+	r, err := s.registry()
+	if err != nil {
 		return nil, err
 	}
 	if err := required("id", a.ID); err != nil {
 		return nil, err
 	}
-	info, err := s.r.Remove(ctx, a.ID, a.Evict)
+	info, err := r.Remove(ctx, a.ID, a.Evict)
 	if err != nil {
 		return nil, sourceError(err)
 	}
-	return map[string]any{"removed": a.ID, "source": info}, nil
+	return &apiv1.SourceRemoveResponse{Removed: a.ID, Source: sourceOut(info)}, nil
 }
 
 // contentOf returns what an entry's bytes are made of. A lazy entry (of an

@@ -135,11 +135,11 @@ func TestErrorsAndRetries(t *testing.T) {
 	ctx := context.Background()
 
 	var out struct{ OK bool }
-	if err := c.Call(ctx, "flaky/op", map[string]any{}, &out); err != nil || !out.OK || calls.Load() != 3 {
+	if err := c.Do(ctx, testOp("flaky/op"), &out); err != nil || !out.OK || calls.Load() != 3 {
 		t.Fatalf("a 503 twice, then an answer: %v %v after %d calls", out, err, calls.Load())
 	}
 	calls.Store(0)
-	err := c.Call(ctx, "denied/op", nil, nil)
+	err := c.Do(ctx, testOp("denied/op"), nil)
 	var e *Error
 	if !errors.As(err, &e) || e.Code != "Unauthenticated" || e.Reason != "revoked" || calls.Load() != 1 {
 		t.Fatalf("a refusal is not retried and keeps its reason: %#v after %d calls", err, calls.Load())
@@ -158,7 +158,7 @@ func TestErrorsAndRetries(t *testing.T) {
 	}
 	// The gateway gone: Unreachable, after the bounded retries.
 	dead := New(Config{Endpoint: "http://127.0.0.1:1", Credentials: aws.Credentials{AccessKeyID: "K", SecretAccessKey: "S"}, Attempts: 2, Backoff: time.Millisecond})
-	if err := dead.Call(ctx, "x/y", nil, nil); Code(err) != "Unreachable" || !Retryable(err) {
+	if err := dead.Do(ctx, testOp("x/y"), nil); Code(err) != "Unreachable" || !Retryable(err) {
 		t.Fatalf("unreachable: %v", err)
 	}
 }
@@ -177,3 +177,11 @@ func TestCallAddsIdempotencyKey(t *testing.T) {
 		t.Fatalf("a given key is kept: %s", b)
 	}
 }
+
+// testOp is a request with no arguments for operation op.
+type testOp string
+
+func (o testOp) Op() string { return string(o) }
+
+// MarshalJSON sends no arguments.
+func (testOp) MarshalJSON() ([]byte, error) { return []byte("{}"), nil }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/hanwen/go-fuse/v2/fs"
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -176,49 +177,27 @@ func (m *Mount) changesText(ctx context.Context) ([]byte, error) {
 	var buf bytes.Buffer
 	cursor := ""
 	for {
-		var p struct {
-			Changes []struct {
-				Kind string `json:"kind"`
-				Key  string `json:"key"`
-			} `json:"changes"`
-			Next string `json:"next_cursor"`
-		}
-		if err := m.r.c.Call(ctx, "changes/list", map[string]any{"repo": m.r.repo, "branch": m.r.branch, "cursor": cursor, "limit": 1000}, &p); err != nil {
+		var p apiv1.ChangesResponse
+		req := apiv1.ChangesListRequest{Repo: m.r.repo, Branch: m.r.branch, Page: apiv1.Page{Cursor: cursor, Limit: 1000}}
+		if err := m.r.c.Do(ctx, req, &p); err != nil {
 			return nil, err
 		}
 		for _, c := range p.Changes {
 			fmt.Fprintf(&buf, "%s %s\n", c.Kind, c.Key)
 		}
-		if p.Next == "" {
+		if p.NextCursor == "" {
 			return buf.Bytes(), nil
 		}
-		cursor = p.Next
+		cursor = p.NextCursor
 	}
 }
 
 // pendingText says which proposals of this branch wait for a person, so
 // an agent stops retrying and waits (empty when nothing waits).
 func (m *Mount) pendingText(ctx context.Context) ([]byte, error) {
-	var out struct {
-		Gates []struct {
-			ID      string    `json:"gate_id"`
-			Repo    string    `json:"repo"`
-			Status  string    `json:"status"`
-			Created time.Time `json:"created"`
-			Card    struct {
-				Why    string `json:"why"`
-				Action struct {
-					Op           string `json:"op"`
-					From         string `json:"from"`
-					Into         string `json:"into"`
-					FilesChanged int    `json:"files_changed"`
-				} `json:"action"`
-				ExpiresAt time.Time `json:"expires_at"`
-			} `json:"card"`
-		} `json:"gates"`
-	}
-	err := m.r.c.Call(ctx, "gate/list", map[string]any{"status": "pending"}, &out)
-	if code := errCode(err); code == "NotFound" || code == "NotImplemented" {
+	var out apiv1.GateListResponse
+	err := m.r.c.Do(ctx, apiv1.GateListRequest{Status: "pending"}, &out)
+	if code := errCode(err); code == apiv1.CodeNotFound || code == apiv1.CodeNotImplemented {
 		return nil, nil // this gateway runs without gates
 	} else if err != nil {
 		return nil, err

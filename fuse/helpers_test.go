@@ -3,6 +3,7 @@ package fuse_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/fuse"
 	"github.com/agentnas/nas/nastest"
@@ -37,10 +39,20 @@ func owner(srv *nastest.Server) *client.Client {
 		Credentials: aws.Credentials{AccessKeyID: nastest.AccessKey, SecretAccessKey: nastest.SecretKey}, Attempts: 2, Backoff: 20 * time.Millisecond})
 }
 
+// raw is a control-API request as a map, for tests that speak the wire
+// (and for operations whose typed form a test does not need).
+type raw struct {
+	op   string
+	args map[string]any
+}
+
+func (r raw) Op() string                   { return r.op }
+func (r raw) MarshalJSON() ([]byte, error) { return json.Marshal(r.args) }
+
 // call calls the control API and fails the test on an error.
 func call(t testing.TB, c *client.Client, op string, args map[string]any, out any) {
 	t.Helper()
-	if err := c.Call(context.Background(), op, args, out); err != nil {
+	if err := c.Do(context.Background(), raw{op, args}, out); err != nil {
 		t.Fatalf("%s: %v", op, err)
 	}
 }
@@ -100,7 +112,7 @@ func (e *env) head(t testing.TB, branch, key string) client.Info {
 
 func (e *env) commit(t testing.TB, branch string) {
 	t.Helper()
-	err := e.owner.Call(context.Background(), "commit/create", map[string]any{"repo": e.repo, "branch": branch, "message": "seed"}, nil)
+	err := e.owner.Do(context.Background(), apiv1.CommitCreateRequest{Repo: e.repo, Branch: branch, Message: "seed"}, nil)
 	if err != nil && client.Code(err) != "NothingToCommit" {
 		t.Fatalf("commit: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/client"
 )
 
@@ -820,7 +821,7 @@ func TestLeaseControlFiles(t *testing.T) {
 		if _, err := e.get(ca, brb, "shared/launch/from-b.md"); err == nil {
 			t.Fatal("lease a read run b's file over S3")
 		}
-		if err := ca.Call(context.Background(), "changes/list", map[string]any{"repo": e.repo, "branch": brb}, nil); client.Code(err) != "NotFound" {
+		if err := ca.Do(context.Background(), apiv1.ChangesListRequest{Repo: e.repo, Branch: brb}, nil); client.Code(err) != "NotFound" {
 			t.Fatalf("lease a listing run b's changes: %v", err)
 		}
 	})
@@ -837,13 +838,8 @@ func TestLeaseControlFiles(t *testing.T) {
 		if got := readFile(t, filepath.Join(ma, ".nas/pending")); len(got) != 0 {
 			t.Fatalf("pending before any proposal: %q", got)
 		}
-		var p struct {
-			Proposal struct {
-				Status string `json:"status"`
-				GateID string `json:"gate_id"`
-			} `json:"proposal"`
-		}
-		if err := ca.Call(context.Background(), "propose/create", map[string]any{"repo": e.repo, "into": "main", "intent": "from a"}, &p); err != nil {
+		var p apiv1.ProposeCreateResponse
+		if err := ca.Do(context.Background(), apiv1.ProposeCreateRequest{Repo: e.repo, Into: "main", Intent: "from a"}, &p); err != nil {
 			t.Fatalf("propose: %v", err)
 		}
 		if p.Proposal.Status != "pending" || p.Proposal.GateID == "" {

@@ -18,6 +18,7 @@ import (
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/chunkcache"
 	"github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/lease"
@@ -356,19 +357,14 @@ func (m *Mount) watchExpiry() {
 // refreshLease reads the lease (paths, expiry, budgets) from the gateway.
 func (m *Mount) refreshLease(ctx context.Context) error {
 	var raw json.RawMessage
-	if err := m.r.c.Call(ctx, "lease/get", map[string]any{}, &raw); err != nil {
+	if err := m.r.c.Do(ctx, apiv1.LeaseGetRequest{}, &raw); err != nil {
 		return err
 	}
-	var doc struct {
-		Lease     lease.Lease `json:"lease"`
-		Remaining struct {
-			BytesWritten int64 `json:"bytes_written"`
-		} `json:"remaining"`
-	}
+	var doc apiv1.LeaseGetResponse
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return fmt.Errorf("the gateway's lease document: %w", err)
 	}
-	l := &doc.Lease
+	l := &doc.Lease.Lease
 	li := &leaseInfo{raw: raw, ID: l.ID, ExpiresAt: l.ExpiresAt, dirs: map[string]bool{}, writeLeft: doc.Remaining.BytesWritten, doc: l}
 	globs := []string{}
 	for _, r := range l.View {

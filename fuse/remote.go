@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/client"
 )
@@ -26,7 +27,8 @@ func (r *remote) obj(key string) client.Object {
 	return client.Object{Repo: r.repo, Branch: r.branch, Key: key}
 }
 
-// entry is an object as the control API describes it.
+// entry is an object as the control API describes it (apiv1.Object),
+// with what the mount reads from it.
 type entry struct {
 	Key         string            `json:"key"`
 	Size        int64             `json:"size"`
@@ -105,27 +107,33 @@ func formatMtime(t time.Time) string {
 
 // lookup says what key names: an object, a directory, both or neither.
 func (r *remote) lookup(ctx context.Context, key string) (obj *entry, dir, marker bool, err error) {
-	var out struct {
-		Object *entry `json:"object"`
-		Dir    bool   `json:"dir"`
-		Marker bool   `json:"marker"`
+	var out apiv1.ObjectLookupResponse
+	err = r.c.Do(ctx, apiv1.ObjectLookupRequest{Repo: r.repo, Branch: r.branch, Key: key}, &out)
+	if out.Object != nil {
+		e := entry(*out.Object)
+		obj = &e
 	}
-	err = r.c.Call(ctx, "object/lookup", map[string]any{"repo": r.repo, "branch": r.branch, "key": key}, &out)
-	return out.Object, out.Dir, out.Marker, err
+	return obj, out.Dir, out.Marker, err
 }
 
 // page is one page of a directory listing.
 type page struct {
-	Objects  []entry  `json:"objects"`
-	Prefixes []string `json:"prefixes"`
-	Next     string   `json:"next_cursor"`
+	Objects  []entry
+	Prefixes []string
+	Next     string
 }
 
 func (r *remote) list(ctx context.Context, prefix, cursor string, limit int) (*page, error) {
-	var p page
-	err := r.c.Call(ctx, "object/list", map[string]any{"repo": r.repo, "branch": r.branch, "prefix": prefix,
-		"delimiter": "/", "cursor": cursor, "limit": limit}, &p)
-	return &p, err
+	var out apiv1.ObjectListResponse
+	req := apiv1.ObjectListRequest{Repo: r.repo, Branch: r.branch, Prefix: prefix, Delimiter: "/", Page: apiv1.Page{Cursor: cursor, Limit: limit}}
+	if err := r.c.Do(ctx, req, &out); err != nil {
+		return &page{}, err
+	}
+	p := &page{Prefixes: out.Prefixes, Next: out.NextCursor, Objects: make([]entry, 0, len(out.Objects))}
+	for _, o := range out.Objects {
+		p.Objects = append(p.Objects, entry(o))
+	}
+	return p, nil
 }
 
 // content is one version of an object with its chunk map.
@@ -149,40 +157,32 @@ type chunkAt struct {
 // With inlineMax > 0, an object of at most that many bytes comes with its
 // bytes (data), which the gateway charged to a lease as a read.
 func (r *remote) stat(ctx context.Context, key, version string, inlineMax int64) (*content, []byte, error) {
-	var out struct {
-		Object struct {
-			entry
-			Chunks []struct {
-				Hash string `json:"hash"`
-				Size int64  `json:"size"`
-			} `json:"chunks"`
-		} `json:"object"`
-		Data []byte `json:"data"` // base64 in the answer; null: not inlined
-	}
-	args := map[string]any{"repo": r.repo, "branch": r.branch, "key": key, "version_id": version}
-	if inlineMax > 0 {
-		args["inline_max"] = inlineMax
-	}
-	if err := r.c.Call(ctx, "object/stat", args, &out); err != nil {
+	var out apiv1.ObjectStatResponse
+	req := apiv1.ObjectStatRequest{ObjectRef: apiv1.ObjectRef{Repo: r.repo, Branch: r.branch, Key: key, VersionID: version}, InlineMax: inlineMax}
+	if err := r.c.Do(ctx, req, &out); err != nil {
 		return nil, nil, err
 	}
-	c := &content{entry: out.Object.entry, mapped: true}
+	c := &content{entry: entry(out.Object.Object), mapped: true}
 	var off int64
 	for _, ch := range out.Object.Chunks {
 		h, err := chunk.ParseHash(ch.Hash)
 		if err != nil {
 			return nil, nil, err
 		}
-		c.chunks = append(c.chunks, chunkAt{hash: h, off: off, size: ch.Size})
-		off += ch.Size
+		c.chunks = append(c.chunks, chunkAt{hash: h, off: off, size: int64(ch.Size)})
+		off += int64(ch.Size)
 	}
 	if off != c.Size {
 		return nil, nil, fmt.Errorf("stat %s: chunks of %d bytes for %d: %w", key, off, c.Size, syscall.EIO)
 	}
-	if out.Data != nil && int64(len(out.Data)) != c.Size {
-		return nil, nil, fmt.Errorf("stat %s: %d inline bytes for %d: %w", key, len(out.Data), c.Size, syscall.EIO)
+	var data []byte
+	if out.Data != nil {
+		var err error
+		if data, err = base64.StdEncoding.DecodeString(*out.Data); err != nil || int64(len(data)) != c.Size {
+			return nil, nil, fmt.Errorf("stat %s: %d inline bytes for %d: %w", key, len(data), c.Size, syscall.EIO)
+		}
 	}
-	return c, out.Data, nil
+	return c, data, nil
 }
 
 // span is a byte range [off, off+n).
@@ -191,11 +191,12 @@ type span struct{ off, n int64 }
 // reads charges and records ranges of version that the mount serves from
 // its own cache; no ranges still asks whether the lease may read key.
 func (r *remote) reads(ctx context.Context, key, version string, ranges []span) error {
-	rs := make([]map[string]int64, 0, len(ranges))
+	req := apiv1.ObjectReadsRequest{ObjectRef: apiv1.ObjectRef{Repo: r.repo, Branch: r.branch, Key: key, VersionID: version},
+		Ranges: make([]apiv1.Range, 0, len(ranges))}
 	for _, s := range ranges {
-		rs = append(rs, map[string]int64{"offset": s.off, "length": s.n})
+		req.Ranges = append(req.Ranges, apiv1.Range{Offset: s.off, Length: s.n})
 	}
-	return r.c.Call(ctx, "object/reads", map[string]any{"repo": r.repo, "branch": r.branch, "key": key, "version_id": version, "ranges": rs}, nil)
+	return r.c.Do(ctx, req, nil)
 }
 
 // piece is one segment of a composed object: a range of an existing
@@ -208,21 +209,17 @@ type piece struct {
 
 // compose stores a new version of key made of pieces.
 func (r *remote) compose(ctx context.Context, key string, pieces []piece, contentType string, meta map[string]string) (*entry, error) {
-	segs := make([]map[string]any, 0, len(pieces))
+	req := apiv1.ObjectComposeRequest{Repo: r.repo, Branch: r.branch, Key: key, ContentType: contentType, Meta: meta,
+		Segments: make([]apiv1.Segment, 0, len(pieces))}
 	for _, p := range pieces {
 		if p.data != nil {
-			segs = append(segs, map[string]any{"data": base64.StdEncoding.EncodeToString(p.data)})
+			req.Segments = append(req.Segments, apiv1.Segment{Data: base64.StdEncoding.EncodeToString(p.data)})
 		} else {
-			segs = append(segs, map[string]any{"key": p.key, "version_id": p.version, "offset": p.off, "length": p.n})
+			req.Segments = append(req.Segments, apiv1.Segment{Key: p.key, VersionID: p.version, Offset: p.off, Length: p.n})
 		}
 	}
-	var out struct {
-		ETag      string `json:"etag"`
-		VersionID string `json:"version_id"`
-		Size      int64  `json:"size"`
-	}
-	err := r.c.Call(ctx, "object/compose", map[string]any{"repo": r.repo, "branch": r.branch, "key": key,
-		"segments": segs, "content_type": contentType, "meta": meta}, &out)
+	var out apiv1.ObjectComposeResponse
+	err := r.c.Do(ctx, req, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -232,23 +229,16 @@ func (r *remote) compose(ctx context.Context, key string, pieces []piece, conten
 // rename moves a key (or, with prefix, every key under a directory) and
 // returns the moved key's new version ID (none for a directory).
 func (r *remote) rename(ctx context.Context, from, to string, prefix, noReplace bool) (string, error) {
-	var out struct {
-		VersionID string `json:"version_id"`
-	}
-	err := r.c.Call(ctx, "object/rename", map[string]any{"repo": r.repo, "branch": r.branch, "from": from, "to": to,
-		"prefix": prefix, "no_replace": noReplace}, &out)
+	var out apiv1.ObjectRenameResponse
+	err := r.c.Do(ctx, apiv1.ObjectRenameRequest{Repo: r.repo, Branch: r.branch, From: from, To: to, Prefix: prefix, NoReplace: noReplace}, &out)
 	return out.VersionID, err
 }
 
 // commit commits the branch's staged changes; nothing to commit is fine.
 func (r *remote) commit(ctx context.Context, msg string) (string, error) {
-	var out struct {
-		Commit struct {
-			ID string `json:"id"`
-		} `json:"commit"`
-	}
-	err := r.c.Call(ctx, "commit/create", map[string]any{"repo": r.repo, "branch": r.branch, "message": msg}, &out)
-	if client.Code(err) == "NothingToCommit" {
+	var out apiv1.CommitResponse
+	err := r.c.Do(ctx, apiv1.CommitCreateRequest{Repo: r.repo, Branch: r.branch, Message: msg}, &out)
+	if client.Code(err) == apiv1.CodeNothingToCommit {
 		return "", nil
 	}
 	return out.Commit.ID, err

@@ -14,6 +14,8 @@ const s3ns = "http://s3.amazonaws.com/doc/2006-03-01/"
 
 // writeXML writes status and v as an XML document.
 func (s *Server) writeXML(req *request, status int, v any) error {
+	// The request's refusals are recorded before the client hears back.
+	s.auth.Finish(req.ctx(), req.p)
 	b, err := xml.Marshal(v)
 	if err != nil {
 		return err
@@ -45,6 +47,7 @@ type errorDoc struct {
 var keepOnError = map[string]bool{"X-Amz-Request-Id": true, "X-Amz-Id-2": true, "Server": true, "X-Nas-Lease-Expires": true}
 
 func (s *Server) writeError(req *request, e *Error) {
+	s.auth.Finish(req.ctx(), req.p)
 	h := req.w.Header()
 	for k := range h {
 		if !keepOnError[k] && !strings.HasPrefix(k, "X-Nas-Budget-") {
