@@ -1,0 +1,90 @@
+package s3api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/agentnas/nas/auth"
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/lease"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/sigv4"
+	"github.com/agentnas/nas/source"
+)
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string { return "the request body stalled" }
+func (timeoutErr) Timeout() bool { return true }
+
+// TestToS3 is the S3 edge's translation table: every internal error, to
+// the status and code S3 clients know; anything unknown is InternalError.
+func TestToS3(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("GET x: %w", err) }
+	for _, tc := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{errAccessDenied("x"), 403, "AccessDenied"},
+		{context.Canceled, 499, "RequestCanceled"},
+		{sigv4.ErrMissingAuth, 403, "AccessDenied"},
+		{sigv4.ErrUnsupportedAuth, 400, "InvalidRequest"},
+		{sigv4.ErrMalformedPresign, 400, "AuthorizationQueryParametersError"},
+		{sigv4.ErrMalformedAuth, 400, "AuthorizationHeaderMalformed"},
+		{sigv4.ErrUnknownKey, 403, "InvalidAccessKeyId"},
+		{fmt.Errorf("%w: %w", sigv4.ErrUnknownKey, lease.ErrRevoked), 403, "InvalidAccessKeyId"},
+		{fmt.Errorf("%w: %w", sigv4.ErrInvalidToken, lease.ErrExpired), 400, "ExpiredToken"},
+		{fmt.Errorf("%w: ancestor", auth.ErrLeaseEnded), 400, "ExpiredToken"},
+		{sigv4.ErrInvalidToken, 400, "InvalidToken"},
+		{sigv4.ErrSignatureMismatch, 403, "SignatureDoesNotMatch"},
+		{sigv4.ErrRequestTimeTooSkewed, 403, "RequestTimeTooSkewed"},
+		{sigv4.ErrExpired, 403, "AccessDenied"},
+		{sigv4.ErrContentSHA256Mismatch, 400, "XAmzContentSHA256Mismatch"},
+		{sigv4.ErrIncompleteBody, 400, "IncompleteBody"},
+		{auth.ErrUnsignedHeaders, 403, "AccessDenied"},
+		{auth.ErrUnsignedPayload, 403, "AccessDenied"},
+		{auth.ErrOverBudget, 403, "QuotaExceeded"},
+		{auth.ErrNoSuchVersion, 404, "NoSuchVersion"},
+		{auth.ErrNoSuchBucket, 404, "NoSuchBucket"},
+		{auth.ErrNotFound, 404, "NoSuchKey"},
+		{auth.ErrDenied, 403, "AccessDenied"},
+		{auth.ErrInvalid, 400, "InvalidArgument"},
+		{checksum.ErrBadDigest, 400, "BadDigest"},
+		{checksum.ErrInvalidDigest, 400, "InvalidDigest"},
+		{branch.ErrNoSuchRepo, 404, "NoSuchBucket"},
+		{branch.ErrNoSuchBranch, 404, "NoSuchBucket"},
+		{branch.ErrNoSuchKey, 404, "NoSuchKey"},
+		{branch.ErrNoSuchVersion, 404, "NoSuchVersion"},
+		{manifest.ErrNoSuchCommit, 404, "NoSuchVersion"},
+		{branch.ErrNoSuchUpload, 404, "NoSuchUpload"},
+		{branch.ErrRepoExists, 409, "BucketAlreadyOwnedByYou"},
+		{branch.ErrRepoNotEmpty, 409, "BucketNotEmpty"},
+		{branch.ErrPrecondition, 412, "PreconditionFailed"},
+		{branch.ErrProtected, 403, "AccessDenied"},
+		{branch.ErrQuotaExceeded, 403, "QuotaExceeded"},
+		{branch.ErrInvalidPartOrder, 400, "InvalidPartOrder"},
+		{branch.ErrInvalidPart, 400, "InvalidPart"},
+		{branch.ErrEntityTooSmall, 400, "EntityTooSmall"},
+		{branch.ErrInvalid, 400, "InvalidArgument"},
+		{kv.ErrConflict, 409, "OperationAborted"},
+		{source.ErrChanged, 409, "RemoteObjectChanged"},
+		{source.ErrRemoved, 409, "RemoteSourceRemoved"},
+		{source.ErrThrottled, 503, "SlowDown"},
+		{source.ErrUnavailable, 503, "ServiceUnavailable"},
+		{manifest.ErrLazy, 501, "NotImplemented"},
+		{timeoutErr{}, 400, "RequestTimeout"},
+		{errors.New("disk on fire"), 500, "InternalError"},
+	} {
+		for _, err := range []error{tc.err, wrap(tc.err)} {
+			e := toS3(err)
+			if e.Status != tc.status || e.Code != tc.code {
+				t.Errorf("%v: %d %s, want %d %s", err, e.Status, e.Code, tc.status, tc.code)
+			}
+		}
+	}
+}
