@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentnas/nas/apiv1"
 )
 
 func newMergeCmd() *cobra.Command {
@@ -32,7 +34,7 @@ func newMergeCmd() *cobra.Command {
 			var out json.RawMessage
 			err = c.call(cmd.Context(), "merge/create", map[string]any{"repo": args[0], "from": args[1], "into": into,
 				"message": msg, "ours": ours, "theirs": theirs, "dry_run": dry}, &out)
-			if e, ok := err.(*apiError); ok && e.Code == "MergeConflict" {
+			if errorCode(err) == apiv1.CodeMergeConflict {
 				fmt.Fprintln(os.Stderr, "merge conflict; nothing was changed")
 			}
 			if err != nil {
