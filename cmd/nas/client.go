@@ -127,11 +127,34 @@ func printErrorDocument(err error) {
 	}
 }
 
-// call POSTs args to /_nas/v1/<op> and decodes the answer into out.
-//
-// Deprecated: use do with an apiv1 request.
-func (c *client) call(ctx context.Context, op string, args, out any) error {
-	return c.callError(c.c.Call(ctx, op, args, out))
+// doCall sends req with a new client and decodes the answer into resp.
+func doCall(cmd *cobra.Command, req apiv1.Request, resp any) error {
+	c, err := newClient()
+	if err != nil {
+		return err
+	}
+	return c.do(cmd.Context(), req, resp)
+}
+
+// simpleCall runs one call and prints msg, or with --json the answer.
+func simpleCall(cmd *cobra.Command, req apiv1.Request, resp any, msg string) error {
+	if err := doCall(cmd, req, resp); err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(resp)
+	}
+	fmt.Println(msg)
+	return nil
+}
+
+// jsonCall runs one call and prints its answer as JSON, with or without
+// --json.
+func jsonCall(cmd *cobra.Command, req apiv1.Request, resp any) error {
+	if err := doCall(cmd, req, resp); err != nil {
+		return err
+	}
+	return printJSON(resp)
 }
 
 // printJSON prints v indented.
