@@ -82,10 +82,16 @@ func (c *client) callError(err error) error {
 	if !errors.As(err, &ce) {
 		return err
 	}
+	return newAPIError(ce, c.endpoint)
+}
+
+// newAPIError is the *apiError of a failed call to the gateway at
+// endpoint.
+func newAPIError(ce *nasclient.Error, endpoint string) *apiError {
 	e := &apiError{doc: apiv1.Error{Code: ce.Code, Message: ce.Message, Retryable: ce.Retryable,
 		RequestID: ce.RequestID, Details: ce.Details}, err: ce}
 	if ce.Status == 0 {
-		e.text = fmt.Sprintf("reach gateway at %s: %s", c.endpoint, ce.Message)
+		e.text = fmt.Sprintf("reach gateway at %s: %s", endpoint, ce.Message)
 	}
 	return e
 }
@@ -119,12 +125,20 @@ func errorCode(err error) string {
 }
 
 // printErrorDocument prints the error document of a failed control-API
-// call to standard output, as --json asks; other errors print nothing.
+// call to standard output, as --json asks; other errors print nothing. A
+// *client.Error that did not pass through do (one from a package that
+// calls the gateway itself) prints its document too.
 func printErrorDocument(err error) {
 	var e *apiError
-	if errors.As(err, &e) {
-		_ = printJSON(apiv1.ErrorDocument{Error: &e.doc})
+	var ce *nasclient.Error
+	switch {
+	case errors.As(err, &e):
+	case errors.As(err, &ce):
+		e = newAPIError(ce, "")
+	default:
+		return
 	}
+	_ = printJSON(apiv1.ErrorDocument{Error: &e.doc})
 }
 
 // doCall sends req with a new client and decodes the answer into resp.
