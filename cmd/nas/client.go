@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/spf13/cobra"
 
+	"github.com/agentnas/nas/apiv1"
 	nasclient "github.com/agentnas/nas/client"
 )
 
@@ -50,7 +51,12 @@ func newClient() (*client, error) {
 		return nil, err
 	}
 	cfg.HTTP = &http.Client{Timeout: 10 * time.Minute}
-	return &client{endpoint: cfg.Endpoint, creds: cfg.Credentials, c: nasclient.New(cfg)}, nil
+	return wrapClient(nasclient.New(cfg)), nil
+}
+
+// wrapClient is the CLI's view of a client built elsewhere.
+func wrapClient(c *nasclient.Client) *client {
+	return &client{endpoint: c.Endpoint(), creds: c.Credentials(), c: c}
 }
 
 // resolveClient applies the global client flags.
@@ -63,27 +69,106 @@ func resolveClient() (nasclient.Config, *nasclient.LeaseFile, error) {
 	return cfg, lf, err
 }
 
-// apiError is the control API's error document.
-type apiError struct {
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	Retryable bool   `json:"retryable"`
-	RequestID string `json:"request_id"`
+// do sends req to its control-API operation and decodes the answer into
+// resp; a failed call becomes an *apiError.
+func (c *client) do(ctx context.Context, req apiv1.Request, resp any) error {
+	return c.callError(c.c.Do(ctx, req, resp))
 }
 
-func (e *apiError) Error() string { return e.Code + ": " + e.Message }
-
-// call POSTs args to /_nas/v1/<op> and decodes the answer into out.
-func (c *client) call(ctx context.Context, op string, args, out any) error {
-	err := c.c.Call(ctx, op, args, out)
+// callError translates a failure of the client into the CLI's *apiError;
+// other errors pass unchanged.
+func (c *client) callError(err error) error {
 	var ce *nasclient.Error
-	if errors.As(err, &ce) {
-		if ce.Status == 0 {
-			return fmt.Errorf("reach gateway at %s: %s", c.endpoint, ce.Message)
-		}
-		return &apiError{Code: ce.Code, Message: ce.Message, Retryable: ce.Retryable, RequestID: ce.RequestID}
+	if !errors.As(err, &ce) {
+		return err
 	}
-	return err
+	return newAPIError(ce, c.endpoint)
+}
+
+// newAPIError is the *apiError of a failed call to the gateway at
+// endpoint.
+func newAPIError(ce *nasclient.Error, endpoint string) *apiError {
+	e := &apiError{doc: apiv1.Error{Code: ce.Code, Message: ce.Message, Retryable: ce.Retryable,
+		RequestID: ce.RequestID, Details: ce.Details}, err: ce}
+	if ce.Status == 0 {
+		e.text = fmt.Sprintf("reach gateway at %s: %s", endpoint, ce.Message)
+	}
+	return e
+}
+
+// apiError is a failed control-API call: the gateway's error document, or
+// for a gateway that was not reached one with the code Unreachable.
+type apiError struct {
+	doc  apiv1.Error
+	text string // what the CLI prints; "" means "CODE: message"
+	err  error  // the client's *nasclient.Error
+}
+
+func (e *apiError) Error() string {
+	if e.text != "" {
+		return e.text
+	}
+	return e.doc.Code + ": " + e.doc.Message
+}
+
+// Unwrap returns the client's error.
+func (e *apiError) Unwrap() error { return e.err }
+
+// errorCode returns the control-API error code of err ("" when err is not
+// a failed call).
+func errorCode(err error) string {
+	var e *apiError
+	if errors.As(err, &e) {
+		return e.doc.Code
+	}
+	return ""
+}
+
+// printErrorDocument prints the error document of a failed control-API
+// call to standard output, as --json asks; other errors print nothing. A
+// *client.Error that did not pass through do (one from a package that
+// calls the gateway itself) prints its document too.
+func printErrorDocument(err error) {
+	var e *apiError
+	var ce *nasclient.Error
+	switch {
+	case errors.As(err, &e):
+	case errors.As(err, &ce):
+		e = newAPIError(ce, "")
+	default:
+		return
+	}
+	_ = printJSON(apiv1.ErrorDocument{Error: &e.doc})
+}
+
+// doCall sends req with a new client and decodes the answer into resp.
+func doCall(cmd *cobra.Command, req apiv1.Request, resp any) error {
+	c, err := newClient()
+	if err != nil {
+		return err
+	}
+	return c.do(cmd.Context(), req, resp)
+}
+
+// simpleCall runs one call and prints msg, or with --json the answer.
+func simpleCall(cmd *cobra.Command, req apiv1.Request, resp any, msg string) error {
+	if err := doCall(cmd, req, resp); err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(resp)
+	}
+	fmt.Println(msg)
+	return nil
+}
+
+// jsonCall runs one call and prints its answer as JSON, with or without
+// --json.
+func jsonCall(cmd *cobra.Command, req apiv1.Request, resp any) error {
+	if err := doCall(cmd, req, resp); err != nil {
+		return err
+	}
+	return printJSON(resp)
 }
 
 // printJSON prints v indented.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentnas/nas/apiv1"
 )
 
 func newExplainCmd() *cobra.Command {
@@ -16,79 +18,64 @@ func newExplainCmd() *cobra.Command {
 		Short: "Show the run, lease, events and read manifest behind a commit",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return jsonCall(cmd, "record/explain", map[string]any{"repo": args[0], "commit": args[1]})
+			return jsonCall(cmd, apiv1.RecordExplainRequest{Repo: args[0], Commit: args[1]}, &apiv1.RecordExplainResponse{})
 		},
 	}
 }
 
-type recordLine struct {
-	Seq      uint64            `json:"seq"`
-	Time     time.Time         `json:"time"`
-	Kind     string            `json:"kind"`
-	Run      string            `json:"run"`
-	Lease    string            `json:"lease"`
-	Repo     string            `json:"repo"`
-	Branch   string            `json:"branch"`
-	Subject  map[string]string `json:"subject"`
-	Decision map[string]string `json:"decision"`
+// recordLine is an event on one line: sequence, time, kind and what is set
+// of its run, lease, repository, branch, subject and decision.
+func recordLine(r *apiv1.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d\t%s\t%s", r.Seq, r.Time.Local().Format(time.RFC3339), r.Kind)
+	for _, kv := range [][2]string{{"run", r.Run}, {"lease", r.Lease}, {"repo", r.Repo}, {"branch", r.Branch},
+		{"path", r.Subject.Path}, {"commit", r.Subject.Commit}, {"effect", r.Decision.Effect}, {"rule", r.Decision.Rule}} {
+		if kv[1] != "" {
+			fmt.Fprintf(&b, "\t%s=%s", kv[0], kv[1])
+		}
+	}
+	return b.String()
 }
 
 func newAuditCmd() *cobra.Command {
-	var run, lease, repo, commit string
-	var kinds []string
+	var req apiv1.RecordListRequest
 	cmd := &cobra.Command{
 		Use:   "audit [--run R] [--lease L] [--repo R] [--kind K]",
-		Short: "List flight-recorder records, oldest first",
+		Short: "List flight-recorder records, oldest first (--json: one apiv1 event per line)",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := newClient()
 			if err != nil {
 				return err
 			}
-			args := map[string]any{"run": run, "lease": lease, "repo": repo, "commit": commit, "kinds": kinds}
 			enc := json.NewEncoder(os.Stdout)
 			for {
-				var out struct {
-					Records    []json.RawMessage `json:"records"`
-					NextCursor string            `json:"next_cursor"`
-				}
-				if err := c.call(cmd.Context(), "record/list", args, &out); err != nil {
+				var out apiv1.RecordListResponse
+				if err := c.do(cmd.Context(), req, &out); err != nil {
 					return err
 				}
-				for _, raw := range out.Records {
+				for i := range out.Records {
 					if cf.json {
-						if err := enc.Encode(raw); err != nil {
+						if err := enc.Encode(&out.Records[i]); err != nil {
 							return err
 						}
 						continue
 					}
-					var r recordLine
-					if err := json.Unmarshal(raw, &r); err != nil {
-						return err
-					}
-					var b strings.Builder
-					fmt.Fprintf(&b, "%d\t%s\t%s", r.Seq, r.Time.Local().Format(time.RFC3339), r.Kind)
-					for _, kv := range [][2]string{{"run", r.Run}, {"lease", r.Lease}, {"repo", r.Repo}, {"branch", r.Branch},
-						{"path", r.Subject["path"]}, {"commit", r.Subject["commit"]}, {"effect", r.Decision["effect"]}, {"rule", r.Decision["rule"]}} {
-						if kv[1] != "" {
-							fmt.Fprintf(&b, "\t%s=%s", kv[0], kv[1])
-						}
-					}
-					fmt.Println(b.String())
+					fmt.Println(recordLine(&out.Records[i]))
 				}
 				if out.NextCursor == "" {
 					return nil
 				}
-				args["cursor"] = out.NextCursor
+				req.Cursor = out.NextCursor
 			}
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&run, "run", "", "only this run")
-	f.StringVar(&lease, "lease", "", "only this lease")
-	f.StringVar(&repo, "repo", "", "only this repository")
-	f.StringVar(&commit, "commit", "", "only records about this commit")
-	f.StringSliceVar(&kinds, "kind", nil, "only these kinds (lease.issued, commit, denied, ...)")
+	f.StringVar(&req.Run, "run", "", "only this run")
+	f.StringVar(&req.Lease, "lease", "", "only this lease")
+	f.StringVar(&req.Repo, "repo", "", "only this repository")
+	f.StringVar(&req.Commit, "commit", "", "only records about this commit")
+	f.StringSliceVar(&req.Kinds, "kind", nil, "only these kinds (lease.issued, commit, denied, ...)")
 	return cmd
 }
 
@@ -98,31 +85,12 @@ func newVerifyCmd() *cobra.Command {
 		Short: "Check the flight recorder's hash chain and indexes; fails after any record was altered",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := newClient()
-			if err != nil {
+			var out apiv1.RecordVerifyResponse
+			if err := doCall(cmd, apiv1.RecordVerifyRequest{}, &out); err != nil {
 				return err
 			}
-			var out struct {
-				OK       bool              `json:"ok"`
-				Report   json.RawMessage   `json:"report"`
-				Problems []json.RawMessage `json:"problems"`
-			}
-			if err := c.call(cmd.Context(), "record/verify", map[string]any{}, &out); err != nil {
+			if err := printVerify(&out); err != nil {
 				return err
-			}
-			if cf.json {
-				if err := printJSON(out); err != nil {
-					return err
-				}
-			} else {
-				var rep struct {
-					Records uint64 `json:"records"`
-				}
-				json.Unmarshal(out.Report, &rep)
-				fmt.Printf("%d records checked\n", rep.Records)
-				for _, p := range out.Problems {
-					fmt.Println("problem:", string(p))
-				}
 			}
 			if !out.OK {
 				return fmt.Errorf("the flight recorder does not verify: %d problem(s)", len(out.Problems))
@@ -130,4 +98,21 @@ func newVerifyCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// printVerify prints what record/verify answered: the answer with --json,
+// else the records checked and each problem (as JSON).
+func printVerify(out *apiv1.RecordVerifyResponse) error {
+	if cf.json {
+		return printJSON(out)
+	}
+	fmt.Printf("%d records checked\n", out.Report.Records)
+	for _, p := range out.Problems {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		fmt.Println("problem:", string(b))
+	}
+	return nil
 }

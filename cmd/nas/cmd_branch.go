@@ -1,27 +1,14 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
-)
 
-type branchJSON struct {
-	Name         string     `json:"name"`
-	Head         string     `json:"head"`
-	Base         string     `json:"base"`
-	Protected    bool       `json:"protected"`
-	Created      time.Time  `json:"created"`
-	ExpiresAt    *time.Time `json:"expires_at"`
-	QuotaBytes   int64      `json:"quota_bytes"`
-	QuotaObjects int64      `json:"quota_objects"`
-	Usage        *struct {
-		Bytes   int64 `json:"bytes"`
-		Objects int64 `json:"objects"`
-	} `json:"usage"`
-}
+	"github.com/agentnas/nas/apiv1"
+)
 
 // limitFlags are a branch's time to live and quotas on the command line.
 type limitFlags struct {
@@ -36,21 +23,24 @@ func (l *limitFlags) add(cmd *cobra.Command, what string) {
 	cmd.Flags().Int64Var(&l.quotaObjects, "quota-objects", 0, "most objects the branch may hold (0: no quota)"+what)
 }
 
-// args adds the flags the user gave to a control API call.
-func (l *limitFlags) args(cmd *cobra.Command, m map[string]any) {
+// limits are the flags the user gave, as a control-API request takes
+// them (unset: unchanged).
+func (l *limitFlags) limits(cmd *cobra.Command) apiv1.Limits {
+	var out apiv1.Limits
 	if cmd.Flags().Changed("ttl") {
-		m["ttl"] = l.ttl
+		out.TTL = &l.ttl
 	}
 	if cmd.Flags().Changed("quota-bytes") {
-		m["quota_bytes"] = l.quotaBytes.v
+		out.QuotaBytes = &l.quotaBytes.v
 	}
 	if cmd.Flags().Changed("quota-objects") {
-		m["quota_objects"] = l.quotaObjects
+		out.QuotaObjects = &l.quotaObjects
 	}
+	return out
 }
 
-// describe prints a branch's limits and usage.
-func (b *branchJSON) describe() string {
+// describeBranch prints a branch's limits and usage.
+func describeBranch(b *apiv1.Branch) string {
 	s := ""
 	if b.ExpiresAt != nil {
 		s += fmt.Sprintf("\nexpires   %s (in %s)", b.ExpiresAt.Local().Format(time.RFC3339), time.Until(*b.ExpiresAt).Round(time.Second))
@@ -71,6 +61,20 @@ func (b *branchJSON) describe() string {
 	return s
 }
 
+// showBranch runs a call that answers a branch and prints the branch.
+func showBranch(cmd *cobra.Command, req apiv1.Request) error {
+	var out apiv1.BranchResponse
+	if err := doCall(cmd, req, &out); err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(&out)
+	}
+	b := &out.Branch
+	fmt.Printf("branch    %s\nhead      %s\ncreated   %s\nprotected %v%s\n", b.Name, b.Head, b.Created.Local().Format(time.RFC3339), b.Protected, describeBranch(b))
+	return nil
+}
+
 func newBranchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "branch", Short: "Fork, list, delete and protect branches"}
 	var from string
@@ -80,24 +84,13 @@ func newBranchCmd() *cobra.Command {
 		Short: "Fork a branch in constant time from a branch's head commit or a commit ID",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient()
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			m := map[string]any{"repo": args[0], "name": args[1], "from": from}
-			createLimits.args(cmd, m)
-			if err := c.call(cmd.Context(), "branch/create", m, &raw); err != nil {
+			req := apiv1.BranchCreateRequest{Repo: args[0], Name: args[1], From: from, Limits: createLimits.limits(cmd)}
+			var out apiv1.BranchResponse
+			if err := doCall(cmd, req, &out); err != nil {
 				return err
 			}
 			if cf.json {
-				return printJSON(raw)
-			}
-			var out struct {
-				Branch branchJSON `json:"branch"`
-			}
-			if err := json.Unmarshal(raw, &out); err != nil {
-				return err
+				return printJSON(&out)
 			}
 			fmt.Printf("created branch %s at %s\n", out.Branch.Name, out.Branch.Head)
 			return nil
@@ -105,34 +98,12 @@ func newBranchCmd() *cobra.Command {
 	}
 	create.Flags().StringVar(&from, "from", "", "branch or commit to fork from (default: the repository's default branch)")
 	createLimits.add(create, "")
-	showBranch := func(cmd *cobra.Command, op string, m map[string]any) error {
-		c, err := newClient()
-		if err != nil {
-			return err
-		}
-		var raw json.RawMessage
-		if err := c.call(cmd.Context(), op, m, &raw); err != nil {
-			return err
-		}
-		if cf.json {
-			return printJSON(raw)
-		}
-		var out struct {
-			Branch branchJSON `json:"branch"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return err
-		}
-		b := out.Branch
-		fmt.Printf("branch    %s\nhead      %s\ncreated   %s\nprotected %v%s\n", b.Name, b.Head, b.Created.Local().Format(time.RFC3339), b.Protected, b.describe())
-		return nil
-	}
 	show := &cobra.Command{
 		Use:   "show REPO NAME",
 		Short: "Show a branch: head, protection, time to live, quotas and usage",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return showBranch(cmd, "branch/get", map[string]any{"repo": args[0], "name": args[1]})
+			return showBranch(cmd, apiv1.BranchGetRequest{Repo: args[0], Name: args[1]})
 		},
 	}
 	limits := &cobra.Command{
@@ -149,12 +120,11 @@ QuotaExceeded (EDQUOT on a mount); writes that shrink it always pass, so a
 branch over a lowered quota can still be cleaned up.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m := map[string]any{"repo": args[0], "name": args[1]}
-			setLimits.args(cmd, m)
-			if len(m) == 2 {
+			lim := setLimits.limits(cmd)
+			if lim == (apiv1.Limits{}) {
 				return usagef("give --ttl, --quota-bytes or --quota-objects")
 			}
-			return showBranch(cmd, "branch/limits", m)
+			return showBranch(cmd, apiv1.BranchLimitsRequest{Repo: args[0], Name: args[1], Limits: lim})
 		},
 	}
 	setLimits.add(limits, "")
@@ -163,45 +133,22 @@ branch over a lowered quota can still be cleaned up.`,
 		Short: "List branches",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient()
+			out, err := listBranches(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			cursor := ""
-			var all []json.RawMessage
-			for {
-				var out struct {
-					Branches   []json.RawMessage `json:"branches"`
-					NextCursor string            `json:"next_cursor"`
-				}
-				if err := c.call(cmd.Context(), "branch/list", map[string]any{"repo": args[0], "cursor": cursor}, &out); err != nil {
-					return err
-				}
-				for _, b := range out.Branches {
-					if cf.json {
-						all = append(all, b)
-						continue
-					}
-					var bj branchJSON
-					if err := json.Unmarshal(b, &bj); err != nil {
-						return err
-					}
-					mark := ""
-					if bj.Protected {
-						mark = "\tprotected"
-					}
-					if bj.ExpiresAt != nil {
-						mark += "\texpires " + bj.ExpiresAt.Local().Format(time.RFC3339)
-					}
-					fmt.Printf("%s\t%s%s\n", bj.Name, short(bj.Head), mark)
-				}
-				if out.NextCursor == "" {
-					break
-				}
-				cursor = out.NextCursor
-			}
 			if cf.json {
-				return printJSON(map[string]any{"branches": all})
+				return printJSON(&out)
+			}
+			for _, b := range out.Branches {
+				mark := ""
+				if b.Protected {
+					mark = "\tprotected"
+				}
+				if b.ExpiresAt != nil {
+					mark += "\texpires " + b.ExpiresAt.Local().Format(time.RFC3339)
+				}
+				fmt.Printf("%s\t%s%s\n", b.Name, short(b.Head), mark)
 			}
 			return nil
 		},
@@ -211,7 +158,7 @@ branch over a lowered quota can still be cleaned up.`,
 		Short: "Delete a branch and its uncommitted changes",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return simpleCall(cmd, "branch/delete", map[string]any{"repo": args[0], "name": args[1]}, "deleted branch "+args[1])
+			return simpleCall(cmd, apiv1.BranchDeleteRequest{Repo: args[0], Name: args[1]}, &apiv1.DeletedResponse{}, "deleted branch "+args[1])
 		},
 	}
 	protect := &cobra.Command{
@@ -219,7 +166,7 @@ branch over a lowered quota can still be cleaned up.`,
 		Short: "Refuse every direct write to a branch (it then changes only through merges)",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return simpleCall(cmd, "branch/protect", map[string]any{"repo": args[0], "name": args[1]}, "protected branch "+args[1])
+			return simpleCall(cmd, apiv1.BranchProtectRequest{Repo: args[0], Name: args[1]}, &apiv1.BranchResponse{}, "protected branch "+args[1])
 		},
 	}
 	unprotect := &cobra.Command{
@@ -227,11 +174,33 @@ branch over a lowered quota can still be cleaned up.`,
 		Short: "Allow direct writes to a branch again",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return simpleCall(cmd, "branch/unprotect", map[string]any{"repo": args[0], "name": args[1]}, "unprotected branch "+args[1])
+			return simpleCall(cmd, apiv1.BranchUnprotectRequest{Repo: args[0], Name: args[1]}, &apiv1.BranchResponse{}, "unprotected branch "+args[1])
 		},
 	}
 	cmd.AddCommand(create, show, list, del, protect, unprotect, limits)
 	return cmd
+}
+
+// listBranches pages through branch/list: every branch of repo, in one
+// answer.
+func listBranches(ctx context.Context, repo string) (apiv1.BranchListResponse, error) {
+	all := apiv1.BranchListResponse{Branches: []apiv1.Branch{}}
+	c, err := newClient()
+	if err != nil {
+		return all, err
+	}
+	req := apiv1.BranchListRequest{Repo: repo}
+	for {
+		var page apiv1.BranchListResponse
+		if err := c.do(ctx, req, &page); err != nil {
+			return all, err
+		}
+		all.Branches = append(all.Branches, page.Branches...)
+		if page.NextCursor == "" {
+			return all, nil
+		}
+		req.Cursor = page.NextCursor
+	}
 }
 
 func short(id string) string {

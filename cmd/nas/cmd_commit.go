@@ -1,20 +1,14 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
-)
 
-type commitJSON struct {
-	ID        string    `json:"id"`
-	Parents   []string  `json:"parents"`
-	Message   string    `json:"message"`
-	Principal string    `json:"principal"`
-	Time      time.Time `json:"time"`
-}
+	"github.com/agentnas/nas/apiv1"
+)
 
 func newCommitCmd() *cobra.Command {
 	var msg string
@@ -24,23 +18,13 @@ func newCommitCmd() *cobra.Command {
 		Short: "Commit a branch's staged changes",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient()
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			err = c.call(cmd.Context(), "commit/create", map[string]any{"repo": args[0], "branch": args[1], "message": msg, "allow_empty": allowEmpty}, &raw)
-			if err != nil {
+			req := apiv1.CommitCreateRequest{Repo: args[0], Branch: args[1], Message: msg, AllowEmpty: allowEmpty}
+			var out apiv1.CommitResponse
+			if err := doCall(cmd, req, &out); err != nil {
 				return err
 			}
 			if cf.json {
-				return printJSON(raw)
-			}
-			var out struct {
-				Commit commitJSON `json:"commit"`
-			}
-			if err := json.Unmarshal(raw, &out); err != nil {
-				return err
+				return printJSON(&out)
 			}
 			fmt.Printf("committed %s on %s: %s\n", out.Commit.ID, args[1], out.Commit.Message)
 			return nil
@@ -58,47 +42,53 @@ func newLogCmd() *cobra.Command {
 		Short: "Show the commits of a branch, newest first",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient()
+			out, err := commitLog(cmd.Context(), apiv1.CommitLogRequest{Repo: args[0], Ref: args[1]}, limit)
 			if err != nil {
 				return err
 			}
-			cursor, n := "", 0
-			var all []commitJSON
-			for {
-				var out struct {
-					Commits    []commitJSON `json:"commits"`
-					NextCursor string       `json:"next_cursor"`
-				}
-				if err := c.call(cmd.Context(), "commit/log", map[string]any{"repo": args[0], "ref": args[1], "cursor": cursor}, &out); err != nil {
-					return err
-				}
-				for _, cm := range out.Commits {
-					if limit > 0 && n >= limit {
-						out.NextCursor = ""
-						break
-					}
-					n++
-					if cf.json {
-						all = append(all, cm)
-						continue
-					}
-					fmt.Printf("commit %s\n", cm.ID)
-					if cm.Principal != "" {
-						fmt.Printf("Author: %s\n", cm.Principal)
-					}
-					fmt.Printf("Date:   %s\n\n    %s\n\n", cm.Time.Local().Format(time.RFC1123Z), cm.Message)
-				}
-				if out.NextCursor == "" {
-					break
-				}
-				cursor = out.NextCursor
-			}
 			if cf.json {
-				return printJSON(map[string]any{"commits": all})
+				return printJSON(&out)
+			}
+			for _, cm := range out.Commits {
+				fmt.Printf("commit %s\n", cm.ID)
+				if cm.Principal != "" {
+					fmt.Printf("Author: %s\n", cm.Principal)
+				}
+				fmt.Printf("Date:   %s\n\n    %s\n\n", cm.Time.Local().Format(time.RFC1123Z), cm.Message)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show at most this many commits")
 	return cmd
+}
+
+// commitLog pages through commit/log until limit commits (0: all). Its
+// next_cursor is the commit to continue from when limit cut the history
+// short.
+func commitLog(ctx context.Context, req apiv1.CommitLogRequest, limit int) (apiv1.CommitLogResponse, error) {
+	all := apiv1.CommitLogResponse{Commits: []apiv1.Commit{}}
+	c, err := newClient()
+	if err != nil {
+		return all, err
+	}
+	for {
+		if limit > 0 {
+			req.Limit = min(limit-len(all.Commits), apiv1.MaxLimit)
+		}
+		var page apiv1.CommitLogResponse
+		if err := c.do(ctx, req, &page); err != nil {
+			return all, err
+		}
+		all.Commits = append(all.Commits, page.Commits...)
+		all.NextCursor = page.NextCursor
+		if limit > 0 && len(all.Commits) > limit { // more than asked for
+			all.NextCursor = all.Commits[limit].ID
+			all.Commits = all.Commits[:limit]
+		}
+		if all.NextCursor == "" || limit > 0 && len(all.Commits) == limit {
+			return all, nil
+		}
+		req.Cursor = all.NextCursor
+	}
 }

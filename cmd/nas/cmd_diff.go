@@ -7,31 +7,23 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentnas/nas/apiv1"
 )
 
-type changeJSON struct {
-	Kind    string `json:"kind"`
-	Key     string `json:"key"`
-	OldETag string `json:"old_etag,omitempty"`
-	NewETag string `json:"new_etag,omitempty"`
-	OldSize *int64 `json:"old_size,omitempty"`
-	NewSize *int64 `json:"new_size,omitempty"`
-}
-
-// streamChanges pages through a changes-style call and prints each change
-// as it arrives: "A key", or one JSON object per line with --json.
-func streamChanges(ctx context.Context, op string, args map[string]any) error {
+// streamChanges pages through a changes-style call (page builds the
+// request of the page at cursor) and prints each change as it arrives:
+// "A key", or with --json one apiv1.Change per line.
+func streamChanges(ctx context.Context, page func(cursor string) apiv1.Request) error {
 	c, err := newClient()
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(os.Stdout)
+	cursor := ""
 	for {
-		var out struct {
-			Changes    []changeJSON `json:"changes"`
-			NextCursor string       `json:"next_cursor"`
-		}
-		if err := c.call(ctx, op, args, &out); err != nil {
+		var out apiv1.ChangesResponse
+		if err := c.do(ctx, page(cursor), &out); err != nil {
 			return err
 		}
 		for _, ch := range out.Changes {
@@ -46,7 +38,7 @@ func streamChanges(ctx context.Context, op string, args map[string]any) error {
 		if out.NextCursor == "" {
 			return nil
 		}
-		args["cursor"] = out.NextCursor
+		cursor = out.NextCursor
 	}
 }
 
@@ -57,7 +49,9 @@ func newDiffCmd() *cobra.Command {
 		Long:  "diff compares committed states; uncommitted changes of a branch are shown by `nas changes`.",
 		Args:  exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return streamChanges(cmd.Context(), "diff/list", map[string]any{"repo": args[0], "from": args[1], "to": args[2]})
+			return streamChanges(cmd.Context(), func(cursor string) apiv1.Request {
+				return apiv1.DiffListRequest{Repo: args[0], From: args[1], To: args[2], Page: apiv1.Page{Cursor: cursor}}
+			})
 		},
 	}
 }
@@ -79,7 +73,9 @@ func newChangesCmd() *cobra.Command {
 				}
 				return usagef("%s is neither a mount nor REPO BRANCH", args[0])
 			}
-			return streamChanges(cmd.Context(), "changes/list", map[string]any{"repo": args[0], "branch": args[1]})
+			return streamChanges(cmd.Context(), func(cursor string) apiv1.Request {
+				return apiv1.ChangesListRequest{Repo: args[0], Branch: args[1], Page: apiv1.Page{Cursor: cursor}}
+			})
 		},
 	}
 }

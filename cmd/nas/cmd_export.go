@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/gitexport"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/spf13/cobra"
@@ -44,6 +45,17 @@ message refuses the import and leaves no repository behind. Owner only.`,
 	}
 }
 
+// transferJSON is what export and import print with --json: the
+// repository, where it went to or came from, the gateway's report and how
+// long it took.
+type transferJSON struct {
+	Repo    string        `json:"repo"`
+	Dest    string        `json:"dest,omitempty"`
+	Src     string        `json:"src,omitempty"`
+	Report  *apiv1.Report `json:"report"`
+	Seconds float64       `json:"seconds"`
+}
+
 func exportClient() (*gitexport.Client, error) {
 	c, err := newClient()
 	if err != nil {
@@ -63,7 +75,7 @@ func runExport(ctx context.Context, repo, dest string) error {
 		return fmt.Errorf("export %s: %w", repo, err)
 	}
 	if cf.json {
-		return printJSON(map[string]any{"repo": repo, "dest": dest, "report": rep, "seconds": time.Since(start).Seconds()})
+		return printJSON(&transferJSON{Repo: repo, Dest: dest, Report: rep, Seconds: time.Since(start).Seconds()})
 	}
 	fmt.Printf("exported %s to %s: %d commits, %d branches, %d changed keys, %d bytes in %s\n",
 		repo, dest, rep.Commits, rep.Branches, rep.Entries, rep.Bytes, time.Since(start).Round(time.Millisecond))
@@ -84,7 +96,7 @@ func runImport(ctx context.Context, src, repo string) error {
 		return fmt.Errorf("import %s: %w", src, err)
 	}
 	if cf.json {
-		return printJSON(map[string]any{"repo": repo, "src": src, "report": rep, "seconds": time.Since(start).Seconds()})
+		return printJSON(&transferJSON{Repo: repo, Src: src, Report: rep, Seconds: time.Since(start).Seconds()})
 	}
 	fmt.Printf("imported %s as %s: %d commits, %d branches, %d changed keys, %d bytes in %s\n",
 		src, repo, rep.Commits, rep.Branches, rep.Entries, rep.Bytes, time.Since(start).Round(time.Millisecond))

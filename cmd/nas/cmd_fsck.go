@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gateway"
 )
@@ -22,42 +23,21 @@ func newFsckCmd() *cobra.Command {
 			"without it, it asks the running gateway.",
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var rep *branch.CheckReport
+			var out apiv1.FsckResponse
+			var err error
 			if data != "" {
-				g, err := gateway.Open(gateway.Config{DataDir: data, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-				if err != nil {
-					return err
-				}
-				defer g.Close()
-				if rep, err = g.Branches.Check(cmd.Context()); err != nil {
-					return err
-				}
+				out, err = fsckOffline(cmd.Context(), data)
 			} else {
-				c, err := newClient()
-				if err != nil {
-					return err
-				}
-				var out struct {
-					Report *branch.CheckReport `json:"report"`
-				}
-				if err := c.call(cmd.Context(), "admin/fsck", map[string]any{}, &out); err != nil {
-					return err
-				}
-				rep = out.Report
+				err = doCall(cmd, apiv1.FsckRequest{}, &out)
 			}
-			if cf.json {
-				if err := printJSON(map[string]any{"report": rep, "ok": rep.OK()}); err != nil {
-					return err
-				}
-			} else {
-				fmt.Printf("%d repositories, %d branches, %d commits, %d entries, %d chunks (%d bytes, %d segments)\n",
-					rep.Repos, rep.Branches, rep.Commits, rep.Entries, rep.Chunks.Chunks, rep.Chunks.Bytes, rep.Chunks.Segments)
-				for _, p := range rep.Problems {
-					fmt.Println("problem:", p)
-				}
+			if err != nil {
+				return err
 			}
-			if !rep.OK() {
-				return fmt.Errorf("fsck found %d problem(s)", len(rep.Problems))
+			if err := printFsck(&out); err != nil {
+				return err
+			}
+			if !out.OK {
+				return fmt.Errorf("fsck found %d problem(s)", len(out.Report.Problems))
 			}
 			return nil
 		},
@@ -74,38 +54,71 @@ func newGCCmd() *cobra.Command {
 		Short: "Reclaim chunks, nodes and history no branch, retained commit or upload needs",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var stats any
+			var out apiv1.GCResponse
+			var err error
 			if data != "" {
-				g, err := gateway.Open(gateway.Config{DataDir: data})
-				if err != nil {
-					return err
-				}
-				defer g.Close()
-				st, err := g.Branches.Collect(cmd.Context(), branch.GCOptions{Retention: retention, UploadExpiry: uploads})
-				if err != nil {
-					return err
-				}
-				stats = st
+				out, err = gcOffline(cmd.Context(), data, branch.GCOptions{Retention: retention, UploadExpiry: uploads})
 			} else {
-				c, err := newClient()
-				if err != nil {
-					return err
-				}
-				var out struct {
-					Stats json.RawMessage `json:"stats"`
-				}
-				err = c.call(cmd.Context(), "admin/gc", map[string]any{
-					"retention_seconds": int64(retention / time.Second), "upload_expiry_seconds": int64(uploads / time.Second)}, &out)
-				if err != nil {
-					return err
-				}
-				stats = out.Stats
+				err = doCall(cmd, apiv1.GCRequest{RetentionSeconds: int64(retention / time.Second), UploadExpirySeconds: int64(uploads / time.Second)}, &out)
 			}
-			return printJSON(stats)
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				return printJSON(&out)
+			}
+			return printJSON(&out.Stats)
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", "", "collect in this data directory offline")
 	cmd.Flags().DurationVar(&retention, "retention", branch.DefaultRetention, "keep history younger than this")
 	cmd.Flags().DurationVar(&uploads, "upload-expiry", branch.DefaultUploadExpiry, "abort multipart uploads older than this")
 	return cmd
+}
+
+// fsckOffline checks the data directory dir (the gateway must be
+// stopped) and reports as admin/fsck does.
+func fsckOffline(ctx context.Context, dir string) (apiv1.FsckResponse, error) {
+	g, err := gateway.Open(gateway.Config{DataDir: dir, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return apiv1.FsckResponse{}, err
+	}
+	defer g.Close()
+	rep, err := g.Branches.Check(ctx)
+	if err != nil {
+		return apiv1.FsckResponse{}, err
+	}
+	return apiv1.FsckResponse{OK: rep.OK(), Report: apiv1.FsckReport{Repos: rep.Repos, Branches: rep.Branches, Commits: rep.Commits,
+		Entries: rep.Entries, Lazy: rep.Lazy, Chunks: apiv1.ChunkStats(rep.Chunks), Problems: rep.Problems}}, nil
+}
+
+// printFsck prints what fsck found: the answer with --json, else a
+// summary and each problem.
+func printFsck(out *apiv1.FsckResponse) error {
+	if cf.json {
+		return printJSON(out)
+	}
+	rep := &out.Report
+	fmt.Printf("%d repositories, %d branches, %d commits, %d entries, %d chunks (%d bytes, %d segments)\n",
+		rep.Repos, rep.Branches, rep.Commits, rep.Entries, rep.Chunks.Chunks, rep.Chunks.Bytes, rep.Chunks.Segments)
+	for _, p := range rep.Problems {
+		fmt.Println("problem:", p)
+	}
+	return nil
+}
+
+// gcOffline collects garbage in the data directory dir (the gateway must
+// be stopped) and reports as admin/gc does.
+func gcOffline(ctx context.Context, dir string, o branch.GCOptions) (apiv1.GCResponse, error) {
+	g, err := gateway.Open(gateway.Config{DataDir: dir})
+	if err != nil {
+		return apiv1.GCResponse{}, err
+	}
+	defer g.Close()
+	st, err := g.Branches.Collect(ctx, o)
+	if err != nil {
+		return apiv1.GCResponse{}, err
+	}
+	return apiv1.GCResponse{Stats: apiv1.GCStats{Commits: st.Commits, ExpiredCommits: st.ExpiredCommits, Versions: st.Versions,
+		Uploads: st.Uploads, Nodes: st.Nodes, Contents: st.Contents, Chunks: apiv1.SweepStats(st.Chunks)}}, nil
 }

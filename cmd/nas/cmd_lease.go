@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -10,11 +9,19 @@ import (
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/lease"
 )
 
-// leaseOut is DESIGN's lease JSON: the specification's lease.json fields
-// plus what a client or a mount needs to use the lease on its own.
-type leaseOut map[string]any
+// leaseFile is DESIGN's lease JSON, what `nas lease create --json` prints
+// and --lease-json reads: the issued lease with its credentials (the
+// specification's lease.json fields and what a client or a mount needs to
+// use the lease on its own), and the gateway's endpoint.
+type leaseFile struct {
+	apiv1.Lease
+	Endpoint string `json:"endpoint"`
+}
 
 // viewFile is an AFSP-style view file.
 type viewFile struct {
@@ -28,7 +35,7 @@ type viewFile struct {
 	} `yaml:"view"`
 }
 
-func readViewFile(path string) (*viewFile, []map[string]any, error) {
+func readViewFile(path string) (*viewFile, []lease.Rule, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
@@ -37,15 +44,24 @@ func readViewFile(path string) (*viewFile, []map[string]any, error) {
 	if err := yaml.Unmarshal(b, &vf); err != nil {
 		return nil, nil, usagef("view file %s: %v", path, err)
 	}
-	var rules []map[string]any
+	var rules []lease.Rule
 	for _, r := range vf.View {
 		acts := append(r.Ops, r.Actions...)
 		if r.Path == "" || len(acts) == 0 {
 			return nil, nil, usagef("view file %s: every entry needs path and ops", path)
 		}
-		rules = append(rules, map[string]any{"path": r.Path, "actions": acts})
+		rules = append(rules, lease.Rule{Path: r.Path, Actions: actions(acts)})
 	}
 	return &vf, rules, nil
+}
+
+// actions are action names as a lease takes them.
+func actions(names []string) []lease.Action {
+	out := make([]lease.Action, 0, len(names))
+	for _, n := range names {
+		out = append(out, lease.Action(n))
+	}
+	return out
 }
 
 type budgetFlags struct{ read, written, requests int64 }
@@ -56,8 +72,8 @@ func (b *budgetFlags) add(cmd *cobra.Command) {
 	cmd.Flags().Int64Var(&b.requests, "budget-requests", 0, "requests the run may make (0: unlimited)")
 }
 
-func (b *budgetFlags) json() map[string]int64 {
-	return map[string]int64{"bytes_read": b.read, "bytes_written": b.written, "requests": b.requests}
+func (b *budgetFlags) budgets() lease.Budgets {
+	return lease.Budgets{BytesRead: b.read, BytesWritten: b.written, Requests: b.requests}
 }
 
 // runBranchFlags bound the branch a run forks (lease create --fork-from,
@@ -74,87 +90,78 @@ func (b *runBranchFlags) add(cmd *cobra.Command) {
 	cmd.Flags().Int64Var(&b.quotaObjects, "branch-quota-objects", 0, "most objects the run's forked branch may hold (0: no quota)")
 }
 
-func (b *runBranchFlags) args(m map[string]any) {
-	if b.ttl != 0 {
-		m["branch_ttl"] = b.ttl.String()
+func (b *runBranchFlags) limits() lease.BranchLimits {
+	return lease.BranchLimits{TTL: lease.Duration(b.ttl), QuotaBytes: b.quotaBytes.v, QuotaObjects: b.quotaObjects}
+}
+
+// leaseOptions are the flags of `nas lease create`.
+type leaseOptions struct {
+	role, branch, forkFrom, purpose, viewFile, run, principal, onBehalfOf, sensitivity string
+	paths                                                                              []string
+	actions                                                                            string
+	ttl                                                                                time.Duration
+	egress                                                                             bool
+	budgets                                                                            budgetFlags
+	branchLimits                                                                       runBranchFlags
+}
+
+// request is the lease/create request of the flags for repo; temporary
+// says the caller holds a lease (which makes a child).
+func (o *leaseOptions) request(repo string, temporary bool) (apiv1.LeaseCreateRequest, error) {
+	req := apiv1.LeaseCreateRequest{Repo: repo, Role: o.role, Branch: o.branch, ForkFrom: o.forkFrom,
+		Purpose: o.purpose, Run: o.run, Principal: o.principal, OnBehalfOf: o.onBehalfOf,
+		SensitivityMax: o.sensitivity, Egress: o.egress, Budgets: o.budgets.budgets(), BranchLimits: o.branchLimits.limits()}
+	if o.ttl != 0 {
+		req.TTL = o.ttl.String()
 	}
-	if b.quotaBytes.v != 0 {
-		m["branch_quota_bytes"] = b.quotaBytes.v
+	if o.viewFile != "" {
+		vf, rules, err := readViewFile(o.viewFile)
+		if err != nil {
+			return req, err
+		}
+		if len(o.paths) > 0 || o.actions != "" {
+			return req, usagef("give --view or --paths/--actions, not both")
+		}
+		req.View = rules
+		req.Role = cmp.Or(req.Role, vf.Role, vf.Name)
+		req.Purpose = cmp.Or(req.Purpose, vf.Purpose)
+	} else if len(o.paths) > 0 {
+		if o.actions == "" {
+			return req, usagef("--actions is required with --paths (e.g. --actions read,write)")
+		}
+		req.Paths = o.paths
+		req.Actions = strings.Split(o.actions, ",")
 	}
-	if b.quotaObjects != 0 {
-		m["branch_quota_objects"] = b.quotaObjects
+	if o.forkFrom == "" && o.branch == "" && !temporary {
+		req.ForkFrom = "main"
 	}
+	return req, nil
 }
 
 func newLeaseCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "lease", Short: "Issue, show, list and revoke run leases (temporary credentials)"}
-	var o struct {
-		role, branch, forkFrom, purpose, viewFile, run, principal, onBehalfOf, sensitivity string
-		paths                                                                              []string
-		actions                                                                            string
-		ttl                                                                                time.Duration
-		egress                                                                             bool
-		budgets                                                                            budgetFlags
-		branchLimits                                                                       runBranchFlags
-	}
+	var o leaseOptions
 	create := &cobra.Command{
 		Use:   "create REPO --role ROLE --paths GLOB --actions LIST [--fork-from main | --branch B]",
 		Short: "Create a run with a lease (and, with --fork-from, its branch ROLE/RUN) and print its credentials",
 		Long: "With a lease's own credentials (NAS_SESSION_TOKEN or --lease-json), create makes a child\n" +
-			"lease, never wider than the caller; REPO and the branch are the caller's.",
+			"lease, never wider than the caller; REPO and the branch are the caller's.\n" +
+			"--json prints the lease JSON --lease-json reads: the lease, its credentials and the endpoint.",
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := newClient()
 			if err != nil {
 				return err
 			}
-			req := map[string]any{"repo": args[0], "role": o.role, "branch": o.branch, "fork_from": o.forkFrom,
-				"purpose": o.purpose, "run": o.run, "principal": o.principal, "on_behalf_of": o.onBehalfOf,
-				"sensitivity_max": o.sensitivity, "egress": o.egress, "budgets": o.budgets.json()}
-			if o.ttl != 0 {
-				req["ttl"] = o.ttl.String()
-			}
-			o.branchLimits.args(req)
-			if o.viewFile != "" {
-				vf, rules, err := readViewFile(o.viewFile)
-				if err != nil {
-					return err
-				}
-				if len(o.paths) > 0 || o.actions != "" {
-					return usagef("give --view or --paths/--actions, not both")
-				}
-				req["view"] = rules
-				if o.role == "" {
-					req["role"] = cmp.Or(vf.Role, vf.Name)
-				}
-				if o.purpose == "" {
-					req["purpose"] = vf.Purpose
-				}
-			} else if len(o.paths) > 0 {
-				if o.actions == "" {
-					return usagef("--actions is required with --paths (e.g. --actions read,write)")
-				}
-				req["paths"] = o.paths
-				req["actions"] = strings.Split(o.actions, ",")
-			}
-			if o.forkFrom == "" && o.branch == "" && c.creds.SessionToken == "" {
-				req["fork_from"] = "main"
-			}
-			var out struct {
-				Lease map[string]any `json:"lease"`
-			}
-			if err := c.call(cmd.Context(), "lease/create", req, &out); err != nil {
+			req, err := o.request(args[0], c.creds.SessionToken != "")
+			if err != nil {
 				return err
 			}
-			l := leaseOut(out.Lease)
-			l["endpoint"] = c.endpoint
-			if cf.json {
-				return printJSON(l)
+			var out apiv1.LeaseResponse
+			if err := c.do(cmd.Context(), req, &out); err != nil {
+				return err
 			}
-			fmt.Printf("lease %v · run %v · branch %v · expires %v\n", l["lease_id"], l["run"], l["branch"], l["expires_at"])
-			fmt.Printf("export AWS_ACCESS_KEY_ID=%v AWS_SECRET_ACCESS_KEY=%v AWS_SESSION_TOKEN=%v AWS_ENDPOINT_URL=%s\n",
-				l["access_key_id"], l["secret_access_key"], l["session_token"], c.endpoint)
-			return nil
+			return printLease(leaseFile{Lease: out.Lease, Endpoint: c.endpoint})
 		},
 	}
 	f := create.Flags()
@@ -183,100 +190,78 @@ func newLeaseCmd() *cobra.Command {
 			if len(args) == 1 {
 				id = args[0]
 			}
-			return jsonCall(cmd, "lease/get", map[string]any{"lease_id": id})
+			return jsonCall(cmd, apiv1.LeaseGetRequest{LeaseID: id}, &apiv1.LeaseGetResponse{})
 		},
 	}
-	var lf struct {
-		run, role string
-		active    bool
+	cmd.AddCommand(create, show, newLeaseListCmd(), newLeaseRevokeCmd())
+	return cmd
+}
+
+// printLease prints an issued lease: its lease JSON with --json, else
+// what to export to use it.
+func printLease(l leaseFile) error {
+	if cf.json {
+		return printJSON(&l)
 	}
+	fmt.Printf("lease %s · run %s · branch %s · expires %s\n", l.ID, l.Run, l.Branch, l.ExpiresAt.Format(time.RFC3339Nano))
+	fmt.Printf("export AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s AWS_SESSION_TOKEN=%s AWS_ENDPOINT_URL=%s\n",
+		l.AccessKeyID, l.SecretAccessKey, l.SessionToken, l.Endpoint)
+	return nil
+}
+
+func newLeaseListCmd() *cobra.Command {
+	var req apiv1.LeaseListRequest
 	list := &cobra.Command{
 		Use:   "list [REPO]",
 		Short: "List leases, newest first",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			repo := ""
 			if len(args) == 1 {
-				repo = args[0]
+				req.Repo = args[0]
 			}
-			c, err := newClient()
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.call(cmd.Context(), "lease/list", map[string]any{"repo": repo, "run": lf.run, "role": lf.role, "active": lf.active}, &raw); err != nil {
+			var out apiv1.LeaseListResponse
+			if err := doCall(cmd, req, &out); err != nil {
 				return err
 			}
 			if cf.json {
-				return printJSON(raw)
-			}
-			var out struct {
-				Leases []struct {
-					ID      string    `json:"lease_id"`
-					Run     string    `json:"run"`
-					Role    string    `json:"role"`
-					Repo    string    `json:"repo"`
-					Branch  string    `json:"branch"`
-					Expires time.Time `json:"expires_at"`
-					Revoked bool      `json:"revoked"`
-				} `json:"leases"`
-			}
-			if err := json.Unmarshal(raw, &out); err != nil {
-				return err
+				return printJSON(&out)
 			}
 			for _, l := range out.Leases {
 				state := "active"
 				switch {
 				case l.Revoked:
 					state = "revoked"
-				case time.Now().After(l.Expires):
+				case time.Now().After(l.ExpiresAt):
 					state = "expired"
 				}
-				fmt.Printf("%s\t%s\t%s\t%s/%s\t%s\t%s\n", l.ID, l.Run, l.Role, l.Repo, l.Branch, l.Expires.Local().Format(time.RFC3339), state)
+				fmt.Printf("%s\t%s\t%s\t%s/%s\t%s\t%s\n", l.ID, l.Run, l.Role, l.Repo, l.Branch, l.ExpiresAt.Local().Format(time.RFC3339), state)
 			}
 			return nil
 		},
 	}
-	list.Flags().StringVar(&lf.run, "run", "", "only this run")
-	list.Flags().StringVar(&lf.role, "role", "", "only this role")
-	list.Flags().BoolVar(&lf.active, "active", false, "only unexpired, unrevoked leases")
-	revoke := &cobra.Command{
+	list.Flags().StringVar(&req.Run, "run", "", "only this run")
+	list.Flags().StringVar(&req.Role, "role", "", "only this role")
+	list.Flags().BoolVar(&req.Active, "active", false, "only unexpired, unrevoked leases")
+	return list
+}
+
+func newLeaseRevokeCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "revoke LEASE_ID",
 		Short: "Revoke a lease and every lease it minted, effective on the next request",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient()
-			if err != nil {
-				return err
-			}
-			var out struct {
-				Revoked []string `json:"revoked"`
-			}
-			if err := c.call(cmd.Context(), "lease/revoke", map[string]any{"lease_id": args[0]}, &out); err != nil {
+			var out apiv1.LeaseRevokeResponse
+			if err := doCall(cmd, apiv1.LeaseRevokeRequest{LeaseID: args[0]}, &out); err != nil {
 				return err
 			}
 			if cf.json {
-				return printJSON(out)
+				return printJSON(&out)
 			}
 			fmt.Printf("revoked %s\n", strings.Join(out.Revoked, ", "))
 			return nil
 		},
 	}
-	cmd.AddCommand(create, show, list, revoke)
-	return cmd
-}
-
-// jsonCall runs a call and prints its JSON answer.
-func jsonCall(cmd *cobra.Command, op string, args map[string]any) error {
-	c, err := newClient()
-	if err != nil {
-		return err
-	}
-	var raw json.RawMessage
-	if err := c.call(cmd.Context(), op, args, &raw); err != nil {
-		return err
-	}
-	return printJSON(raw)
 }
 
 func newShareCmd() *cobra.Command {
@@ -289,8 +274,8 @@ func newShareCmd() *cobra.Command {
 		Short: "Grant a lease one more path; it disappears on expiry (or first use)",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return jsonCall(cmd, "share/grant", map[string]any{"lease_id": args[0], "path": args[1],
-				"actions": strings.Split(actions, ","), "ttl": ttl.String(), "single_use": single})
+			req := apiv1.ShareGrantRequest{LeaseID: args[0], Path: args[1], Actions: strings.Split(actions, ","), TTL: ttl.String(), SingleUse: single}
+			return jsonCall(cmd, req, &apiv1.GrantResponse{})
 		},
 	}
 	grant.Flags().StringVar(&actions, "actions", "read", "comma-separated actions")
@@ -301,7 +286,7 @@ func newShareCmd() *cobra.Command {
 		Short: "List a lease's grants, live or not",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return jsonCall(cmd, "share/list", map[string]any{"lease_id": args[0]})
+			return jsonCall(cmd, apiv1.ShareListRequest{LeaseID: args[0]}, &apiv1.ShareListResponse{})
 		},
 	}
 	revoke := &cobra.Command{
@@ -309,23 +294,37 @@ func newShareCmd() *cobra.Command {
 		Short: "End a grant at once",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return jsonCall(cmd, "share/revoke", map[string]any{"lease_id": args[0], "grant_id": args[1]})
+			return jsonCall(cmd, apiv1.ShareRevokeRequest{LeaseID: args[0], GrantID: args[1]}, &apiv1.GrantResponse{})
 		},
 	}
 	cmd.AddCommand(grant, list, revoke)
 	return cmd
 }
 
+// roleOptions are the flags of `nas role put`.
+type roleOptions struct {
+	repo, branch, forkFrom, actions, sensitivity, principal, onBehalfOf string
+	paths                                                               []string
+	maxTTL                                                              time.Duration
+	egress                                                              bool
+	budgets                                                             budgetFlags
+	branchLimits                                                        runBranchFlags
+}
+
+// role is the role the flags describe.
+func (o *roleOptions) role(name string) lease.Role {
+	var view []lease.Rule
+	for _, p := range o.paths {
+		view = append(view, lease.Rule{Path: p, Actions: actions(strings.Split(o.actions, ","))})
+	}
+	return lease.Role{Name: name, Repo: o.repo, Branch: o.branch, ForkFrom: o.forkFrom, View: view,
+		MaxTTL: lease.Duration(o.maxTTL), Budgets: o.budgets.budgets(), SensitivityMax: o.sensitivity, Egress: o.egress,
+		Principal: o.principal, OnBehalfOf: o.onBehalfOf, BranchLimits: o.branchLimits.limits()}
+}
+
 func newRoleCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "role", Short: "Define the roles STS AssumeRole issues leases within"}
-	var o struct {
-		repo, branch, forkFrom, actions, sensitivity, principal, onBehalfOf string
-		paths                                                               []string
-		maxTTL                                                              time.Duration
-		egress                                                              bool
-		budgets                                                             budgetFlags
-		branchLimits                                                        runBranchFlags
-	}
+	var o roleOptions
 	put := &cobra.Command{
 		Use:   "put NAME --repo REPO --paths GLOB --actions LIST [--fork-from main | --branch B] [--max-ttl 24h]",
 		Short: "Create or replace a role: its repository, branch policy, widest view, longest lifetime and budgets",
@@ -334,15 +333,7 @@ func newRoleCmd() *cobra.Command {
 			if o.repo == "" || len(o.paths) == 0 || o.actions == "" {
 				return usagef("--repo, --paths and --actions are required")
 			}
-			var view []map[string]any
-			for _, p := range o.paths {
-				view = append(view, map[string]any{"path": p, "actions": strings.Split(o.actions, ",")})
-			}
-			m := map[string]any{"name": args[0], "repo": o.repo, "branch": o.branch,
-				"fork_from": o.forkFrom, "view": view, "max_ttl": o.maxTTL.String(), "budgets": o.budgets.json(),
-				"sensitivity_max": o.sensitivity, "egress": o.egress, "principal": o.principal, "on_behalf_of": o.onBehalfOf}
-			o.branchLimits.args(m)
-			return jsonCall(cmd, "role/put", m)
+			return jsonCall(cmd, apiv1.RolePutRequest{Role: o.role(args[0])}, &apiv1.RoleResponse{})
 		},
 	}
 	f := put.Flags()
@@ -359,13 +350,13 @@ func newRoleCmd() *cobra.Command {
 	o.budgets.add(put)
 	o.branchLimits.add(put)
 	show := &cobra.Command{Use: "show NAME", Short: "Show a role", Args: exactArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
-		return jsonCall(cmd, "role/get", map[string]any{"name": args[0]})
+		return jsonCall(cmd, apiv1.RoleGetRequest{Name: args[0]}, &apiv1.RoleResponse{})
 	}}
 	list := &cobra.Command{Use: "list", Short: "List roles", Args: exactArgs(0), RunE: func(cmd *cobra.Command, args []string) error {
-		return jsonCall(cmd, "role/list", map[string]any{})
+		return jsonCall(cmd, apiv1.RoleListRequest{}, &apiv1.RoleListResponse{})
 	}}
 	del := &cobra.Command{Use: "delete NAME", Short: "Delete a role (its leases stay valid)", Args: exactArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
-		return simpleCall(cmd, "role/delete", map[string]any{"name": args[0]}, "deleted role "+args[0])
+		return simpleCall(cmd, apiv1.RoleDeleteRequest{Name: args[0]}, &apiv1.DeletedResponse{}, "deleted role "+args[0])
 	}}
 	cmd.AddCommand(put, show, list, del)
 	return cmd

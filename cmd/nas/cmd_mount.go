@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentnas/nas/apiv1"
 	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/fuse"
 )
@@ -67,13 +68,8 @@ func runMount(ctx context.Context, dir string, o mountOpts) error {
 		repo, br = cmp.Or(repo, lf.Repo), cmp.Or(br, lf.Branch)
 	}
 	if (repo == "" || br == "") && c.Temporary() {
-		var out struct {
-			Lease struct {
-				Repo   string `json:"repo"`
-				Branch string `json:"branch"`
-			} `json:"lease"`
-		}
-		if err := c.Call(ctx, "lease/get", map[string]any{}, &out); err != nil {
+		var out apiv1.LeaseGetResponse
+		if err := wrapClient(c).do(ctx, apiv1.LeaseGetRequest{}, &out); err != nil {
 			return fmt.Errorf("ask the gateway for the lease's branch: %w", err)
 		}
 		repo, br = cmp.Or(repo, out.Lease.Repo), cmp.Or(br, out.Lease.Branch)

@@ -1,10 +1,13 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentnas/nas/apiv1"
 )
 
 func newRepoCmd() *cobra.Command {
@@ -15,17 +18,13 @@ func newRepoCmd() *cobra.Command {
 		Short: "Create a repository whose main branch is protected (changes only through merges)",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient()
-			if err != nil {
-				return err
-			}
 			protected := !unprotected
-			var out json.RawMessage
-			if err := c.call(cmd.Context(), "repo/create", map[string]any{"repo": args[0], "protected": protected}, &out); err != nil {
+			var out apiv1.RepoResponse
+			if err := doCall(cmd, apiv1.RepoCreateRequest{Repo: args[0], Protected: &protected}, &out); err != nil {
 				return err
 			}
 			if cf.json {
-				return printJSON(out)
+				return printJSON(&out)
 			}
 			state := "protected"
 			if unprotected {
@@ -41,28 +40,15 @@ func newRepoCmd() *cobra.Command {
 		Short: "List repositories",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient()
+			out, err := listRepos(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var out struct {
-				Repos []struct {
-					Name    string `json:"name"`
-					Created string `json:"created"`
-				} `json:"repos"`
-			}
-			var raw json.RawMessage
-			if err := c.call(cmd.Context(), "repo/list", map[string]any{}, &raw); err != nil {
-				return err
-			}
 			if cf.json {
-				return printJSON(raw)
-			}
-			if err := json.Unmarshal(raw, &out); err != nil {
-				return err
+				return printJSON(&out)
 			}
 			for _, r := range out.Repos {
-				fmt.Printf("%s\t%s\n", r.Name, r.Created)
+				fmt.Printf("%s\t%s\n", r.Name, r.Created.Format(time.RFC3339Nano))
 			}
 			return nil
 		},
@@ -72,26 +58,30 @@ func newRepoCmd() *cobra.Command {
 		Short: "Delete a repository whose branches hold no objects",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return simpleCall(cmd, "repo/delete", map[string]any{"repo": args[0]}, "deleted repository "+args[0])
+			return simpleCall(cmd, apiv1.RepoDeleteRequest{Repo: args[0]}, &apiv1.DeletedResponse{}, "deleted repository "+args[0])
 		},
 	}
 	cmd.AddCommand(create, list, del)
 	return cmd
 }
 
-// simpleCall runs one call and prints msg (or the JSON answer).
-func simpleCall(cmd *cobra.Command, op string, args map[string]any, msg string) error {
+// listRepos pages through repo/list: every repository, in one answer.
+func listRepos(ctx context.Context) (apiv1.RepoListResponse, error) {
+	all := apiv1.RepoListResponse{Repos: []apiv1.Repo{}}
 	c, err := newClient()
 	if err != nil {
-		return err
+		return all, err
 	}
-	var out json.RawMessage
-	if err := c.call(cmd.Context(), op, args, &out); err != nil {
-		return err
+	var req apiv1.RepoListRequest
+	for {
+		var page apiv1.RepoListResponse
+		if err := c.do(ctx, req, &page); err != nil {
+			return all, err
+		}
+		all.Repos = append(all.Repos, page.Repos...)
+		if page.NextCursor == "" {
+			return all, nil
+		}
+		req.Cursor = page.NextCursor
 	}
-	if cf.json {
-		return printJSON(out)
-	}
-	fmt.Println(msg)
-	return nil
 }

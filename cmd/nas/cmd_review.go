@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,12 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentnas/nas/apiv1"
 )
 
 func newMergeCmd() *cobra.Command {
-	var into, msg string
-	var ours, theirs []string
-	var dry bool
+	var req apiv1.MergeCreateRequest
 	cmd := &cobra.Command{
 		Use:   "merge REPO FROM --into TO [--ours PATTERN] [--theirs PATTERN]",
 		Short: "Three-way merge of a branch or commit into a branch (the owner's direct merge)",
@@ -22,222 +23,203 @@ func newMergeCmd() *cobra.Command {
 			"--ours/--theirs resolve conflicts on keys matching a glob.",
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if into == "" {
+			if req.Into == "" {
 				return usagef("--into is required")
 			}
-			c, err := newClient()
-			if err != nil {
-				return err
-			}
-			var out json.RawMessage
-			err = c.call(cmd.Context(), "merge/create", map[string]any{"repo": args[0], "from": args[1], "into": into,
-				"message": msg, "ours": ours, "theirs": theirs, "dry_run": dry}, &out)
-			if e, ok := err.(*apiError); ok && e.Code == "MergeConflict" {
+			req.Repo, req.From = args[0], args[1]
+			var out apiv1.MergeCreateResponse
+			err := doCall(cmd, req, &out)
+			if errorCode(err) == apiv1.CodeMergeConflict {
 				fmt.Fprintln(os.Stderr, "merge conflict; nothing was changed")
 			}
 			if err != nil {
 				return err
 			}
 			if cf.json {
-				return printJSON(out)
+				return printJSON(&out)
 			}
-			var r struct {
-				Result struct {
-					Commit   string `json:"commit"`
-					Applied  int    `json:"applied"`
-					UpToDate bool   `json:"up_to_date"`
-				} `json:"result"`
-			}
-			json.Unmarshal(out, &r)
+			r := out.Result
 			switch {
-			case r.Result.UpToDate:
+			case r.UpToDate:
 				fmt.Println("already up to date")
-			case dry:
-				fmt.Printf("would change %d key(s)\n", r.Result.Applied)
+			case req.DryRun:
+				fmt.Printf("would change %d key(s)\n", r.Applied)
 			default:
-				fmt.Printf("merged %s into %s: %d key(s) changed, commit %s\n", args[1], into, r.Result.Applied, r.Result.Commit)
+				fmt.Printf("merged %s into %s: %d key(s) changed, commit %s\n", req.From, req.Into, r.Applied, r.Commit)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&into, "into", "", "target branch")
-	cmd.Flags().StringVarP(&msg, "message", "m", "", "merge commit message")
-	cmd.Flags().StringSliceVar(&ours, "ours", nil, "resolve conflicts on keys matching this glob to the target's side")
-	cmd.Flags().StringSliceVar(&theirs, "theirs", nil, "resolve conflicts on keys matching this glob to the source's side")
-	cmd.Flags().BoolVar(&dry, "dry-run", false, "compute the merge without committing")
+	cmd.Flags().StringVar(&req.Into, "into", "", "target branch")
+	cmd.Flags().StringVarP(&req.Message, "message", "m", "", "merge commit message")
+	cmd.Flags().StringSliceVar(&req.Ours, "ours", nil, "resolve conflicts on keys matching this glob to the target's side")
+	cmd.Flags().StringSliceVar(&req.Theirs, "theirs", nil, "resolve conflicts on keys matching this glob to the source's side")
+	cmd.Flags().BoolVar(&req.DryRun, "dry-run", false, "compute the merge without committing")
 	return cmd
 }
 
 func newProposeCmd() *cobra.Command {
-	var into, intent string
+	var req apiv1.ProposeCreateRequest
 	cmd := &cobra.Command{
 		Use:   "propose REPO BRANCH [--into main] [--intent TEXT]",
 		Short: "Propose merging a run's branch: policy merges, refuses, or waits for a person at a gate",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient()
-			if err != nil {
-				return err
-			}
-			var out struct {
-				Proposal map[string]any `json:"proposal"`
-			}
-			if err := c.call(cmd.Context(), "propose/create", map[string]any{"repo": args[0], "branch": args[1], "into": into, "intent": intent}, &out); err != nil {
+			req.Repo, req.Branch = args[0], args[1]
+			var out apiv1.ProposeCreateResponse
+			if err := doCall(cmd, req, &out); err != nil {
 				return err
 			}
 			if cf.json {
-				return printJSON(out)
+				return printJSON(&out)
 			}
-			p := out.Proposal
-			switch p["status"] {
-			case "pending":
-				fmt.Printf("gate %v waiting for approval: merge %s into %s (%d change(s), rule %v)\n", p["gate_id"], args[1], into, len(asList(p["changes"])), p["rule"])
-			case "merged":
-				fmt.Printf("merged by policy (rule %v) · commit %v\n", p["rule"], p["merge_commit"])
-			case "refused":
-				return fmt.Errorf("refused by policy (rule %v)", p["rule"])
-			case "conflict":
-				return fmt.Errorf("conflicts with %s: %v", into, p["conflicts"])
-			case "up_to_date":
-				fmt.Println("nothing to merge")
-			default:
-				fmt.Printf("%v\n", p["status"])
-			}
-			return nil
+			return printProposal(&out.Proposal, req.Branch, req.Into)
 		},
 	}
-	cmd.Flags().StringVar(&into, "into", "main", "target branch")
-	cmd.Flags().StringVar(&intent, "intent", "", "why (shown on the Gate Card)")
+	cmd.Flags().StringVar(&req.Into, "into", "main", "target branch")
+	cmd.Flags().StringVar(&req.Intent, "intent", "", "why (shown on the Gate Card)")
 	return cmd
 }
 
-func asList(v any) []any {
-	l, _ := v.([]any)
-	return l
+// printProposal says what became of a proposal of branch into into; a
+// refusal or a conflict is an error.
+func printProposal(p *apiv1.Proposal, branch, into string) error {
+	switch p.Status {
+	case "pending":
+		fmt.Printf("gate %s waiting for approval: merge %s into %s (%d change(s), rule %s)\n", p.GateID, branch, into, len(p.Changes), p.Rule)
+	case "merged":
+		fmt.Printf("merged by policy (rule %s) · commit %s\n", p.Rule, p.Merge)
+	case "refused":
+		return fmt.Errorf("refused by policy (rule %s)", p.Rule)
+	case "conflict":
+		return fmt.Errorf("conflicts with %s: %v", into, p.Conflicts)
+	case "up_to_date":
+		fmt.Println("nothing to merge")
+	default:
+		fmt.Println(p.Status)
+	}
+	return nil
 }
 
 func newGateCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "gate", Short: "Decide merges waiting for a person (owner only)"}
-	var status, reason string
+	var status string
 	list := &cobra.Command{Use: "list", Short: "List gates, newest first", Args: exactArgs(0), RunE: func(cmd *cobra.Command, _ []string) error {
-		c, err := newClient()
-		if err != nil {
-			return err
-		}
-		var out struct {
-			Gates []struct {
-				ID     string `json:"gate_id"`
-				Status string `json:"status"`
-				Repo   string `json:"repo"`
-				Card   struct {
-					Run    string `json:"run"`
-					Action struct {
-						From, Into   string
-						FilesChanged int `json:"files_changed"`
-					} `json:"action"`
-					Why string `json:"why"`
-				} `json:"card"`
-			} `json:"gates"`
-		}
-		var raw json.RawMessage
-		if err := c.call(cmd.Context(), "gate/list", map[string]any{"status": status}, &raw); err != nil {
+		var out apiv1.GateListResponse
+		if err := doCall(cmd, apiv1.GateListRequest{Status: status}, &out); err != nil {
 			return err
 		}
 		if cf.json {
-			return printJSON(raw)
+			return printJSON(&out)
 		}
-		json.Unmarshal(raw, &out)
 		for _, g := range out.Gates {
-			fmt.Printf("%s\t%s\t%s: %s -> %s, %d change(s)\t%s\n", g.ID, g.Status, g.Repo, g.Card.Action.From, g.Card.Action.Into, g.Card.Action.FilesChanged, g.Card.Why)
+			a := g.Card.Action
+			fmt.Printf("%s\t%s\t%s: %s -> %s, %d change(s)\t%s\n", g.ID, g.Status, g.Repo, a.From, a.Into, a.FilesChanged, g.Card.Why)
 		}
 		return nil
 	}}
 	list.Flags().StringVar(&status, "status", "", "only gates in this state (pending, approved, denied, expired, void)")
-	show := &cobra.Command{Use: "show GATE_ID", Short: "Print the Gate Card: the gateway's diff, its digest, the read manifest", Args: exactArgs(1),
+	show := &cobra.Command{Use: "show GATE_ID", Short: "Print the Gate Card: the gateway's diff, its digest, the read manifest (--json: the whole gate)", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient()
-			if err != nil {
+			var out apiv1.GateResponse
+			if err := doCall(cmd, apiv1.GateGetRequest{GateID: args[0]}, &out); err != nil {
 				return err
 			}
-			var out struct {
-				Gate struct {
-					Card json.RawMessage `json:"card"`
-				} `json:"gate"`
+			if cf.json {
+				return printJSON(&out)
 			}
-			if err := c.call(cmd.Context(), "gate/get", map[string]any{"gate_id": args[0]}, &out); err != nil {
-				return err
-			}
-			return printJSON(out.Gate.Card)
+			return printJSON(&out.Gate.Card)
 		}}
-	decide := func(op, verb string) *cobra.Command {
-		d := &cobra.Command{Use: verb + " GATE_ID", Short: strings.ToUpper(verb[:1]) + verb[1:] + " a gate", Args: exactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				c, err := newClient()
-				if err != nil {
-					return err
-				}
-				var out struct {
-					Gate map[string]any `json:"gate"`
-				}
-				if err := c.call(cmd.Context(), op, map[string]any{"gate_id": args[0], "reason": reason}, &out); err != nil {
-					return err
-				}
-				if cf.json {
-					return printJSON(out)
-				}
-				if m := out.Gate["merge_commit"]; m != nil && m != "" {
-					fmt.Printf("%s · merged · commit %v\n", out.Gate["status"], m)
-				} else {
-					fmt.Printf("%v\n", out.Gate["status"])
-				}
-				return nil
-			}}
-		d.Flags().StringVar(&reason, "reason", "", "why (recorded)")
-		return d
-	}
+	approve := newGateDecideCmd("approve", func(d apiv1.GateDecision) apiv1.Request { return apiv1.GateApproveRequest(d) })
+	deny := newGateDecideCmd("deny", func(d apiv1.GateDecision) apiv1.Request { return apiv1.GateDenyRequest(d) })
 	stats := &cobra.Command{Use: "stats", Short: "Approval rate and time to decide", Args: exactArgs(0), RunE: func(cmd *cobra.Command, _ []string) error {
-		return jsonCall(cmd, "gate/stats", map[string]any{})
+		return jsonCall(cmd, apiv1.GateStatsRequest{}, &apiv1.GateStatsResponse{})
 	}}
-	cmd.AddCommand(list, show, decide("gate/approve", "approve"), decide("gate/deny", "deny"), stats)
+	cmd.AddCommand(list, show, approve, deny, stats)
 	return cmd
+}
+
+// newGateDecideCmd builds `nas gate approve` or `nas gate deny`; req makes
+// the decision's request.
+func newGateDecideCmd(verb string, req func(apiv1.GateDecision) apiv1.Request) *cobra.Command {
+	var reason string
+	d := &cobra.Command{Use: verb + " GATE_ID", Short: strings.ToUpper(verb[:1]) + verb[1:] + " a gate", Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var out apiv1.GateResponse
+			if err := doCall(cmd, req(apiv1.GateDecision{GateID: args[0], Reason: reason}), &out); err != nil {
+				return err
+			}
+			if cf.json {
+				return printJSON(&out)
+			}
+			if out.Gate.Merge != "" {
+				fmt.Printf("%s · merged · commit %s\n", out.Gate.Status, out.Gate.Merge)
+			} else {
+				fmt.Println(out.Gate.Status)
+			}
+			return nil
+		}}
+	d.Flags().StringVar(&reason, "reason", "", "why (recorded)")
+	return d
 }
 
 func newPolicyCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "policy", Short: "The rules that decide proposals (merge, gate or refuse)"}
 	get := &cobra.Command{Use: "get REPO", Short: "Print a repository's policy", Args: exactArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
-		return jsonCall(cmd, "policy/get", map[string]any{"repo": args[0]})
+		return jsonCall(cmd, apiv1.PolicyGetRequest{Repo: args[0]}, &apiv1.PolicyResponse{})
 	}}
 	set := &cobra.Command{Use: "set REPO FILE", Short: "Replace a repository's policy with a JSON or YAML rules file", Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := os.ReadFile(args[1])
+			pol, err := readPolicy(args[1])
 			if err != nil {
 				return err
 			}
-			var pol any
-			if err := yamlOrJSON(b, &pol); err != nil {
-				return usagef("%s: %v", args[1], err)
-			}
-			return jsonCall(cmd, "policy/set", map[string]any{"repo": args[0], "policy": pol})
+			return jsonCall(cmd, apiv1.PolicySetRequest{Repo: args[0], Policy: pol}, &apiv1.PolicyResponse{})
 		}}
 	cmd.AddCommand(get, set)
 	return cmd
 }
 
+// readPolicy reads a YAML (or JSON, a subset of YAML) rules file. Its
+// fields are the API's (max_changes, ...); an unknown one is refused.
+func readPolicy(path string) (apiv1.Policy, error) {
+	var pol apiv1.Policy
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return pol, err
+	}
+	var doc any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return pol, usagef("%s: %v", path, err)
+	}
+	j, err := json.Marshal(doc)
+	if err != nil {
+		return pol, usagef("%s: %v", path, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&pol); err != nil {
+		return pol, usagef("%s: %v", path, err)
+	}
+	return pol, nil
+}
+
 func newCheckpointCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "checkpoint", Short: "Name a branch's state and restore it later (owner only)"}
 	create := &cobra.Command{Use: "create REPO BRANCH NAME", Short: "Name the branch's head commit", Args: exactArgs(3), RunE: func(cmd *cobra.Command, a []string) error {
-		return simpleCall(cmd, "checkpoint/create", map[string]any{"repo": a[0], "branch": a[1], "name": a[2]}, "checkpoint "+a[2]+" of "+a[1])
+		req := apiv1.CheckpointCreateRequest{Repo: a[0], Branch: a[1], Name: a[2]}
+		return simpleCall(cmd, req, &apiv1.CheckpointResponse{}, "checkpoint "+a[2]+" of "+a[1])
 	}}
 	list := &cobra.Command{Use: "list REPO [BRANCH]", Short: "List checkpoints", Args: cobra.RangeArgs(1, 2), RunE: func(cmd *cobra.Command, a []string) error {
-		br := ""
+		req := apiv1.CheckpointListRequest{Repo: a[0]}
 		if len(a) == 2 {
-			br = a[1]
+			req.Branch = a[1]
 		}
-		return jsonCall(cmd, "checkpoint/list", map[string]any{"repo": a[0], "branch": br})
+		return jsonCall(cmd, req, &apiv1.CheckpointListResponse{})
 	}}
 	restore := &cobra.Command{Use: "restore REPO BRANCH NAME", Short: "Commit the checkpoint's tree on the branch, keeping history", Args: exactArgs(3),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return jsonCall(cmd, "checkpoint/restore", map[string]any{"repo": a[0], "branch": a[1], "name": a[2]})
+			return jsonCall(cmd, apiv1.CheckpointRestoreRequest{Repo: a[0], Branch: a[1], Name: a[2]}, &apiv1.RestoreResponse{})
 		}}
 	cmd.AddCommand(create, list, restore)
 	return cmd
@@ -246,18 +228,15 @@ func newCheckpointCmd() *cobra.Command {
 func newTrashCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "trash", Short: "What merges deleted from protected branches, kept 7 days (owner only)"}
 	list := &cobra.Command{Use: "list REPO [PREFIX]", Short: "List trashed objects", Args: cobra.RangeArgs(1, 2), RunE: func(cmd *cobra.Command, a []string) error {
-		p := ""
+		req := apiv1.TrashListRequest{Repo: a[0]}
 		if len(a) == 2 {
-			p = a[1]
+			req.Prefix = a[1]
 		}
-		return jsonCall(cmd, "trash/list", map[string]any{"repo": a[0], "prefix": p})
+		return jsonCall(cmd, req, &apiv1.TrashListResponse{})
 	}}
 	restore := &cobra.Command{Use: "restore REPO PATH", Short: "Put a trashed object back with a commit", Args: exactArgs(2), RunE: func(cmd *cobra.Command, a []string) error {
-		return jsonCall(cmd, "trash/restore", map[string]any{"repo": a[0], "path": a[1]})
+		return jsonCall(cmd, apiv1.TrashRestoreRequest{Repo: a[0], Path: a[1]}, &apiv1.RestoreResponse{})
 	}}
 	cmd.AddCommand(list, restore)
 	return cmd
 }
-
-// yamlOrJSON decodes a YAML (or JSON, a subset of YAML) document.
-func yamlOrJSON(b []byte, v any) error { return yaml.Unmarshal(b, v) }

@@ -2,39 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-)
 
-// sourceJSON is an attached source as the control API shows it (never
-// with credentials).
-type sourceJSON struct {
-	ID          string    `json:"id"`
-	Repo        string    `json:"repo"`
-	Branch      string    `json:"branch"`
-	Prefix      string    `json:"prefix"`
-	URL         string    `json:"url"`
-	Endpoint    string    `json:"endpoint"`
-	Versioned   bool      `json:"versioned"`
-	Credentials bool      `json:"credentials"`
-	State       string    `json:"state"`
-	Error       string    `json:"error"`
-	Listed      int64     `json:"listed"`
-	Added       int64     `json:"added"`
-	Changed     int64     `json:"changed"`
-	Removed     int64     `json:"removed"`
-	Kept        int64     `json:"kept"`
-	Skipped     int64     `json:"skipped"`
-	Base        string    `json:"base"`
-	Commit      string    `json:"commit"`
-	Commits     int       `json:"commits"`
-	Synced      time.Time `json:"synced"`
-}
+	"github.com/agentnas/nas/apiv1"
+)
 
 // newSourceCmd builds `nas source`: attaching remote buckets and local
 // folders to a repository.
@@ -95,13 +70,10 @@ func runSourceAdd(ctx context.Context, o sourceAddOptions) error {
 	if (o.accessKey == "") != (o.secretKey == "") {
 		return usagef("give both the remote's access key and secret key (--source-access-key, --source-secret-key)")
 	}
-	var out struct {
-		Source sourceJSON `json:"source"`
-	}
-	args := map[string]any{"repo": o.repo, "url": o.url, "prefix": o.prefix, "branch": o.branch, "endpoint": o.endpoint,
-		"region": o.region, "access_key": o.accessKey, "secret_key": o.secretKey, "session_token": o.sessionToken,
-		"virtual_host": o.virtualHost}
-	if err := c.call(ctx, "source/add", args, &out); err != nil {
+	req := apiv1.SourceAddRequest{Repo: o.repo, URL: o.url, Prefix: o.prefix, Branch: o.branch, Endpoint: o.endpoint,
+		Region: o.region, AccessKey: o.accessKey, SecretKey: o.secretKey, SessionToken: o.sessionToken, VirtualHost: o.virtualHost}
+	var out apiv1.SourceResponse
+	if err := c.do(ctx, req, &out); err != nil {
 		return err
 	}
 	if o.noWait {
@@ -117,13 +89,11 @@ func runSourceAdd(ctx context.Context, o sourceAddOptions) error {
 
 // waitSource polls an attach or refresh until it ends, showing its
 // progress on a terminal.
-func waitSource(ctx context.Context, c *client, id string) (sourceJSON, error) {
+func waitSource(ctx context.Context, c *client, id string) (apiv1.Source, error) {
 	tty := isTerminal(os.Stderr)
 	for {
-		var out struct {
-			Source sourceJSON `json:"source"`
-		}
-		if err := c.call(ctx, "source/get", map[string]any{"id": id}, &out); err != nil {
+		var out apiv1.SourceResponse
+		if err := c.do(ctx, apiv1.SourceGetRequest{ID: id}, &out); err != nil {
 			return out.Source, err
 		}
 		s := out.Source
@@ -157,9 +127,11 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func printSource(s sourceJSON, line string) error {
+// printSource prints line, or with --json the source as source/get
+// answers it.
+func printSource(s apiv1.Source, line string) error {
 	if cf.json {
-		return printJSON(s)
+		return printJSON(&apiv1.SourceResponse{Source: s})
 	}
 	fmt.Println(line)
 	return nil
@@ -180,14 +152,14 @@ func newSourceListCmd() *cobra.Command {
 			if len(args) == 1 {
 				repo = args[0]
 			}
-			srcs, err := listSources(cmd.Context(), repo)
+			out, err := listSources(cmd.Context(), repo)
 			if err != nil {
 				return err
 			}
 			if cf.json {
-				return printJSON(srcs)
+				return printJSON(&out)
 			}
-			for _, s := range srcs {
+			for _, s := range out.Sources {
 				state := s.State
 				if s.Error != "" {
 					state += " (" + s.Error + ")"
@@ -206,26 +178,25 @@ func orDash(s string) string {
 	return s
 }
 
-func listSources(ctx context.Context, repo string) ([]sourceJSON, error) {
+// listSources pages through source/list: every source of repo (""
+// all), in one answer.
+func listSources(ctx context.Context, repo string) (apiv1.SourceListResponse, error) {
+	all := apiv1.SourceListResponse{Sources: []apiv1.Source{}}
 	c, err := newClient()
 	if err != nil {
-		return nil, err
+		return all, err
 	}
-	all := []sourceJSON{}
-	cursor := ""
+	req := apiv1.SourceListRequest{Repo: repo}
 	for {
-		var out struct {
-			Sources    []sourceJSON `json:"sources"`
-			NextCursor string       `json:"next_cursor"`
+		var page apiv1.SourceListResponse
+		if err := c.do(ctx, req, &page); err != nil {
+			return all, err
 		}
-		if err := c.call(ctx, "source/list", map[string]any{"repo": repo, "cursor": cursor}, &out); err != nil {
-			return nil, err
-		}
-		all = append(all, out.Sources...)
-		if out.NextCursor == "" {
+		all.Sources = append(all.Sources, page.Sources...)
+		if page.NextCursor == "" {
 			return all, nil
 		}
-		cursor = out.NextCursor
+		req.Cursor = page.NextCursor
 	}
 }
 
@@ -235,7 +206,7 @@ func newSourceRefreshCmd() *cobra.Command {
 		Short: "List sources again and commit what changed there (added, re-pinned, removed objects)",
 		Long: "Refresh re-lists each source (every source of REPO when no ID is given) and commits the difference, so " +
 			"`nas diff REPO BASE COMMIT` shows the remote's drift. Objects written on the branch over the source's " +
-			"prefix are left as they are.",
+			"prefix are left as they are. --json prints the refreshed sources as source/list answers them.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 {
 				return usagef("%s takes REPO and optional source IDs\nusage: %s", cmd.CommandPath(), cmd.UseLine())
@@ -250,47 +221,53 @@ func newSourceRefreshCmd() *cobra.Command {
 			}
 			ids := args[1:]
 			if len(ids) == 0 {
-				srcs, err := listSources(ctx, args[0])
+				all, err := listSources(ctx, args[0])
 				if err != nil {
 					return err
 				}
-				for _, s := range srcs {
+				for _, s := range all.Sources {
 					ids = append(ids, s.ID)
 				}
 			}
-			var results []sourceJSON
+			results := apiv1.SourceListResponse{Sources: []apiv1.Source{}}
 			for _, id := range ids {
-				var out struct {
-					Source sourceJSON `json:"source"`
-				}
-				if err := c.call(ctx, "source/refresh", map[string]any{"id": id}, &out); err != nil {
-					return err
-				}
-				if out.Source.Repo != args[0] {
-					return usagef("source %s belongs to repository %s, not %s", id, out.Source.Repo, args[0])
-				}
-				s, err := waitSource(ctx, c, id)
+				s, err := refreshSource(ctx, c, args[0], id)
 				if err != nil {
 					return err
 				}
-				results = append(results, s)
-				if cf.json {
-					continue
+				results.Sources = append(results.Sources, s)
+				if !cf.json {
+					fmt.Println(refreshLine(&s))
 				}
-				line := fmt.Sprintf("refreshed %s: %d added, %d changed, %d removed", s.ID, s.Added, s.Changed, s.Removed)
-				if s.Commit != "" {
-					line += fmt.Sprintf("; see `nas diff %s %s %s`", s.Repo, s.Base, s.Commit)
-				} else {
-					line += " (nothing changed)"
-				}
-				fmt.Println(line)
 			}
 			if cf.json {
-				return printJSON(results)
+				return printJSON(&results)
 			}
 			return nil
 		},
 	}
+}
+
+// refreshSource refreshes source id of repo and waits for the refresh to
+// end.
+func refreshSource(ctx context.Context, c *client, repo, id string) (apiv1.Source, error) {
+	var out apiv1.SourceResponse
+	if err := c.do(ctx, apiv1.SourceRefreshRequest{ID: id}, &out); err != nil {
+		return out.Source, err
+	}
+	if out.Source.Repo != repo {
+		return out.Source, usagef("source %s belongs to repository %s, not %s", id, out.Source.Repo, repo)
+	}
+	return waitSource(ctx, c, id)
+}
+
+// refreshLine says what a refresh changed.
+func refreshLine(s *apiv1.Source) string {
+	line := fmt.Sprintf("refreshed %s: %d added, %d changed, %d removed", s.ID, s.Added, s.Changed, s.Removed)
+	if s.Commit != "" {
+		return line + fmt.Sprintf("; see `nas diff %s %s %s`", s.Repo, s.Base, s.Commit)
+	}
+	return line + " (nothing changed)"
 }
 
 func newSourceRemoveCmd() *cobra.Command {
@@ -306,27 +283,25 @@ func newSourceRemoveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var got struct {
-				Source sourceJSON `json:"source"`
-			}
-			if err := c.call(cmd.Context(), "source/get", map[string]any{"id": args[1]}, &got); err != nil {
+			var got apiv1.SourceResponse
+			if err := c.do(cmd.Context(), apiv1.SourceGetRequest{ID: args[1]}, &got); err != nil {
 				return err
 			}
 			if got.Source.Repo != args[0] {
 				return usagef("source %s belongs to repository %s, not %s", args[1], got.Source.Repo, args[0])
 			}
-			var raw json.RawMessage
-			if err := c.call(cmd.Context(), "source/remove", map[string]any{"id": args[1], "evict": evict}, &raw); err != nil {
+			var out apiv1.SourceRemoveResponse
+			if err := c.do(cmd.Context(), apiv1.SourceRemoveRequest{ID: args[1], Evict: evict}, &out); err != nil {
 				return err
 			}
 			if cf.json {
-				return printJSON(raw)
+				return printJSON(&out)
 			}
 			msg := "removed source " + args[1]
 			if evict {
 				msg += " and evicted what was fetched from it"
 			}
-			fmt.Println(strings.TrimSpace(msg))
+			fmt.Println(msg)
 			return nil
 		},
 	}

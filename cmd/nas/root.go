@@ -50,6 +50,9 @@ func run(args []string) int {
 		return exitOK
 	}
 	fmt.Fprintln(os.Stderr, "nas:", err)
+	if cf.json {
+		printErrorDocument(err)
+	}
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
