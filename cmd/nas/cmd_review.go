@@ -71,19 +71,27 @@ func newProposeCmd() *cobra.Command {
 				return err
 			}
 			if cf.json {
-				return printJSON(&out)
+				if err := printJSON(&out); err != nil {
+					return err
+				}
+			} else if err := printProposal(&out.Proposal); err != nil {
+				return err
 			}
-			return printProposal(&out.Proposal, req.Branch, req.Into)
+			if out.Proposal.Status == "pending" {
+				return errWaiting
+			}
+			return nil
 		},
 	}
-	cmd.Flags().StringVar(&req.Into, "into", "main", "target branch")
+	cmd.Flags().StringVar(&req.Into, "into", "", "target branch (default: the branch the run was forked from, else main)")
 	cmd.Flags().StringVar(&req.Intent, "intent", "", "why (shown on the Gate Card)")
 	return cmd
 }
 
 // printProposal says what became of a proposal of branch into into; a
 // refusal or a conflict is an error.
-func printProposal(p *apiv1.Proposal, branch, into string) error {
+func printProposal(p *apiv1.Proposal) error {
+	branch, into := p.From, p.Into
 	switch p.Status {
 	case "pending":
 		fmt.Printf("gate %s waiting for approval: merge %s into %s (%d change(s), rule %s)\n", p.GateID, branch, into, len(p.Changes), p.Rule)

@@ -12,12 +12,18 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// exit codes: 0 success, 1 failure, 2 usage.
+// exit codes: 0 success, 1 failure, 2 usage, 3 waiting for a person (a
+// proposal at a gate).
 const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	exitWaiting = 3
 )
+
+// errWaiting ends a command whose work waits for a person; it exits 3
+// and prints nothing more.
+var errWaiting = errors.New("waiting for a person")
 
 // usageError marks errors caused by how the command was called.
 type usageError struct{ error }
@@ -48,6 +54,9 @@ func run(args []string) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
+	}
+	if errors.Is(err, errWaiting) {
+		return exitWaiting
 	}
 	fmt.Fprintln(os.Stderr, "nas:", err)
 	if cf.json {
