@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/gitexport"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -23,7 +24,7 @@ func checkExport(ctx context.Context, r *run) (bool, string, string) {
 		return false, err.Error(), ""
 	}
 	defer os.RemoveAll(tmp)
-	cl := &gitexport.Client{Endpoint: r.owner.endpoint, Credentials: r.owner.creds}
+	cl := &gitexport.Client{C: client.New(client.Config{Endpoint: r.owner.endpoint, Credentials: r.owner.creds})}
 	dir := filepath.Join(tmp, "export.git")
 	exp, err := cl.Export(ctx, r.repo, dir)
 	if err != nil {
