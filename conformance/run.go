@@ -135,14 +135,11 @@ func (r *run) setup(ctx context.Context) error {
 	return nil
 }
 
-// runActions are what a run's lease may do.
-var runActions = []string{"list", "read", "write", "delete", "propose"}
-
 // runLease issues a lease of the run's role on a fork of main; each of
 // edits changes the request first.
 func (r *run) runLease(ctx context.Context, edits ...func(*apiv1.LeaseCreateRequest)) (*principal, apiv1.Lease, error) {
 	req := apiv1.LeaseCreateRequest{Repo: r.repo, Role: r.role, ForkFrom: "main", Paths: []string{"shared/launch/**"},
-		Actions: runActions, TTL: "1h", Purpose: "conformance"}
+		Actions: []string{"list", "read", "write", "delete", "propose"}, TTL: "1h", Purpose: "conformance"}
 	for _, edit := range edits {
 		edit(&req)
 	}
@@ -212,6 +209,7 @@ var checks = []check{
 		return pass, detail, ""
 	}},
 	{"L1.1", func(ctx context.Context, r *run) (bool, string, string) {
+		// An unsigned GET: nobody's credentials.
 		resp, err := r.owner.http.Get(r.owner.endpoint + "/" + r.repo + "/shared/launch/notes.md")
 		if err != nil {
 			return false, err.Error(), ""
