@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -440,52 +437,6 @@ func (c *Client) DeleteMany(ctx context.Context, bucket string, keys []string) e
 	}
 	if len(doc.Errors) > 0 {
 		return fmt.Errorf("delete objects: %s: %s (and %d more)", doc.Errors[0].Key, doc.Errors[0].Code, len(doc.Errors)-1)
-	}
-	return nil
-}
-
-// Control calls the gateway's control API (POST /_nas/v1/OP with a JSON
-// body, signed like S3) and decodes the answer into out when not nil.
-func (c *Client) Control(ctx context.Context, op string, args, out any) error {
-	body, err := json.Marshal(args)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint+"/_nas/v1/"+op, bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	sum := sha256.Sum256(body)
-	hash := hex.EncodeToString(sum[:])
-	req.Header.Set("X-Amz-Content-Sha256", hash)
-	if err := c.signer.SignHTTP(ctx, c.Creds, req, hash, "s3", c.Region, time.Now()); err != nil {
-		return fmt.Errorf("%s: sign: %w", op, err)
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var doc struct {
-			Error struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(data, &doc)
-		return &S3Error{Status: resp.StatusCode, Code: doc.Error.Code, Message: doc.Error.Message, Op: op}
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s: decode answer: %w", op, err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/manifest"
 )
@@ -113,7 +114,7 @@ func runForkCurve(ctx context.Context, e *Env) ([]*Result, error) {
 			}
 			d := time.Since(start)
 			start = time.Now()
-			if err := t.Client.Control(ctx, "branch/create", map[string]string{"repo": repo, "name": fmt.Sprintf("api-%d", i), "from": "main"}, nil); err != nil {
+			if err := t.API.Do(ctx, apiv1.BranchCreateRequest{Repo: repo, Name: fmt.Sprintf("api-%d", i), From: "main"}, nil); err != nil {
 				return nil, err
 			}
 			if i > 0 { // the first of each is a warm-up

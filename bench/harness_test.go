@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
@@ -83,12 +84,8 @@ func TestHarnessTiny(t *testing.T) {
 	}
 
 	// The remote's buckets were removed again.
-	var repos struct {
-		Repos []struct {
-			Name string `json:"name"`
-		} `json:"repos"`
-	}
-	if err := remote.Client.Control(ctx, "repo/list", map[string]any{}, &repos); err != nil {
+	var repos apiv1.RepoListResponse
+	if err := remote.API.Do(ctx, apiv1.RepoListRequest{}, &repos); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range repos.Repos {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/manifest"
 )
@@ -64,12 +65,8 @@ func mergeRound(ctx context.Context, t *Target, repo string, n, changes, round i
 		return s, fmt.Errorf("stage %d changes: %w", changes, err)
 	}
 	start := time.Now()
-	var commit struct {
-		Commit struct {
-			ID string `json:"id"`
-		} `json:"commit"`
-	}
-	if err := t.Client.Control(ctx, "commit/create", map[string]any{"repo": repo, "branch": run, "message": "run"}, &commit); err != nil {
+	var commit apiv1.CommitResponse
+	if err := t.API.Do(ctx, apiv1.CommitCreateRequest{Repo: repo, Branch: run, Message: "run"}, &commit); err != nil {
 		return s, err
 	}
 	s.commit = time.Since(start)
@@ -95,17 +92,13 @@ func mergeRound(ctx context.Context, t *Target, repo string, n, changes, round i
 	start = time.Now()
 	seen, cursor := 0, ""
 	for {
-		var page struct {
-			Changes []struct {
-				Key string `json:"key"`
-			} `json:"changes"`
-			Next string `json:"next_cursor"`
-		}
-		if err := t.Client.Control(ctx, "diff/list", map[string]any{"repo": repo, "from": base.String(), "to": commit.Commit.ID, "cursor": cursor, "limit": 10000}, &page); err != nil {
+		var page apiv1.ChangesResponse
+		req := apiv1.DiffListRequest{Repo: repo, From: base.String(), To: commit.Commit.ID, Page: apiv1.Page{Cursor: cursor, Limit: 10000}}
+		if err := t.API.Do(ctx, req, &page); err != nil {
 			return s, err
 		}
 		seen += len(page.Changes)
-		if cursor = page.Next; cursor == "" {
+		if cursor = page.NextCursor; cursor == "" {
 			break
 		}
 	}
@@ -115,13 +108,8 @@ func mergeRound(ctx context.Context, t *Target, repo string, n, changes, round i
 	}
 
 	start = time.Now()
-	var merged struct {
-		Result struct {
-			Applied int    `json:"applied"`
-			Commit  string `json:"commit"`
-		} `json:"result"`
-	}
-	if err := t.Client.Control(ctx, "merge/create", map[string]any{"repo": repo, "from": run, "into": "main"}, &merged); err != nil {
+	var merged apiv1.MergeCreateResponse
+	if err := t.API.Do(ctx, apiv1.MergeCreateRequest{Repo: repo, From: run, Into: "main"}, &merged); err != nil {
 		return s, err
 	}
 	s.merge = time.Since(start)

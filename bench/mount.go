@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/fuse"
 )
@@ -88,7 +89,7 @@ func mountFresh(ctx context.Context, e *Env, repo string, fill func(*Target) err
 		if err := fill(t); err != nil {
 			return fail(err)
 		}
-	} else if err := t.Client.Control(ctx, "repo/create", map[string]any{"repo": repo, "protected": false}, nil); err != nil {
+	} else if err := t.API.Do(ctx, apiv1.RepoCreateRequest{Repo: repo, Protected: new(bool)}, nil); err != nil {
 		return fail(err)
 	}
 	if mt.dir, err = e.TempDir("mnt"); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/agentnas/nas/auth"
+	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/gateway"
 )
 
@@ -47,6 +48,9 @@ type Target struct {
 	Backend gofakes3.Backend
 	// Client is the load generator's client for the target.
 	Client *Client
+	// API is the control-API client of a KindNAS target (nil for the
+	// other kinds); it shares Client's connections.
+	API *nasclient.Client
 
 	close        func() error
 	bucketPrefix string     // endpoints: a prefix unique to the run
@@ -147,6 +151,7 @@ func StartGateway(ctx context.Context, name, dataDir string, log *slog.Logger) (
 	t := &Target{Name: name, Kind: KindNAS, Endpoint: endpoint, Region: "us-east-1", Creds: BenchCredentials(),
 		DataDir: dataDir, Gateway: g}
 	t.Client = NewClient(endpoint, t.Region, t.Creds)
+	t.API = controlClient(t)
 	t.close = func() error {
 		cancel()
 		serr := <-done
@@ -157,6 +162,13 @@ func StartGateway(ctx context.Context, name, dataDir string, log *slog.Logger) (
 		return cerr
 	}
 	return t, nil
+}
+
+// controlClient returns the control-API client of t. A call is tried
+// once, as the load generator's requests are: a failure is reported, not
+// retried into the timings.
+func controlClient(t *Target) *nasclient.Client {
+	return nasclient.New(nasclient.Config{Endpoint: t.Endpoint, Region: t.Region, Credentials: t.Creds, HTTP: t.Client.HTTP, Attempts: 1})
 }
 
 // NewGoFakeS3Backend returns gofakes3's on-disk backend (s3afero over the

@@ -56,6 +56,9 @@ func (c *Client) Import(ctx context.Context, repo string, write func(io.Writer) 
 	req.ContentLength = -1
 	req.Header.Set("Content-Type", apiv1.DumpContentType)
 	req.Header.Set("Content-Encoding", "aws-chunked")
+	// The body goes out only once the gateway has accepted the request: a
+	// refused import is answered, not reset while its body arrives.
+	req.Header.Set("Expect", "100-continue")
 	const mode = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
 	req.Header.Set("x-amz-content-sha256", mode)
 	now := time.Now().UTC()

@@ -3,72 +3,31 @@ package conformance
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"time"
 
+	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/client"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 )
 
-// principal is a set of credentials talking to the gateway.
+// principal is a set of credentials talking to the gateway: the control
+// API through api, S3 through the AWS SDK.
 type principal struct {
 	endpoint string
 	creds    aws.Credentials
 	http     *http.Client
+	api      *client.Client
 }
 
-// apiError is a control-API error answer.
-type apiError struct {
-	Status int
-	Code   string `json:"code"`
-	Msg    string `json:"message"`
-}
-
-func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Msg) }
-
-// call POSTs a control-API operation and decodes the answer.
-func (p *principal) call(ctx context.Context, op string, args any, out any) error {
-	body, _ := json.Marshal(args)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint+"/_nas/v1/"+op, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(body)
-	h := hex.EncodeToString(sum[:])
-	req.Header.Set("x-amz-content-sha256", h)
-	if p.creds.AccessKeyID != "" {
-		if err := v4.NewSigner().SignHTTP(ctx, p.creds, req, h, "s3", "us-east-1", time.Now()); err != nil {
-			return err
-		}
-	}
-	resp, err := p.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		var doc struct {
-			Error *apiError `json:"error"`
-		}
-		if json.Unmarshal(b, &doc) == nil && doc.Error != nil {
-			doc.Error.Status = resp.StatusCode
-			return doc.Error
-		}
-		return &apiError{Status: resp.StatusCode, Msg: string(b)}
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(b, out)
+// newPrincipal returns a principal of endpoint with creds. A control call
+// is tried once: the suite reports what the gateway answered.
+func newPrincipal(endpoint string, creds aws.Credentials, hc *http.Client) *principal {
+	return &principal{endpoint: endpoint, creds: creds, http: hc,
+		api: client.New(client.Config{Endpoint: endpoint, Credentials: creds, HTTP: hc, Attempts: 1})}
 }
 
 func (p *principal) s3() *s3.Client {
@@ -98,9 +57,8 @@ func code(err error) string {
 	if errAs(err, &ae) {
 		return ae.ErrorCode()
 	}
-	var ce *apiError
-	if errAs(err, &ce) {
-		return ce.Code
+	if c := client.Code(err); c != "" {
+		return c
 	}
 	if err != nil {
 		return err.Error()
@@ -108,15 +66,14 @@ func code(err error) string {
 	return ""
 }
 
-// leaseOf issues a lease with the owner's credentials.
-func (p *principal) leaseOf(ctx context.Context, args map[string]any) (*principal, map[string]any, error) {
-	var out struct {
-		Lease map[string]any `json:"lease"`
-	}
-	if err := p.call(ctx, "lease/create", args, &out); err != nil {
-		return nil, nil, err
+// leaseOf issues a lease with the principal's credentials and returns a
+// principal holding it.
+func (p *principal) leaseOf(ctx context.Context, req apiv1.LeaseCreateRequest) (*principal, apiv1.Lease, error) {
+	var out apiv1.LeaseResponse
+	if err := p.api.Do(ctx, req, &out); err != nil {
+		return nil, apiv1.Lease{}, err
 	}
 	l := out.Lease
-	return &principal{endpoint: p.endpoint, http: p.http, creds: aws.Credentials{AccessKeyID: l["access_key_id"].(string),
-		SecretAccessKey: l["secret_access_key"].(string), SessionToken: l["session_token"].(string)}}, l, nil
+	return newPrincipal(p.endpoint, aws.Credentials{AccessKeyID: l.AccessKeyID, SecretAccessKey: l.SecretAccessKey,
+		SessionToken: l.SessionToken}, p.http), l, nil
 }

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/gitexport"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -23,7 +25,7 @@ func checkExport(ctx context.Context, r *run) (bool, string, string) {
 		return false, err.Error(), ""
 	}
 	defer os.RemoveAll(tmp)
-	cl := &gitexport.Client{Endpoint: r.owner.endpoint, Credentials: r.owner.creds}
+	cl := &gitexport.Client{C: r.owner.api}
 	dir := filepath.Join(tmp, "export.git")
 	exp, err := cl.Export(ctx, r.repo, dir)
 	if err != nil {
@@ -33,59 +35,20 @@ func checkExport(ctx context.Context, r *run) (bool, string, string) {
 	if _, err := cl.Import(ctx, dir, copyName); err != nil {
 		return false, "import: " + err.Error(), ""
 	}
-	var ba, bb struct {
-		Branches []struct {
-			Name string `json:"name"`
-			Head string `json:"head"`
-		} `json:"branches"`
-	}
-	if err := r.owner.call(ctx, "branch/list", map[string]any{"repo": r.repo, "limit": 10000}, &ba); err != nil {
+	ba, err := r.owner.branchHeads(ctx, r.repo)
+	if err != nil {
 		return false, err.Error(), ""
 	}
-	if err := r.owner.call(ctx, "branch/list", map[string]any{"repo": copyName, "limit": 10000}, &bb); err != nil {
+	bb, err := r.owner.branchHeads(ctx, copyName)
+	if err != nil {
 		return false, err.Error(), ""
 	}
-	if fmt.Sprint(ba) != fmt.Sprint(bb) {
+	if !slices.Equal(ba, bb) {
 		return false, fmt.Sprintf("branches differ after import: %v vs %v", ba, bb), ""
 	}
-	c := r.owner.s3()
-	keys := map[string]bool{}
-	commits, objects := 0, 0
-	for _, b := range ba.Branches {
-		var la, lb struct {
-			Commits []struct {
-				ID string `json:"id"`
-			} `json:"commits"`
-		}
-		if err := r.owner.call(ctx, "commit/log", map[string]any{"repo": r.repo, "ref": b.Name, "limit": 10000}, &la); err != nil {
-			return false, err.Error(), ""
-		}
-		if err := r.owner.call(ctx, "commit/log", map[string]any{"repo": copyName, "ref": b.Name, "limit": 10000}, &lb); err != nil {
-			return false, err.Error(), ""
-		}
-		if fmt.Sprint(la) != fmt.Sprint(lb) {
-			return false, "the history of " + b.Name + " differs after import", ""
-		}
-		out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(copyName)}, branchOpt(b.Name))
-		if err != nil {
-			return false, "list versions of the import: " + err.Error(), ""
-		}
-		for _, v := range out.Versions {
-			keys[aws.ToString(v.Key)] = true
-			if msg := sameObject(ctx, c, r.repo, copyName, b.Name, aws.ToString(v.Key), aws.ToString(v.VersionId)); msg != "" {
-				return false, msg, ""
-			}
-			objects++
-		}
-		for _, cm := range la.Commits {
-			commits++
-			for k := range keys {
-				if msg := sameObject(ctx, c, r.repo, copyName, b.Name, k, cm.ID); msg != "" {
-					return false, msg, ""
-				}
-				objects++
-			}
-		}
+	objects, msg := r.sameHistory(ctx, copyName, ba)
+	if msg != "" {
+		return false, msg, ""
 	}
 	detail := fmt.Sprintf("exported %d commits to Git and imported them as %s: every branch has the same commit IDs, and %d object reads (every version, every key at every commit) returned the same bytes, ETag and metadata",
 		exp.Commits, copyName, objects)
@@ -93,6 +56,78 @@ func checkExport(ctx context.Context, r *run) (bool, string, string) {
 		detail += "; not exported: " + s
 	}
 	return true, detail, ""
+}
+
+// branchHead is a branch and the commit it points at.
+type branchHead struct{ Name, Head string }
+
+// branchHeads lists repo's branches.
+func (p *principal) branchHeads(ctx context.Context, repo string) ([]branchHead, error) {
+	var out apiv1.BranchListResponse
+	if err := p.api.Do(ctx, apiv1.BranchListRequest{Repo: repo, Page: apiv1.Page{Limit: apiv1.MaxLimit}}, &out); err != nil {
+		return nil, err
+	}
+	heads := make([]branchHead, len(out.Branches))
+	for i, b := range out.Branches {
+		heads[i] = branchHead{b.Name, b.Head}
+	}
+	return heads, nil
+}
+
+// commitIDs is the history of ref in repo, newest first.
+func (p *principal) commitIDs(ctx context.Context, repo, ref string) ([]string, error) {
+	var out apiv1.CommitLogResponse
+	if err := p.api.Do(ctx, apiv1.CommitLogRequest{Repo: repo, Ref: ref, Page: apiv1.Page{Limit: apiv1.MaxLimit}}, &out); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(out.Commits))
+	for i, c := range out.Commits {
+		ids[i] = c.ID
+	}
+	return ids, nil
+}
+
+// sameHistory compares, on every branch, the history of the run's
+// repository and of its import copyName, every version of the import and
+// every key seen so far at every commit. It returns how many object
+// versions it compared, or what differs.
+func (r *run) sameHistory(ctx context.Context, copyName string, branches []branchHead) (int, string) {
+	c := r.owner.s3()
+	keys := map[string]bool{}
+	objects := 0
+	for _, b := range branches {
+		la, err := r.owner.commitIDs(ctx, r.repo, b.Name)
+		if err != nil {
+			return objects, err.Error()
+		}
+		lb, err := r.owner.commitIDs(ctx, copyName, b.Name)
+		if err != nil {
+			return objects, err.Error()
+		}
+		if !slices.Equal(la, lb) {
+			return objects, "the history of " + b.Name + " differs after import"
+		}
+		out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(copyName)}, branchOpt(b.Name))
+		if err != nil {
+			return objects, "list versions of the import: " + err.Error()
+		}
+		for _, v := range out.Versions {
+			keys[aws.ToString(v.Key)] = true
+			if msg := sameObject(ctx, c, r.repo, copyName, b.Name, aws.ToString(v.Key), aws.ToString(v.VersionId)); msg != "" {
+				return objects, msg
+			}
+			objects++
+		}
+		for _, id := range la {
+			for k := range keys {
+				if msg := sameObject(ctx, c, r.repo, copyName, b.Name, k, id); msg != "" {
+					return objects, msg
+				}
+				objects++
+			}
+		}
+	}
+	return objects, ""
 }
 
 func branchOpt(name string) func(*s3.Options) {

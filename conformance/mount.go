@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
@@ -28,7 +29,7 @@ type mounted struct {
 }
 
 // mountLease mounts the lease l (as lease/create answered it).
-func (r *run) mountLease(ctx context.Context, l map[string]any) (*mounted, error) {
+func (r *run) mountLease(ctx context.Context, l apiv1.Lease) (*mounted, error) {
 	lj, err := jsonLease(l, r.owner.endpoint)
 	if err != nil {
 		return nil, err
@@ -100,7 +101,7 @@ func keysOf(m map[string]string) []string {
 // tree through S3 and through the mount, changes made through one are
 // seen through the other, and what the lease hides is absent from both.
 func checkMountView(ctx context.Context, r *run) (bool, string) {
-	lc, l, err := r.runLease(ctx, nil)
+	lc, l, err := r.runLease(ctx)
 	if err != nil {
 		return false, err.Error()
 	}
@@ -176,7 +177,7 @@ func (m *endedMount) close() {
 
 // mountToEnd mounts the lease, reads the seeded notes and opens them for
 // writing, so what happens after the lease ends can be checked.
-func (r *run) mountToEnd(ctx context.Context, l map[string]any) (*endedMount, error) {
+func (r *run) mountToEnd(ctx context.Context, l apiv1.Lease) (*endedMount, error) {
 	m, err := r.mountLease(ctx, l)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/lease"
 	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
@@ -64,7 +66,7 @@ func Run(ctx context.Context, t Target) *Report {
 	suffix := make([]byte, 4)
 	rand.Read(suffix)
 	r := &run{t: t, repo: "conformance-" + hex.EncodeToString(suffix), role: "cleo-" + hex.EncodeToString(suffix),
-		owner: &principal{endpoint: strings.TrimSuffix(t.Endpoint, "/"), creds: t.Owner, http: &http.Client{Timeout: time.Minute}},
+		owner: newPrincipal(strings.TrimSuffix(t.Endpoint, "/"), t.Owner, &http.Client{Timeout: time.Minute}),
 		rep:   &Report{Implementation: t.Implementation, Version: t.Version, Spec: "0.2", Tests: map[string]string{}, Deviations: []string{}, Details: map[string]string{}}}
 	if err := r.setup(ctx); err != nil {
 		for _, c := range checks {
@@ -106,10 +108,11 @@ func (r *run) all(prefix string) bool {
 // seeded the only way a protected tree changes: a merge.
 func (r *run) setup(ctx context.Context) error {
 	o := r.owner
-	if err := o.call(ctx, "repo/create", map[string]any{"repo": r.repo, "protected": true}, nil); err != nil {
+	protected := true
+	if err := o.api.Do(ctx, apiv1.RepoCreateRequest{Repo: r.repo, Protected: &protected}, nil); err != nil {
 		return fmt.Errorf("repo/create: %w", err)
 	}
-	if err := o.call(ctx, "branch/create", map[string]any{"repo": r.repo, "name": "seed", "from": "main"}, nil); err != nil {
+	if err := o.api.Do(ctx, apiv1.BranchCreateRequest{Repo: r.repo, Name: "seed", From: "main"}, nil); err != nil {
 		return fmt.Errorf("branch/create: %w", err)
 	}
 	for k, v := range map[string]string{"shared/launch/notes.md": "notes v1", "shared/launch/old.md": "old", "finance/salaries.txt": "secret"} {
@@ -117,30 +120,35 @@ func (r *run) setup(ctx context.Context) error {
 			return fmt.Errorf("seed %s: %w", k, err)
 		}
 	}
-	if err := o.call(ctx, "commit/create", map[string]any{"repo": r.repo, "branch": "seed", "message": "seed"}, nil); err != nil {
-		return err
+	if err := o.api.Do(ctx, apiv1.CommitCreateRequest{Repo: r.repo, Branch: "seed", Message: "seed"}, nil); err != nil {
+		return fmt.Errorf("commit/create: %w", err)
 	}
-	if err := o.call(ctx, "merge/create", map[string]any{"repo": r.repo, "from": "seed", "into": "main"}, nil); err != nil {
-		return err
+	if err := o.api.Do(ctx, apiv1.MergeCreateRequest{Repo: r.repo, From: "seed", Into: "main"}, nil); err != nil {
+		return fmt.Errorf("merge/create: %w", err)
 	}
 	// The owner's envelope for the runs: leases of the role are held to it.
-	return o.call(ctx, "role/put", map[string]any{"name": r.role, "repo": r.repo, "fork_from": "main", "max_ttl": "24h",
-		"view": []map[string]any{{"path": "**", "actions": []string{"list", "read", "write", "delete", "propose"}}}}, nil)
+	role := lease.Role{Name: r.role, Repo: r.repo, ForkFrom: "main", MaxTTL: lease.Duration(24 * time.Hour),
+		View: []lease.Rule{{Path: "**", Actions: []lease.Action{lease.List, lease.Read, lease.Write, lease.Delete, lease.Propose}}}}
+	if err := o.api.Do(ctx, apiv1.RolePutRequest{Role: role}, nil); err != nil {
+		return fmt.Errorf("role/put: %w", err)
+	}
+	return nil
 }
 
-// runLease issues a lease of the run's role on a fork of main.
-func (r *run) runLease(ctx context.Context, extra map[string]any) (*principal, map[string]any, error) {
-	args := map[string]any{"repo": r.repo, "role": r.role, "fork_from": "main", "paths": []string{"shared/launch/**"},
-		"actions": []string{"list", "read", "write", "delete", "propose"}, "ttl": "1h", "purpose": "conformance"}
-	for k, v := range extra {
-		args[k] = v
+// runLease issues a lease of the run's role on a fork of main; each of
+// edits changes the request first.
+func (r *run) runLease(ctx context.Context, edits ...func(*apiv1.LeaseCreateRequest)) (*principal, apiv1.Lease, error) {
+	req := apiv1.LeaseCreateRequest{Repo: r.repo, Role: r.role, ForkFrom: "main", Paths: []string{"shared/launch/**"},
+		Actions: []string{"list", "read", "write", "delete", "propose"}, TTL: "1h", Purpose: "conformance"}
+	for _, edit := range edits {
+		edit(&req)
 	}
-	return r.owner.leaseOf(ctx, args)
+	return r.owner.leaseOf(ctx, req)
 }
 
 var checks = []check{
 	{"L0.1", func(ctx context.Context, r *run) (bool, string, string) {
-		lc, l, err := r.runLease(ctx, nil)
+		lc, l, err := r.runLease(ctx)
 		if err != nil {
 			return false, "lease: " + err.Error(), ""
 		}
@@ -151,14 +159,14 @@ var checks = []check{
 		if err != nil || got != "notes v1" {
 			return false, fmt.Sprintf("main changed: %q %v", got, err), ""
 		}
-		return true, "a write on " + l["branch"].(string) + " left protected main unchanged", ""
+		return true, "a write on " + l.Branch + " left protected main unchanged", ""
 	}},
 	{"L0.2", func(ctx context.Context, r *run) (bool, string, string) {
 		err := r.owner.put(ctx, r.repo, "shared/launch/notes.md", "direct")
 		if code(err) != "AccessDenied" {
 			return false, "a direct write to protected main with the owner's credentials answered " + code(err), ""
 		}
-		err = r.owner.call(ctx, "commit/create", map[string]any{"repo": r.repo, "branch": "main", "allow_empty": true}, nil)
+		err = r.owner.api.Do(ctx, apiv1.CommitCreateRequest{Repo: r.repo, Branch: "main", AllowEmpty: true}, nil)
 		if code(err) != "AccessDenied" {
 			return false, "a direct commit on protected main answered " + code(err), ""
 		}
@@ -166,22 +174,22 @@ var checks = []check{
 	}},
 	{"L0.3", func(ctx context.Context, r *run) (bool, string, string) {
 		o := r.owner
-		if err := o.call(ctx, "branch/create", map[string]any{"repo": r.repo, "name": "cleanup", "from": "main"}, nil); err != nil {
+		if err := o.api.Do(ctx, apiv1.BranchCreateRequest{Repo: r.repo, Name: "cleanup", From: "main"}, nil); err != nil {
 			return false, err.Error(), ""
 		}
 		if _, err := o.s3().DeleteObject(ctx, deleteInput(r.repo+"_cleanup", "shared/launch/old.md")); err != nil {
 			return false, err.Error(), ""
 		}
-		if err := o.call(ctx, "commit/create", map[string]any{"repo": r.repo, "branch": "cleanup", "message": "delete old"}, nil); err != nil {
+		if err := o.api.Do(ctx, apiv1.CommitCreateRequest{Repo: r.repo, Branch: "cleanup", Message: "delete old"}, nil); err != nil {
 			return false, err.Error(), ""
 		}
-		if err := o.call(ctx, "merge/create", map[string]any{"repo": r.repo, "from": "cleanup", "into": "main"}, nil); err != nil {
+		if err := o.api.Do(ctx, apiv1.MergeCreateRequest{Repo: r.repo, From: "cleanup", Into: "main"}, nil); err != nil {
 			return false, "merge deleting from protected main: " + err.Error(), ""
 		}
 		if _, err := o.get(ctx, r.repo, "shared/launch/old.md"); code(err) != "NoSuchKey" {
 			return false, "the delete did not reach main: " + code(err), ""
 		}
-		if err := o.call(ctx, "trash/restore", map[string]any{"repo": r.repo, "path": "shared/launch/old.md"}, nil); err != nil {
+		if err := o.api.Do(ctx, apiv1.TrashRestoreRequest{Repo: r.repo, Path: "shared/launch/old.md"}, nil); err != nil {
 			return false, "restore from the trash: " + err.Error(), ""
 		}
 		if got, err := o.get(ctx, r.repo, "shared/launch/old.md"); err != nil || got != "old" {
@@ -201,8 +209,8 @@ var checks = []check{
 		return pass, detail, ""
 	}},
 	{"L1.1", func(ctx context.Context, r *run) (bool, string, string) {
-		anon := &principal{endpoint: r.owner.endpoint, http: r.owner.http}
-		resp, err := anon.http.Get(anon.endpoint + "/" + r.repo + "/shared/launch/notes.md")
+		// An unsigned GET: nobody's credentials.
+		resp, err := r.owner.http.Get(r.owner.endpoint + "/" + r.repo + "/shared/launch/notes.md")
 		if err != nil {
 			return false, err.Error(), ""
 		}
@@ -210,15 +218,8 @@ var checks = []check{
 		if resp.StatusCode != http.StatusForbidden {
 			return false, fmt.Sprintf("an anonymous GET answered %d", resp.StatusCode), ""
 		}
-		var recs struct {
-			Records []struct {
-				Principal string `json:"principal"`
-				Subject   struct {
-					Path string `json:"path"`
-				} `json:"subject"`
-			} `json:"records"`
-		}
-		if err := r.owner.call(ctx, "record/list", map[string]any{"kinds": []string{"denied"}, "limit": 10000}, &recs); err != nil {
+		var recs apiv1.RecordListResponse
+		if err := r.owner.api.Do(ctx, apiv1.RecordListRequest{Kinds: []string{"denied"}, Page: apiv1.Page{Limit: apiv1.MaxLimit}}, &recs); err != nil {
 			return false, err.Error(), ""
 		}
 		for _, rec := range recs.Records {
@@ -229,16 +230,16 @@ var checks = []check{
 		return false, "the refusal was not found in the flight recorder", ""
 	}},
 	{"L1.2", func(ctx context.Context, r *run) (bool, string, string) {
-		lc, _, err := r.runLease(ctx, map[string]any{"actions": []string{"list", "read"}})
+		lc, _, err := r.runLease(ctx, func(l *apiv1.LeaseCreateRequest) { l.Actions = []string{"list", "read"} })
 		if err != nil {
 			return false, err.Error(), ""
 		}
-		for what, args := range map[string]map[string]any{
-			"path":   {"paths": []string{"finance/**"}, "actions": []string{"read"}},
-			"action": {"paths": []string{"shared/launch/**"}, "actions": []string{"write"}},
-			"expiry": {"paths": []string{"shared/launch/**"}, "actions": []string{"read"}, "ttl": "23h"},
+		for what, req := range map[string]apiv1.LeaseCreateRequest{
+			"path":   {Paths: []string{"finance/**"}, Actions: []string{"read"}},
+			"action": {Paths: []string{"shared/launch/**"}, Actions: []string{"write"}},
+			"expiry": {Paths: []string{"shared/launch/**"}, Actions: []string{"read"}, TTL: "23h"},
 		} {
-			err := lc.call(ctx, "lease/create", args, nil)
+			err := lc.api.Do(ctx, req, nil)
 			if err == nil {
 				return false, "a child lease wider in " + what + " was issued", ""
 			}
@@ -250,7 +251,7 @@ var checks = []check{
 	}},
 	{"L1.3", func(ctx context.Context, r *run) (bool, string, string) {
 		dev := "revocation and expiry take effect on the next request (no delay)"
-		lc, l, err := r.runLease(ctx, nil)
+		lc, l, err := r.runLease(ctx)
 		if err != nil {
 			return false, err.Error(), ""
 		}
@@ -262,7 +263,7 @@ var checks = []check{
 			}
 			defer revoked.close()
 		}
-		if err := r.owner.call(ctx, "lease/revoke", map[string]any{"lease_id": l["lease_id"]}, nil); err != nil {
+		if err := r.owner.api.Do(ctx, apiv1.LeaseRevokeRequest{LeaseID: l.ID}, nil); err != nil {
 			return false, err.Error(), ""
 		}
 		if _, err := lc.get(ctx, r.repo, "shared/launch/notes.md"); code(err) != "InvalidAccessKeyId" {
@@ -273,7 +274,7 @@ var checks = []check{
 				return false, err.Error(), dev
 			}
 		}
-		sl, short, err := r.runLease(ctx, map[string]any{"ttl": "2s"})
+		sl, short, err := r.runLease(ctx, func(l *apiv1.LeaseCreateRequest) { l.TTL = "2s" })
 		if err != nil {
 			return false, err.Error(), ""
 		}
@@ -297,28 +298,28 @@ var checks = []check{
 	}},
 	{"L1.4", func(ctx context.Context, r *run) (bool, string, string) {
 		o := r.owner
-		if err := o.call(ctx, "checkpoint/create", map[string]any{"repo": r.repo, "branch": "main", "name": "snap"}, nil); err != nil {
+		snap := apiv1.CheckpointRequest{Repo: r.repo, Branch: "main", Name: "snap"}
+		if err := o.api.Do(ctx, apiv1.CheckpointCreateRequest(snap), nil); err != nil {
 			return false, err.Error(), ""
 		}
-		lc, _, err := r.runLease(ctx, nil)
+		lc, _, err := r.runLease(ctx)
 		if err != nil {
 			return false, err.Error(), ""
 		}
-		for _, op := range []string{"checkpoint/list", "checkpoint/restore", "checkpoint/create", "trash/restore", "trash/list", "admin/gc"} {
-			if err := lc.call(ctx, op, map[string]any{"repo": r.repo, "branch": "main", "name": "snap"}, nil); code(err) != "AccessDenied" {
-				return false, "a lease calling " + op + " answered " + code(err), ""
+		for _, req := range []apiv1.Request{apiv1.CheckpointListRequest(snap), apiv1.CheckpointRestoreRequest(snap), apiv1.CheckpointCreateRequest(snap),
+			apiv1.TrashRestoreRequest{Repo: r.repo, Path: "shared/launch/notes.md"}, apiv1.TrashListRequest{Repo: r.repo}, apiv1.GCRequest{}} {
+			if err := lc.api.Do(ctx, req, nil); code(err) != apiv1.CodeAccessDenied {
+				return false, "a lease calling " + req.Op() + " answered " + code(err), ""
 			}
 		}
-		var cps struct {
-			Checkpoints []map[string]any `json:"checkpoints"`
-		}
-		if err := o.call(ctx, "checkpoint/list", map[string]any{"repo": r.repo, "branch": "main"}, &cps); err != nil || len(cps.Checkpoints) != 1 {
+		var cps apiv1.CheckpointListResponse
+		if err := o.api.Do(ctx, apiv1.CheckpointListRequest{Repo: r.repo, Branch: "main"}, &cps); err != nil || len(cps.Checkpoints) != 1 {
 			return false, fmt.Sprintf("the checkpoint is gone: %v", err), ""
 		}
 		return true, "checkpoints and the trash are owner-only: every lease call is refused and the snapshot stays", ""
 	}},
 	{"L1.5", func(ctx context.Context, r *run) (bool, string, string) {
-		lc, l, err := r.runLease(ctx, nil)
+		lc, l, err := r.runLease(ctx)
 		if err != nil {
 			return false, err.Error(), ""
 		}
@@ -328,39 +329,27 @@ var checks = []check{
 		if err := lc.put(ctx, r.repo, "shared/launch/draft.md", "draft"); err != nil {
 			return false, err.Error(), ""
 		}
-		var cm struct {
-			Commit struct {
-				ID string `json:"id"`
-			} `json:"commit"`
-		}
-		if err := lc.call(ctx, "commit/create", map[string]any{"repo": r.repo, "branch": l["branch"], "message": "draft"}, &cm); err != nil {
+		var cm apiv1.CommitResponse
+		if err := lc.api.Do(ctx, apiv1.CommitCreateRequest{Repo: r.repo, Branch: l.Branch, Message: "draft"}, &cm); err != nil {
 			return false, err.Error(), ""
 		}
-		var ex struct {
-			Explanation struct {
-				Run          string `json:"run"`
-				Lease        string `json:"lease"`
-				ReadManifest struct {
-					Reads []struct {
-						Path string `json:"path"`
-					} `json:"reads"`
-				} `json:"read_manifest"`
-			} `json:"explanation"`
-		}
-		if err := r.owner.call(ctx, "record/explain", map[string]any{"repo": r.repo, "commit": cm.Commit.ID}, &ex); err != nil {
+		var ex apiv1.RecordExplainResponse
+		if err := r.owner.api.Do(ctx, apiv1.RecordExplainRequest{Repo: r.repo, Commit: cm.Commit.ID}, &ex); err != nil {
 			return false, err.Error(), ""
 		}
 		e := ex.Explanation
-		if e.Run != l["run"] || e.Lease != l["lease_id"] || len(e.ReadManifest.Reads) == 0 {
-			return false, fmt.Sprintf("explain gave run %q lease %q and %d reads", e.Run, e.Lease, len(e.ReadManifest.Reads)), ""
+		reads := 0
+		if e.ReadManifest != nil {
+			reads = len(e.ReadManifest.Reads)
+		}
+		if e.Run != l.Run || e.Lease != l.ID || reads == 0 {
+			return false, fmt.Sprintf("explain gave run %q lease %q and %d reads", e.Run, e.Lease, reads), ""
 		}
 		return true, "the run's commit explains back to its run, lease and read manifest", ""
 	}},
 	{"L1.6", func(ctx context.Context, r *run) (bool, string, string) {
-		var v struct {
-			OK bool `json:"ok"`
-		}
-		if err := r.owner.call(ctx, "record/verify", map[string]any{}, &v); err != nil || !v.OK {
+		var v apiv1.RecordVerifyResponse
+		if err := r.owner.api.Do(ctx, apiv1.RecordVerifyRequest{}, &v); err != nil || !v.OK {
 			return false, fmt.Sprintf("verification of the untouched chain: ok=%v %v", v.OK, err), ""
 		}
 		if r.t.Tamper == nil {
@@ -369,7 +358,7 @@ var checks = []check{
 		if err := r.t.Tamper(ctx); err != nil {
 			return false, "tamper: " + err.Error(), ""
 		}
-		if err := r.owner.call(ctx, "record/verify", map[string]any{}, &v); err != nil {
+		if err := r.owner.api.Do(ctx, apiv1.RecordVerifyRequest{}, &v); err != nil {
 			return false, err.Error(), ""
 		}
 		if v.OK {
@@ -377,60 +366,50 @@ var checks = []check{
 		}
 		return true, "the chain verifies, and fails after one record is altered", ""
 	}},
-	{"L1.7", func(ctx context.Context, r *run) (bool, string, string) {
-		lc, l, err := r.runLease(ctx, nil)
-		if err != nil {
-			return false, err.Error(), ""
-		}
-		if err := lc.put(ctx, r.repo, "shared/launch/release.md", "v1"); err != nil {
-			return false, err.Error(), ""
-		}
-		var p struct {
-			Proposal struct {
-				GateID string `json:"gate_id"`
-				Digest string `json:"diff_sha256"`
-			} `json:"proposal"`
-		}
-		if err := lc.call(ctx, "propose/create", map[string]any{"repo": r.repo, "into": "main", "intent": "release notes"}, &p); err != nil {
-			return false, err.Error(), ""
-		}
-		var g struct {
-			Gate struct {
-				Card struct {
-					Action struct {
-						DiffSHA256 string `json:"diff_sha256"`
-						Changes    []struct {
-							Key string `json:"key"`
-						} `json:"changes"`
-					} `json:"action"`
-				} `json:"card"`
-			} `json:"gate"`
-		}
-		if err := r.owner.call(ctx, "gate/get", map[string]any{"gate_id": p.Proposal.GateID}, &g); err != nil {
-			return false, err.Error(), ""
-		}
-		a := g.Gate.Card.Action
-		if a.DiffSHA256 != p.Proposal.Digest || len(a.Changes) != 1 || a.Changes[0].Key != "shared/launch/release.md" {
-			return false, "the Gate Card does not show the gateway's diff", ""
-		}
-		if err := lc.call(ctx, "gate/approve", map[string]any{"gate_id": p.Proposal.GateID}, nil); code(err) != "AccessDenied" {
-			return false, "the run could decide its own gate: " + code(err), ""
-		}
-		// The run changes the diff after the card was made.
-		if err := lc.put(ctx, r.repo, "shared/launch/sneaky.md", "x"); err != nil {
-			return false, err.Error(), ""
-		}
-		if err := lc.call(ctx, "commit/create", map[string]any{"repo": r.repo, "branch": l["branch"], "message": "after the card"}, nil); err != nil {
-			return false, err.Error(), ""
-		}
-		if err := r.owner.call(ctx, "gate/approve", map[string]any{"gate_id": p.Proposal.GateID}, nil); code(err) != "ApprovalVoid" {
-			return false, "an approval after the diff changed answered " + code(err), ""
-		}
-		if _, err := r.owner.get(ctx, r.repo, "shared/launch/release.md"); code(err) != "NoSuchKey" {
-			return false, "the void approval merged", ""
-		}
-		return true, "the Gate Card shows the gateway's diff and digest; changing the diff voids the approval", ""
-	}},
+	{"L1.7", checkGateCard},
+}
+
+// checkGateCard is L1.7: a run's proposal is gated, the Gate Card shows
+// the gateway's diff, the run cannot decide its own gate, and changing
+// the diff after the card voids the owner's approval.
+func checkGateCard(ctx context.Context, r *run) (bool, string, string) {
+	lc, l, err := r.runLease(ctx)
+	if err != nil {
+		return false, err.Error(), ""
+	}
+	if err := lc.put(ctx, r.repo, "shared/launch/release.md", "v1"); err != nil {
+		return false, err.Error(), ""
+	}
+	var p apiv1.ProposeCreateResponse
+	if err := lc.api.Do(ctx, apiv1.ProposeCreateRequest{Repo: r.repo, Into: "main", Intent: "release notes"}, &p); err != nil {
+		return false, err.Error(), ""
+	}
+	var g apiv1.GateResponse
+	if err := r.owner.api.Do(ctx, apiv1.GateGetRequest{GateID: p.Proposal.GateID}, &g); err != nil {
+		return false, err.Error(), ""
+	}
+	a := g.Gate.Card.Action
+	if a.DiffSHA256 != p.Proposal.Digest || len(a.Changes) != 1 || a.Changes[0].Key != "shared/launch/release.md" {
+		return false, "the Gate Card does not show the gateway's diff", ""
+	}
+	approve := apiv1.GateApproveRequest{GateID: p.Proposal.GateID}
+	if err := lc.api.Do(ctx, approve, nil); code(err) != apiv1.CodeAccessDenied {
+		return false, "the run could decide its own gate: " + code(err), ""
+	}
+	// The run changes the diff after the card was made.
+	if err := lc.put(ctx, r.repo, "shared/launch/sneaky.md", "x"); err != nil {
+		return false, err.Error(), ""
+	}
+	if err := lc.api.Do(ctx, apiv1.CommitCreateRequest{Repo: r.repo, Branch: l.Branch, Message: "after the card"}, nil); err != nil {
+		return false, err.Error(), ""
+	}
+	if err := r.owner.api.Do(ctx, approve, nil); code(err) != apiv1.CodeApprovalVoid {
+		return false, "an approval after the diff changed answered " + code(err), ""
+	}
+	if _, err := r.owner.get(ctx, r.repo, "shared/launch/release.md"); code(err) != "NoSuchKey" {
+		return false, "the void approval merged", ""
+	}
+	return true, "the Gate Card shows the gateway's diff and digest; changing the diff voids the approval", ""
 }
 
 // noMount says why no mount was provided, when the caller said.

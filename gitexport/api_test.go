@@ -3,9 +3,6 @@ package gitexport_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,15 +11,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/gitexport"
+	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/nastest"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -44,30 +43,14 @@ func onBranch(name string) func(*s3.Options) {
 	return s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", name))
 }
 
-// ctl calls a control-API verb and decodes the answer.
-func ctl(t testing.TB, srv *nastest.Server, creds aws.Credentials, op string, args, out any) error {
-	t.Helper()
-	body, _ := json.Marshal(args)
-	req, _ := http.NewRequest(http.MethodPost, srv.Endpoint+"/_nas/v1/"+op, bytes.NewReader(body))
-	sum := sha256.Sum256(body)
-	h := hex.EncodeToString(sum[:])
-	req.Header.Set("x-amz-content-sha256", h)
-	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, h, "s3", "us-east-1", time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("%s: %d %s", op, resp.StatusCode, b)
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
+// api is a control-API client of srv with creds.
+func api(srv *nastest.Server, creds aws.Credentials) *client.Client {
+	return client.New(client.Config{Endpoint: srv.Endpoint, Credentials: creds, Attempts: 1})
+}
+
+// exporter is a gitexport.Client of srv with creds.
+func exporter(srv *nastest.Server, creds aws.Credentials) *gitexport.Client {
+	return &gitexport.Client{C: api(srv, creds)}
 }
 
 func must(t testing.TB, err error) {
@@ -107,7 +90,8 @@ func randBytes(seed uint64, n int) []byte {
 func seedOverS3(t *testing.T, srv *nastest.Server, repo string, n int) {
 	ctx := context.Background()
 	c := s3Client(srv, owner)
-	must(t, ctl(t, srv, owner, "repo/create", map[string]any{"repo": repo, "protected": false}, nil))
+	oc := api(srv, owner)
+	must(t, oc.Do(ctx, apiv1.RepoCreateRequest{Repo: repo, Protected: new(bool)}, nil))
 	putMany := func(cl *s3.Client, from, to int, tag string) {
 		var wg sync.WaitGroup
 		errs := make(chan error, to-from)
@@ -130,7 +114,7 @@ func seedOverS3(t *testing.T, srv *nastest.Server, repo string, n int) {
 		}
 	}
 	commit := func(br, msg string) {
-		must(t, ctl(t, srv, owner, "commit/create", map[string]any{"repo": repo, "branch": br, "message": msg}, nil))
+		must(t, oc.Do(ctx, apiv1.CommitCreateRequest{Repo: repo, Branch: br, Message: msg}, nil))
 	}
 	putMany(c, 0, n, "v1")
 	for _, k := range []string{"a//b", "dir/", "dir/inside", ".git/config", ".gitmodules", "x", "x/y", "100%", "sp ace", "é/ü", "x/.nas"} {
@@ -158,18 +142,18 @@ func seedOverS3(t *testing.T, srv *nastest.Server, repo string, n int) {
 	must(t, err)
 	commit("main", "first load")
 
-	must(t, ctl(t, srv, owner, "branch/create", map[string]any{"repo": repo, "name": "feat", "from": "main"}, nil))
+	must(t, oc.Do(ctx, apiv1.BranchCreateRequest{Repo: repo, Name: "feat", From: "main"}, nil))
 	putMany(s3Client(srv, owner, onBranch("feat")), 0, n/5, "feat")
 	commit("feat", "feature")
 	putMany(c, n/2, n/2+n/5, "v2")
 	_, err = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(repo), Key: aws.String("x")})
 	must(t, err)
 	commit("main", "second")
-	must(t, ctl(t, srv, owner, "merge/create", map[string]any{"repo": repo, "from": "feat", "into": "main", "message": "merge feat"}, nil))
-	must(t, ctl(t, srv, owner, "checkpoint/create", map[string]any{"repo": repo, "branch": "main", "name": "after-merge"}, nil))
+	must(t, oc.Do(ctx, apiv1.MergeCreateRequest{Repo: repo, From: "feat", Into: "main", Message: "merge feat"}, nil))
+	must(t, oc.Do(ctx, apiv1.CheckpointCreateRequest{Repo: repo, Branch: "main", Name: "after-merge"}, nil))
 	putMany(c, n-n/10, n, "v3")
 	commit("main", "third")
-	must(t, ctl(t, srv, owner, "branch/create", map[string]any{"repo": repo, "name": "wip", "from": "main"}, nil))
+	must(t, oc.Do(ctx, apiv1.BranchCreateRequest{Repo: repo, Name: "wip", From: "main"}, nil))
 	_, err = s3Client(srv, owner, onBranch("wip")).PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(repo), Key: aws.String("draft"), Body: strings.NewReader("uncommitted")})
 	must(t, err)
 }
@@ -183,7 +167,7 @@ func TestExportImportOverAPI(t *testing.T) {
 	srv := nastest.Start(t)
 	ctx := context.Background()
 	seedOverS3(t, srv, "src", overS3Keys)
-	cl := &gitexport.Client{Endpoint: srv.Endpoint, Credentials: owner}
+	cl := exporter(srv, owner)
 	dir := filepath.Join(t.TempDir(), "src.git")
 	exp, err := cl.Export(ctx, "src", dir)
 	must(t, err)
@@ -217,9 +201,7 @@ func TestExportImportOverAPI(t *testing.T) {
 	compareOverAPI(t, srv, "src", "dst")
 
 	// Import over an existing repository is refused.
-	_, err = cl.Import(ctx, dir, "dst")
-	var re *gitexport.RemoteError
-	if !errors.As(err, &re) || re.Code != "AlreadyExists" {
+	if err := refusedImport(cl, dir, "dst"); client.Code(err) != apiv1.CodeAlreadyExists {
 		t.Errorf("import over an existing repository: %v", err)
 	}
 	// A plain clone (branches under refs/remotes, the export tag kept)
@@ -229,29 +211,66 @@ func TestExportImportOverAPI(t *testing.T) {
 	}
 
 	// A lease can neither export nor import.
-	var lr struct {
-		Lease struct {
-			AccessKey string `json:"access_key_id"`
-			Secret    string `json:"secret_access_key"`
-			Token     string `json:"session_token"`
-		} `json:"lease"`
-	}
-	must(t, ctl(t, srv, owner, "role/put", map[string]any{"name": "agent", "repo": "src",
-		"view": []map[string]any{{"path": "**", "actions": []string{"list", "read"}}}}, nil))
-	must(t, ctl(t, srv, owner, "lease/create", map[string]any{"repo": "src", "role": "agent", "fork_from": "main", "ttl": "1h", "paths": []string{"**"}, "actions": []string{"list", "read"}}, &lr))
-	lc := &gitexport.Client{Endpoint: srv.Endpoint, Credentials: aws.Credentials{AccessKeyID: lr.Lease.AccessKey, SecretAccessKey: lr.Lease.Secret, SessionToken: lr.Lease.Token}}
-	if _, err := lc.Export(ctx, "src", filepath.Join(t.TempDir(), "lease.git")); !errors.As(err, &re) || re.Code != "AccessDenied" || !strings.Contains(re.Message, "owner operation") {
+	oc := api(srv, owner)
+	var lr apiv1.LeaseResponse
+	must(t, oc.Do(ctx, apiv1.RolePutRequest{Role: lease.Role{Name: "agent", Repo: "src",
+		View: []lease.Rule{{Path: "**", Actions: []lease.Action{lease.List, lease.Read}}}}}, nil))
+	must(t, oc.Do(ctx, apiv1.LeaseCreateRequest{Repo: "src", Role: "agent", ForkFrom: "main", TTL: "1h", Paths: []string{"**"}, Actions: []string{"list", "read"}}, &lr))
+	lc := exporter(srv, aws.Credentials{AccessKeyID: lr.Lease.AccessKeyID, SecretAccessKey: lr.Lease.SecretAccessKey, SessionToken: lr.Lease.SessionToken})
+	_, err = lc.Export(ctx, "src", filepath.Join(t.TempDir(), "lease.git"))
+	var re *client.Error
+	if !errors.As(err, &re) || re.Code != apiv1.CodeAccessDenied || !strings.Contains(re.Message, "owner operation") {
 		t.Errorf("a lease exported: %v", err)
 	}
-	if _, err := lc.Import(ctx, dir, "by-lease"); !errors.As(err, &re) || re.Code != "AccessDenied" {
+	if err := refusedImport(lc, dir, "by-lease"); client.Code(err) != apiv1.CodeAccessDenied {
 		t.Errorf("a lease imported: %v", err)
 	}
 }
 
-type logAnswer struct {
-	Commits []struct {
-		ID string `json:"id"`
-	} `json:"commits"`
+// refusedImport imports src as repo, which the gateway must refuse, and
+// returns the refusal. The gateway answers a refused upload and closes the
+// connection while the body is still being sent (gateway/guard.go), and
+// Go's transport may see the reset before the answer (an Unreachable
+// error); such tries are made again, a few times. An import that succeeds
+// returns nil.
+func refusedImport(cl *gitexport.Client, src, repo string) error {
+	var err error
+	for range 5 {
+		if _, err = cl.Import(context.Background(), src, repo); client.Code(err) != "Unreachable" {
+			return err
+		}
+	}
+	return err
+}
+
+// branchState is what an import must carry of a branch.
+type branchState struct {
+	Name, Head string
+	Protected  bool
+}
+
+// branchStates lists repo's branches.
+func branchStates(t *testing.T, oc *client.Client, repo string) []branchState {
+	t.Helper()
+	var out apiv1.BranchListResponse
+	must(t, oc.Do(context.Background(), apiv1.BranchListRequest{Repo: repo}, &out))
+	var states []branchState
+	for _, b := range out.Branches {
+		states = append(states, branchState{b.Name, b.Head, b.Protected})
+	}
+	return states
+}
+
+// commitIDs is the history of ref in repo, newest first.
+func commitIDs(t *testing.T, oc *client.Client, repo, ref string) []string {
+	t.Helper()
+	var out apiv1.CommitLogResponse
+	must(t, oc.Do(context.Background(), apiv1.CommitLogRequest{Repo: repo, Ref: ref, Page: apiv1.Page{Limit: 1000}}, &out))
+	var ids []string
+	for _, c := range out.Commits {
+		ids = append(ids, c.ID)
+	}
+	return ids
 }
 
 // compareOverAPI checks through the control API and S3 that b has a's
@@ -260,29 +279,19 @@ type logAnswer struct {
 func compareOverAPI(t *testing.T, srv *nastest.Server, a, b string) {
 	t.Helper()
 	ctx := context.Background()
-	var ba, bb struct {
-		Branches []struct {
-			Name, Head string
-			Protected  bool
-		} `json:"branches"`
-	}
-	must(t, ctl(t, srv, owner, "branch/list", map[string]any{"repo": a}, &ba))
-	must(t, ctl(t, srv, owner, "branch/list", map[string]any{"repo": b}, &bb))
-	if fmt.Sprint(ba) != fmt.Sprint(bb) {
+	oc := api(srv, owner)
+	ba, bb := branchStates(t, oc, a), branchStates(t, oc, b)
+	if !slices.Equal(ba, bb) {
 		t.Fatalf("branches differ:\n%v\n%v", ba, bb)
 	}
 	var commits []string
-	for _, br := range ba.Branches {
-		var la, lb logAnswer
-		must(t, ctl(t, srv, owner, "commit/log", map[string]any{"repo": a, "ref": br.Name, "limit": 1000}, &la))
-		must(t, ctl(t, srv, owner, "commit/log", map[string]any{"repo": b, "ref": br.Name, "limit": 1000}, &lb))
-		if fmt.Sprint(la) != fmt.Sprint(lb) {
+	for _, br := range ba {
+		la, lb := commitIDs(t, oc, a, br.Name), commitIDs(t, oc, b, br.Name)
+		if !slices.Equal(la, lb) {
 			t.Fatalf("branch %s: logs differ", br.Name)
 		}
 		if br.Name == "main" {
-			for _, c := range la.Commits {
-				commits = append(commits, c.ID)
-			}
+			commits = la
 		}
 	}
 	c := s3Client(srv, owner)

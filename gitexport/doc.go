@@ -12,7 +12,7 @@
 //   - Dump stream: the format between gateway and client (stream.go). The
 //     gateway writes it (Dump) and reads it (Load); the client turns it
 //     into Git (WriteGit) and Git into it (ReadGit). Client runs both
-//     halves against a gateway's control API.
+//     halves against a gateway's control API through package client.
 //
 // Invariants:
 //   - Load publishes a repository only after every chunk, content list,

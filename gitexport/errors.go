@@ -21,8 +21,8 @@ var (
 	// ErrDestination is returned when export's destination exists and is
 	// not an empty directory.
 	ErrDestination = errors.New("gitexport: destination exists")
-	// ErrRemote is returned by the client when the gateway answered an
-	// error; the message is the gateway's.
+	// ErrRemote is returned when the other side of a dump stream reported
+	// that it failed (an error record); the message is the other side's.
 	ErrRemote = errors.New("gitexport: gateway refused")
 )
 

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"time"
 
 	"github.com/agentnas/nas/apiv1"
+	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/gitexport"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/spf13/cobra"
@@ -61,7 +63,9 @@ func exportClient() (*gitexport.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gitexport.Client{Endpoint: c.endpoint, Credentials: aws.Credentials(c.creds)}, nil
+	// A stream runs as long as the repository takes: no overall timeout.
+	api := nasclient.New(nasclient.Config{Endpoint: c.endpoint, Credentials: aws.Credentials(c.creds), HTTP: &http.Client{}})
+	return &gitexport.Client{C: api}, nil
 }
 
 func runExport(ctx context.Context, repo, dest string) error {
