@@ -275,17 +275,6 @@ func (c *Client) Do(ctx context.Context, req apiv1.Request, resp any) error {
 	return c.call(ctx, req.Op(), req, resp)
 }
 
-// Call is Do with an untyped request.
-//
-// Deprecated: use Do with an apiv1 request; Call goes away once every
-// caller is typed.
-func (c *Client) Call(ctx context.Context, op string, args, out any) error {
-	if args == nil {
-		args = struct{}{}
-	}
-	return c.call(ctx, op, args, out)
-}
-
 // call POSTs args to operation op and decodes the answer into out (nil:
 // discard; *json.RawMessage: keep it raw).
 func (c *Client) call(ctx context.Context, op string, args, out any) error {
