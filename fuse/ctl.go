@@ -142,15 +142,30 @@ func (h *ctlHandle) Read(ctx context.Context, dest []byte, off int64) (gofuse.Re
 	return gofuse.ReadResultData(h.data[off:min(int64(len(h.data)), off+int64(len(dest)))]), 0
 }
 
+// leaseDoc is .nas/lease.json: the gateway's lease document (apiv1's
+// lease/get answer, as it came) and the mount's state.
+type leaseDoc struct {
+	Mount     mountState      `json:"mount"`
+	Owner     bool            `json:"owner,omitempty"`
+	Lease     json.RawMessage `json:"lease,omitempty"`
+	Remaining json.RawMessage `json:"remaining,omitempty"`
+}
+
+type mountState struct {
+	Repo       string `json:"repo"`
+	Branch     string `json:"branch"`
+	ReadOnly   bool   `json:"read_only"`
+	LeaseEnded bool   `json:"lease_ended"`
+	MountPoint string `json:"mount_point"`
+}
+
 // leaseJSON is the lease as the gateway sees it now (paths, actions,
 // expiry, remaining budgets), with the mount's own state; the owner's
 // mount says it is the owner's.
 func (m *Mount) leaseJSON(ctx context.Context) ([]byte, error) {
-	state := map[string]any{"repo": m.opts.Repo, "branch": m.opts.Branch, "read_only": m.readOnly.Load(),
-		"lease_ended": m.stale.Load(), "mount_point": m.dir}
-	out := map[string]any{"mount": state}
+	out := leaseDoc{Mount: mountState{Repo: m.opts.Repo, Branch: m.opts.Branch, ReadOnly: m.readOnly.Load(), MountPoint: m.dir}}
 	if !m.opts.Client.Temporary() {
-		out["owner"] = true
+		out.Owner = true
 	} else {
 		if !m.stale.Load() {
 			if err := m.refreshLease(ctx); err != nil {
@@ -160,13 +175,16 @@ func (m *Mount) leaseJSON(ctx context.Context) ([]byte, error) {
 		m.mu.Lock()
 		raw := m.lease.raw
 		m.mu.Unlock()
-		var doc map[string]json.RawMessage
+		var doc struct {
+			Lease     json.RawMessage `json:"lease"`
+			Remaining json.RawMessage `json:"remaining"`
+		}
 		if err := json.Unmarshal(raw, &doc); err != nil {
 			return nil, err
 		}
-		out["lease"], out["remaining"] = doc["lease"], doc["remaining"]
-		state["lease_ended"] = m.stale.Load()
+		out.Lease, out.Remaining = doc.Lease, doc.Remaining
 	}
+	out.Mount.LeaseEnded = m.stale.Load()
 	b, err := json.MarshalIndent(out, "", "  ")
 	return append(b, '\n'), err
 }
