@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
@@ -32,6 +33,9 @@ func (h *Handler) commitCreate(ctx context.Context, c *call, a *apiv1.CommitCrea
 	}
 	o.Intent = func(id manifest.CommitID) error {
 		e := record.Event{Kind: record.KindCommit, Repo: a.Repo, Branch: a.Branch, Subject: record.Subject{Commit: id.String()}, Details: detail(a.Message)}
+		if err := h.stagedBy(ctx, &e, id); err != nil {
+			return err
+		}
 		return h.record(ctx, c, e)
 	}
 	id, err := h.b.Commit(ctx, a.Repo, a.Branch, o)
@@ -76,6 +80,30 @@ func (h *Handler) commitLog(ctx context.Context, c *call, a *apiv1.CommitLogRequ
 		return nil, err
 	}
 	return out, nil
+}
+
+// stagedBy names in a commit's event the leases whose staged writes the
+// commit folded (whoever commits), after flushing their read manifests,
+// so `nas explain` reaches every run behind the commit.
+func (h *Handler) stagedBy(ctx context.Context, e *record.Event, id manifest.CommitID) error {
+	cm, err := h.b.Manifest().GetCommit(ctx, id)
+	if err != nil {
+		return err
+	}
+	ws := branch.StagedBy(cm)
+	if len(ws) == 0 {
+		return nil
+	}
+	parts, runs := make([]string, 0, len(ws)), make([]string, 0, len(ws))
+	for _, w := range ws {
+		parts, runs = append(parts, w.Lease+":"+w.Run), append(runs, w.Run)
+	}
+	h.auth.FlushReads(ctx, runs...)
+	if e.Details == nil {
+		e.Details = map[string]string{}
+	}
+	e.Details[record.DetailStagedBy] = strings.Join(parts, " ")
+	return nil
 }
 
 // errPageFull ends a streamed page.

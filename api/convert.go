@@ -176,14 +176,23 @@ func explanationOut(x *record.Explanation) apiv1.Explanation {
 	if out.Events == nil {
 		out.Events = []apiv1.Event{}
 	}
-	if m := x.ReadManifest; m != nil {
-		ex := &apiv1.ManifestExcerpt{ManifestSummary: *summaryOut(&m.ManifestSummary), Reads: []apiv1.Read{}, Truncated: m.Truncated}
-		for _, r := range m.Reads {
-			ex.Reads = append(ex.Reads, readOut(r))
-		}
-		out.ReadManifest = ex
+	out.ReadManifest = excerptOut(x.ReadManifest)
+	for _, c := range x.Contributors {
+		out.Contributors = append(out.Contributors, apiv1.Contributor{Lease: c.Lease, Run: c.Run,
+			LeaseEvents: eventsOut(c.LeaseEvents), ReadManifest: excerptOut(c.ReadManifest)})
 	}
 	return out
+}
+
+func excerptOut(m *record.ManifestExcerpt) *apiv1.ManifestExcerpt {
+	if m == nil {
+		return nil
+	}
+	ex := &apiv1.ManifestExcerpt{ManifestSummary: *summaryOut(&m.ManifestSummary), Reads: []apiv1.Read{}, Truncated: m.Truncated}
+	for _, r := range m.Reads {
+		ex.Reads = append(ex.Reads, readOut(r))
+	}
+	return ex
 }
 
 func verifyOut(r record.VerifyReport) apiv1.VerifyReport {

@@ -198,7 +198,7 @@ func (h *Handler) objectCompose(ctx context.Context, c *call, a *apiv1.ObjectCom
 	if err != nil {
 		return nil, err
 	}
-	stored, newBytes, err := h.compose(ctx, dst, plan, a)
+	stored, newBytes, err := h.compose(ctx, dst, plan, a, branch.Condition{IfMatch: a.IfMatch, By: c.p.Writer()})
 	if err != nil {
 		charge.Refund(ctx)
 		return nil, err
@@ -290,7 +290,7 @@ func (h *Handler) rangePiece(ctx context.Context, c *call, repo, br string, i in
 
 // compose stores the new version a plan describes and returns it with the
 // number of bytes it had to write anew.
-func (h *Handler) compose(ctx context.Context, dst auth.Target, plan *composePlan, a *apiv1.ObjectComposeRequest) (*manifest.Entry, int64, error) {
+func (h *Handler) compose(ctx context.Context, dst auth.Target, plan *composePlan, a *apiv1.ObjectComposeRequest, cond branch.Condition) (*manifest.Entry, int64, error) {
 	up := h.b.Chunks().NewUpload()
 	defer up.Close()
 	var refs []chunk.Ref
@@ -317,7 +317,7 @@ func (h *Handler) compose(ctx context.Context, dst auth.Target, plan *composePla
 		e.ContentType = "binary/octet-stream"
 	}
 	ch, data := e.SetContent(&manifest.Content{Chunks: refs})
-	stored, err := h.b.Put(ctx, dst.Repo, dst.Branch, dst.Key, e, branch.Condition{IfMatch: a.IfMatch}, up, branch.ContentRecord{Hash: ch, Data: data})
+	stored, err := h.b.Put(ctx, dst.Repo, dst.Branch, dst.Key, e, cond, up, branch.ContentRecord{Hash: ch, Data: data})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -407,7 +407,7 @@ func (h *Handler) objectRename(ctx context.Context, c *call, a *apiv1.ObjectRena
 		if err := check(a.From, a.To); err != nil {
 			return nil, err
 		}
-		e, err := h.b.Rename(ctx, a.Repo, br, a.From, a.To, a.NoReplace)
+		e, err := h.b.Rename(ctx, a.Repo, br, a.From, a.To, a.NoReplace, c.p.Writer())
 		if err != nil {
 			return nil, err
 		}
@@ -417,7 +417,7 @@ func (h *Handler) objectRename(ctx context.Context, c *call, a *apiv1.ObjectRena
 	// a visible key whose new name the lease may not write stops the
 	// rename (before the batch holding it moves), so nothing is moved to
 	// a hidden name or silently left behind.
-	res, err := h.b.RenamePrefix(ctx, a.Repo, br, a.From, a.To, func(from, to string) error {
+	res, err := h.b.RenamePrefix(ctx, a.Repo, br, a.From, a.To, c.p.Writer(), func(from, to string) error {
 		if err := h.authorize(ctx, c, lease.Read, a.Repo, br, from); err != nil {
 			if errors.Is(err, auth.ErrNotFound) {
 				return branch.ErrNoSuchKey

@@ -88,6 +88,18 @@ type Explanation struct {
 	Gates              []Event          `json:"gates,omitempty"`
 	LeaseEvents        []Event          `json:"lease_events,omitempty"`
 	ReadManifest       *ManifestExcerpt `json:"read_manifest,omitempty"`
+	// Contributors are the other leases whose staged writes the commit
+	// folded: a commit the owner made on a run's branch names its runs.
+	Contributors []Contributor `json:"contributors,omitempty"`
+}
+
+// Contributor is a lease whose writes a commit holds, with how it was
+// issued and what its run read.
+type Contributor struct {
+	Lease        string           `json:"lease"`
+	Run          string           `json:"run"`
+	LeaseEvents  []Event          `json:"lease_events,omitempty"`
+	ReadManifest *ManifestExcerpt `json:"read_manifest,omitempty"`
 }
 
 // RecordListRequest lists events, filtered; Cursor is a sequence number.

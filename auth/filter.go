@@ -21,6 +21,15 @@ func (p *Principal) Filter(a lease.Action) *branch.Filter {
 	return f
 }
 
+// Writer is who writes, for the commit that will fold the write (zero for
+// the owner).
+func (p *Principal) Writer() branch.Writer {
+	if p.Lease == nil {
+		return branch.Writer{}
+	}
+	return branch.Writer{Lease: p.Lease.ID, Run: p.Lease.Run}
+}
+
 // Visible reports whether the request's lease grants one of acts on key,
 // for listings and lookups that leave out what the lease cannot see
 // (they refuse nothing, so nothing is recorded). The owner sees

@@ -80,6 +80,19 @@ func (a *Authority) Record(ctx context.Context, p *Principal, e record.Event) er
 	return err
 }
 
+// FlushReads writes the buffered read manifests of runs, so an event
+// about to name them (a commit of their writes) binds what they read.
+func (a *Authority) FlushReads(ctx context.Context, runs ...string) {
+	if a.reads == nil {
+		return
+	}
+	for _, run := range runs {
+		if err := a.reads.Flush(ctx, run); err != nil {
+			a.log.Warn("flushing read manifest", "run", run, "err", err)
+		}
+	}
+}
+
 // denied records a refusal: the request's first at once, the rest in the
 // summary Finish writes.
 func (a *Authority) denied(ctx context.Context, p *Principal, act string, t Target, v lease.Verdict) {

@@ -143,13 +143,13 @@ func TestVersions(t *testing.T) {
 		t.Fatalf("versions: %+v", res.Versions)
 	}
 	// Older, never-committed version: forgotten. Older committed: refused.
-	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v2.VersionID); err != nil {
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v2.VersionID, branch.Writer{}); err != nil {
 		t.Fatalf("delete staged old version: %v", err)
 	}
-	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v1.VersionID); !errors.Is(err, branch.ErrImmutable) {
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v1.VersionID, branch.Writer{}); !errors.Is(err, branch.ErrImmutable) {
 		t.Fatalf("delete committed old version: %v", err)
 	}
-	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v3.VersionID); err != nil {
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v3.VersionID, branch.Writer{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Get(ctx, "ver", "main", "k"); !errors.Is(err, branch.ErrNoSuchKey) {

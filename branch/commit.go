@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,16 +106,79 @@ func (s *Service) Commit(ctx context.Context, repo, branch string, o CommitOptio
 			return manifest.CommitID{}, err
 		}
 	}
+	if sealed != 0 {
+		ws, err := s.writers(ctx, v, sealed)
+		if err != nil {
+			return manifest.CommitID{}, err
+		}
+		o.Extra = withStagedBy(o.Extra, ws)
+	}
 	id, err := s.swapHead(ctx, v, root, maxSeq, sealed, o)
 	if err != nil {
 		return id, err
 	}
 	if sealed != 0 {
-		if err := s.deleteRange(ctx, kv.Prefix(stagePrefix(v.rr.ID, v.br.ID, sealed))); err != nil {
-			s.log.Warn("clearing folded staging", "repo", repo, "branch", branch, "err", err)
+		for _, p := range [][]byte{stagePrefix(v.rr.ID, v.br.ID, sealed), writerPrefix(v.rr.ID, v.br.ID, sealed)} {
+			if err := s.deleteRange(ctx, kv.Prefix(p)); err != nil {
+				s.log.Warn("clearing folded staging", "repo", repo, "branch", branch, "err", err)
+			}
 		}
 	}
 	return id, nil
+}
+
+// StagedByName is the commit metadata that names the leases whose staged
+// writes a commit folded: "LEASE:RUN" pairs separated by spaces, sorted.
+const StagedByName = "staged_by"
+
+// maxStagedBy bounds the leases one commit names (the rest are counted).
+const maxStagedBy = 256
+
+// writers lists the leases whose writes staging generation gen holds.
+func (s *Service) writers(ctx context.Context, v *view, gen uint64) ([]Writer, error) {
+	var out []Writer
+	prefix := writerPrefix(v.rr.ID, v.br.ID, gen)
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix(prefix), func(k, val []byte) error {
+			out = append(out, Writer{Lease: string(k[len(prefix):]), Run: string(val)})
+			return nil
+		})
+	})
+	return out, err
+}
+
+// withStagedBy adds the staged_by pair for ws to extra (none for no
+// writers).
+func withStagedBy(extra []manifest.Pair, ws []Writer) []manifest.Pair {
+	if len(ws) == 0 {
+		return extra
+	}
+	parts := make([]string, 0, min(len(ws), maxStagedBy)+1)
+	for i, w := range ws {
+		if i == maxStagedBy {
+			parts = append(parts, fmt.Sprintf("+%d", len(ws)-i))
+			break
+		}
+		parts = append(parts, w.Lease+":"+w.Run)
+	}
+	return append(slices.Clone(extra), manifest.Pair{Name: StagedByName, Value: strings.Join(parts, " ")})
+}
+
+// StagedBy returns the leases whose staged writes commit c folded, as
+// its staged_by metadata names them.
+func StagedBy(c *manifest.Commit) []Writer {
+	var out []Writer
+	for _, p := range c.Extra {
+		if p.Name != StagedByName {
+			continue
+		}
+		for _, f := range strings.Fields(p.Value) {
+			if lease, run, ok := strings.Cut(f, ":"); ok {
+				out = append(out, Writer{Lease: lease, Run: run})
+			}
+		}
+	}
+	return out
 }
 
 // swapHead stores a commit of root on top of v's head and moves the branch

@@ -221,7 +221,7 @@ func (s *Service) deleteExpired(ctx context.Context, repo, name string, now time
 		return time.Time{}, err
 	}
 	s.usage.forget(rrID, brID)
-	return at, s.deleteRange(ctx, kv.Prefix(branchStagePrefix(rrID, brID)))
+	return at, s.clearStaging(ctx, rrID, brID)
 }
 
 // usageTracker keeps, per branch with a quota, what its current objects

@@ -60,7 +60,7 @@ func TestQuotas(t *testing.T) {
 	// Shrinking writes always pass: overwrite smaller, delete, rename over.
 	must(t, putSize(s, "data", "run", "a", 20))
 	wantUsage(t, s, "data", "run", 70, 3)
-	if _, err := s.Rename(ctx, "data", "run", "b", "seed", false); err != nil {
+	if _, err := s.Rename(ctx, "data", "run", "b", "seed", false, branch.Writer{}); err != nil {
 		t.Fatal(err)
 	}
 	wantUsage(t, s, "data", "run", 30, 2)

@@ -227,7 +227,7 @@ func (s *Service) CompleteUpload(ctx context.Context, repo, key, id string, e *m
 		if err := q.change(cur.entry, enc); err != nil {
 			return err
 		}
-		if err := s.stage(txn, v, key, staged{seq: seq, vid: out.VersionID, entry: enc}); err != nil {
+		if err := s.stage(txn, v, key, staged{seq: seq, vid: out.VersionID, entry: enc, by: cond.By}); err != nil {
 			return err
 		}
 		for _, r := range recs {

@@ -100,10 +100,19 @@ func (s *Service) Get(ctx context.Context, repo, branch, key string) (*manifest.
 }
 
 // Condition is a precondition on the current state of a key, checked
-// atomically with a write.
+// atomically with a write, and who writes.
 type Condition struct {
 	IfMatch     string // the current ETag must equal it ("*" = must exist)
 	IfNoneMatch string // "*": the key must not exist; else the ETag must differ
+	// By is the lease that writes (zero for the owner): the commit that
+	// folds the write names it (CommitInfo's StagedBy), so a commit made
+	// by someone else still explains back to every lease in it.
+	By Writer
+}
+
+// Writer is a lease that wrote staged changes, with its run.
+type Writer struct {
+	Lease, Run string
 }
 
 func (c Condition) check(key string, cur current) error {
@@ -183,7 +192,7 @@ func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest
 		if e.ModTime == 0 {
 			out.ModTime = time.Now().UnixNano()
 		}
-		st := staged{seq: seq, vid: out.VersionID, entry: out.Encode()}
+		st := staged{seq: seq, vid: out.VersionID, entry: out.Encode(), by: cond.By}
 		if q, err = s.quotaFor(ctx, v); err != nil {
 			return err
 		}
@@ -240,6 +249,11 @@ func (s *Service) stage(txn setter, v *view, key string, st staged) error {
 	if err := txn.Set(stageKey(v.rr.ID, v.br.ID, v.br.Gen, key), st.encode()); err != nil {
 		return err
 	}
+	if st.by.Lease != "" {
+		if err := txn.Set(append(writerPrefix(v.rr.ID, v.br.ID, v.br.Gen), st.by.Lease...), []byte(st.by.Run)); err != nil {
+			return err
+		}
+	}
 	vr := versionRecord{key: key, branch: v.br.ID, staged: st}
 	if err := txn.Set(versionKey(v.rr.ID, st.vid), vr.encode()); err != nil {
 		return err
@@ -281,7 +295,7 @@ func (s *Service) Delete(ctx context.Context, repo, branch, key string, cond Con
 		if err := q.change(cur.entry, nil); err != nil {
 			return err
 		}
-		return s.tombstone(txn, v, key, &res)
+		return s.tombstone(txn, v, key, cond.By, &res)
 	})
 	if err != nil {
 		q.release()
@@ -289,9 +303,9 @@ func (s *Service) Delete(ctx context.Context, repo, branch, key string, cond Con
 	return res, err
 }
 
-func (s *Service) tombstone(txn kv.Txn, v *view, key string, res *DeleteResult) error {
+func (s *Service) tombstone(txn kv.Txn, v *view, key string, by Writer, res *DeleteResult) error {
 	seq := s.clk.next()
-	st := staged{del: true, seq: seq, vid: newVersionID(seq, rand.Uint32())}
+	st := staged{del: true, seq: seq, vid: newVersionID(seq, rand.Uint32()), by: by}
 	res.VersionID, res.DeleteMarker = st.vid, true
 	return s.stage(txn, v, key, st)
 }
@@ -301,7 +315,7 @@ func (s *Service) tombstone(txn kv.Txn, v *view, key string, res *DeleteResult) 
 // the version); deleting a delete marker changes nothing; deleting an older
 // version that never reached a commit forgets it; deleting an older
 // committed version is refused with ErrImmutable.
-func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid string) (DeleteResult, error) {
+func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid string, by Writer) (DeleteResult, error) {
 	res := DeleteResult{VersionID: vid}
 	var q *quotaTxn
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
@@ -334,7 +348,7 @@ func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid stri
 				return err
 			}
 			var ignored DeleteResult
-			return s.tombstone(txn, v, key, &ignored)
+			return s.tombstone(txn, v, key, by, &ignored)
 		}
 		rec, err := s.versionRecord(txn, v, key, vid)
 		if err != nil {

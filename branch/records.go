@@ -116,6 +116,16 @@ func stageKey(repo, branch, gen uint64, key string) []byte {
 	return append(stagePrefix(repo, branch, gen), key...)
 }
 
+// writerPrefix is where a staging generation's writers are listed: one
+// key per lease whose writes it holds, valued with the lease's run.
+func writerPrefix(repo, branch, gen uint64) []byte {
+	return u64(u64(u64([]byte("SW/"), repo), branch), gen)
+}
+
+func branchWriterPrefix(repo, branch uint64) []byte {
+	return u64(u64([]byte("SW/"), repo), branch)
+}
+
 func branchStagePrefix(repo, branch uint64) []byte {
 	return u64(u64([]byte("S/"), repo), branch)
 }
@@ -194,6 +204,7 @@ type staged struct {
 	seq   uint64
 	vid   string
 	entry []byte
+	by    Writer // who wrote it (not encoded: stage records it apart)
 }
 
 const (

@@ -16,7 +16,7 @@ import (
 // the new key gets a new version sharing the old content (no bytes move)
 // and the old key a delete marker. With noReplace it fails with
 // ErrPrecondition when the target exists.
-func (s *Service) Rename(ctx context.Context, repo, branch, from, to string, noReplace bool) (*manifest.Entry, error) {
+func (s *Service) Rename(ctx context.Context, repo, branch, from, to string, noReplace bool, by Writer) (*manifest.Entry, error) {
 	if from == to {
 		// rename(2) onto itself changes nothing (it must not delete it).
 		e, err := s.Get(ctx, repo, branch, from)
@@ -42,7 +42,7 @@ func (s *Service) Rename(ctx context.Context, repo, branch, from, to string, noR
 		if q, err = s.quotaFor(ctx, v); err != nil {
 			return err
 		}
-		out, err = s.renameIn(ctx, txn, v, q, from, to, noReplace)
+		out, err = s.renameIn(ctx, txn, v, q, from, to, noReplace, by)
 		return err
 	})
 	if err != nil {
@@ -53,7 +53,7 @@ func (s *Service) Rename(ctx context.Context, repo, branch, from, to string, noR
 
 // renameIn moves one key inside a write transaction; q accounts the change
 // against the branch's quota (a rename over an existing key shrinks it).
-func (s *Service) renameIn(ctx context.Context, txn kv.Txn, v *view, q *quotaTxn, from, to string, noReplace bool) (*manifest.Entry, error) {
+func (s *Service) renameIn(ctx context.Context, txn kv.Txn, v *view, q *quotaTxn, from, to string, noReplace bool, by Writer) (*manifest.Entry, error) {
 	cur, err := s.lookup(ctx, txn, v, from)
 	if err != nil {
 		return nil, err
@@ -80,11 +80,11 @@ func (s *Service) renameIn(ctx context.Context, txn kv.Txn, v *view, q *quotaTxn
 	seq := s.clk.next()
 	e.VersionID = newVersionID(seq, rand.Uint32())
 	e.ModTime = time.Now().UnixNano()
-	if err := s.stage(txn, v, to, staged{seq: seq, vid: e.VersionID, entry: e.Encode()}); err != nil {
+	if err := s.stage(txn, v, to, staged{seq: seq, vid: e.VersionID, entry: e.Encode(), by: by}); err != nil {
 		return nil, err
 	}
 	var ignored DeleteResult
-	if err := s.tombstone(txn, v, from, &ignored); err != nil {
+	if err := s.tombstone(txn, v, from, by, &ignored); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -108,7 +108,7 @@ type RenameResult struct {
 // directory rename), in batches. allow, when set, is asked for each key
 // (old and new name) and can stop the rename with its error; keys it skips
 // by returning ErrNotFound are left in place.
-func (s *Service) RenamePrefix(ctx context.Context, repo, branch, from, to string, allow func(oldKey, newKey string) error) (RenameResult, error) {
+func (s *Service) RenamePrefix(ctx context.Context, repo, branch, from, to string, by Writer, allow func(oldKey, newKey string) error) (RenameResult, error) {
 	var res RenameResult
 	if from == "" || strings.HasPrefix(to, from) {
 		return res, fmt.Errorf("cannot rename %q into itself (%q): %w", from, to, ErrInvalid)
@@ -149,7 +149,7 @@ func (s *Service) RenamePrefix(ctx context.Context, repo, branch, from, to strin
 					return err
 				}
 				for _, k := range keys {
-					if _, err := s.renameIn(ctx, txn, v, q, k, to+strings.TrimPrefix(k, from), false); err != nil && !errIsNotFound(err) {
+					if _, err := s.renameIn(ctx, txn, v, q, k, to+strings.TrimPrefix(k, from), false, by); err != nil && !errIsNotFound(err) {
 						return err
 					}
 				}

@@ -327,7 +327,7 @@ func (s *Service) CreateBranchWith(ctx context.Context, repo, name, from string,
 		return out, err
 	}
 	s.usage.forget(rrID, stale.ID)
-	if err := s.deleteRange(ctx, kv.Prefix(branchStagePrefix(rrID, stale.ID))); err != nil {
+	if err := s.clearStaging(ctx, rrID, stale.ID); err != nil {
 		s.log.Warn("clearing an expired branch's staging", "repo", repo, "branch", name, "err", err)
 	}
 	return out, nil
@@ -421,7 +421,15 @@ func (s *Service) DeleteBranch(ctx context.Context, repo, name string) error {
 		return err
 	}
 	s.usage.forget(rr.ID, br.ID)
-	return s.deleteRange(ctx, kv.Prefix(branchStagePrefix(rr.ID, br.ID)))
+	return s.clearStaging(ctx, rr.ID, br.ID)
+}
+
+// clearStaging deletes a gone branch's staging and its writers.
+func (s *Service) clearStaging(ctx context.Context, repo, br uint64) error {
+	if err := s.deleteRange(ctx, kv.Prefix(branchStagePrefix(repo, br))); err != nil {
+		return err
+	}
+	return s.deleteRange(ctx, kv.Prefix(branchWriterPrefix(repo, br)))
 }
 
 // deleteRange removes every key in r in bounded batches; the keys must

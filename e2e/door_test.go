@@ -543,3 +543,49 @@ func presignRequest(req *http.Request, creds aws.Credentials) (string, http.Head
 	req.URL.RawQuery = q.Encode()
 	return v4.NewSigner().PresignHTTP(context.Background(), creds, req, "UNSIGNED-PAYLOAD", "s3", "us-east-1", time.Now())
 }
+
+// TestDoorProvenance: a commit the owner (or an orchestrator) makes on a
+// run's branch still explains back to every lease whose staged writes it
+// holds, with what each run read.
+func TestDoorProvenance(t *testing.T) {
+	t.Parallel()
+	w := newDoorWorld(t, nil, nil)
+	get(t, w.ls3, w.repo, "shared/a.txt")
+	put(t, w.ls3, w.repo, "shared/by-run.txt", []byte("run"))
+	// A second lease on the same branch (an orchestrator's helper).
+	other := w.oc.newLease(map[string]any{"repo": w.repo, "role": "run", "branch": w.li.Branch, "ttl": "1h"})
+	put(t, leaseS3(t, w.srv, other), w.repo, "shared/by-helper.txt", []byte("helper"))
+	put(t, w.ownerOnB, w.repo, "shared/by-owner.txt", []byte("owner"))
+
+	id := w.oc.commit(w.repo, w.li.Branch, "the orchestrator commits the run's work")
+	x := w.oc.ok("record/explain", map[string]any{"repo": w.repo, "commit": id})["explanation"].(map[string]any)
+	contrib, _ := x["contributors"].([]any)
+	found := map[string]map[string]any{}
+	for _, c := range contrib {
+		m := c.(map[string]any)
+		found[m["lease"].(string)] = m
+	}
+	if len(found) != 2 || found[w.li.ID] == nil || found[other.ID] == nil {
+		t.Fatalf("explain names %v, want leases %s and %s", contrib, w.li.ID, other.ID)
+	}
+	rm, _ := found[w.li.ID]["read_manifest"].(map[string]any)
+	if rm == nil || !strings.Contains(fmt.Sprint(rm["reads"]), "shared/a.txt") {
+		t.Fatalf("the run's read manifest is not in the explanation: %v", found[w.li.ID])
+	}
+	if found[w.li.ID]["run"] != w.li.Run || len(found[w.li.ID]["lease_events"].([]any)) == 0 {
+		t.Fatalf("contributor: %v", found[w.li.ID])
+	}
+	// The commit itself names them (exported with it).
+	log := w.oc.ok("commit/log", map[string]any{"repo": w.repo, "ref": w.li.Branch, "limit": 1})["commits"].([]any)
+	if log[0].(map[string]any)["id"] != id {
+		t.Fatalf("log: %v", log)
+	}
+	// The next commit, of writes made after, names only who wrote then.
+	put(t, leaseS3(t, w.srv, other), w.repo, "shared/later.txt", []byte("later"))
+	id2 := w.oc.commit(w.repo, w.li.Branch, "later")
+	x2 := w.oc.ok("record/explain", map[string]any{"repo": w.repo, "commit": id2})["explanation"].(map[string]any)
+	c2, _ := x2["contributors"].([]any)
+	if len(c2) != 1 || c2[0].(map[string]any)["lease"] != other.ID {
+		t.Fatalf("second commit names %v, want only %s", c2, other.ID)
+	}
+}

@@ -209,6 +209,7 @@ func (s *Service) Propose(ctx context.Context, r ProposeRequest) (*Proposal, err
 	if l := r.Lease; l != nil {
 		co.Principal, co.OnBehalfOf, co.Run, co.Lease = l.Principal, l.OnBehalfOf, l.Run, l.ID
 	}
+	co.Intent = func(id manifest.CommitID) error { return s.commitEvent(ctx, r, co, id) }
 	if _, err := s.b.Commit(ctx, r.Repo, r.From, co); err != nil && !errors.Is(err, branch.ErrNothingToCommit) {
 		return nil, err
 	}
@@ -297,6 +298,30 @@ func (s *Service) Propose(ctx context.Context, r ProposeRequest) (*Proposal, err
 		return nil, err
 	}
 	return p, s.save(ctx, p, g)
+}
+
+// commitEvent records the commit a proposal makes of its branch's staged
+// changes, naming every lease whose writes it folds.
+func (s *Service) commitEvent(ctx context.Context, r ProposeRequest, co branch.CommitOptions, id manifest.CommitID) error {
+	if s.rec == nil {
+		return nil
+	}
+	e := record.Event{Kind: record.KindCommit, Run: co.Run, Lease: co.Lease, Principal: co.Principal, OnBehalfOf: co.OnBehalfOf,
+		Repo: r.Repo, Branch: r.From, Subject: record.Subject{Commit: id.String()}, Details: map[string]string{"detail": co.Message}}
+	if co.Run != "" {
+		e.ReadManifest = record.ManifestID(co.Run)
+	}
+	if c, err := s.b.Manifest().GetCommit(ctx, id); err == nil {
+		var parts []string
+		for _, w := range branch.StagedBy(c) {
+			parts = append(parts, w.Lease+":"+w.Run)
+		}
+		if len(parts) > 0 {
+			e.Details[record.DetailStagedBy] = strings.Join(parts, " ")
+		}
+	}
+	_, err := s.rec.Append(ctx, e)
+	return err
 }
 
 // waiting returns the proposal of a pending gate for the same branches and

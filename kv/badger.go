@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/y"
@@ -182,6 +184,9 @@ func (b *Badger) Update(ctx context.Context, fn func(Txn) error) error {
 			if err := b.commits.WaitForMark(ctx, last); err != nil {
 				return err
 			}
+			if err := backoff(ctx, i); err != nil {
+				return err
+			}
 			continue
 		case errors.Is(err, badger.ErrTxnTooBig):
 			return fmt.Errorf("%w: %w", ErrTooBig, err)
@@ -190,6 +195,24 @@ func (b *Badger) Update(ctx context.Context, fn func(Txn) error) error {
 		}
 	}
 	return ErrConflict
+}
+
+// backoff pauses before the retry after conflict number i: not at first,
+// then a random while growing to 20 ms, so writers contending for one key
+// take turns instead of one of them losing every race.
+func backoff(ctx context.Context, i int) error {
+	if i < 2 {
+		return nil
+	}
+	limit := min(time.Duration(1)<<min(i, 20)*50*time.Microsecond, 20*time.Millisecond)
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(limit))))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func (b *Badger) update(fn func(Txn) error) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentnas/nas/kv"
 )
@@ -41,7 +42,25 @@ type Explanation struct {
 	LeaseEvents []Event `json:"lease_events,omitempty"`
 	// ReadManifest is the run's read manifest, when one was flushed.
 	ReadManifest *ManifestExcerpt `json:"read_manifest,omitempty"`
+	// Contributors are the other leases whose staged writes the commit
+	// folded (its origin event's DetailStagedBy): a commit the owner or
+	// an orchestrator made on a run's branch still names every run in it.
+	Contributors []Contributor `json:"contributors,omitempty"`
 }
+
+// Contributor is a lease whose writes a commit holds, with what its run
+// read and how the lease was issued.
+type Contributor struct {
+	Lease        string           `json:"lease"`
+	Run          string           `json:"run"`
+	LeaseEvents  []Event          `json:"lease_events,omitempty"`
+	ReadManifest *ManifestExcerpt `json:"read_manifest,omitempty"`
+}
+
+// DetailStagedBy is the Details key of a commit event that lists the
+// leases whose staged writes the commit folded: "LEASE:RUN" pairs
+// separated by spaces.
+const DetailStagedBy = "staged_by"
 
 // ManifestExcerpt is a read manifest's summary and its first entries.
 type ManifestExcerpt struct {
@@ -184,12 +203,46 @@ func (r *Recorder) explain(ctx context.Context, rd kv.Reader, repo, commit strin
 	if !ok {
 		run = x.Run
 	}
-	if run == "" {
-		return x, nil
+	if run != "" {
+		m, err := r.excerpt(ctx, rd, run)
+		if err != nil {
+			return nil, err
+		}
+		x.ReadManifest = m
 	}
+	return x, r.contributors(ctx, rd, x, origin)
+}
+
+// contributors adds the leases an origin event names as staged writers.
+func (r *Recorder) contributors(ctx context.Context, rd kv.Reader, x *Explanation, origin *Event) error {
+	for _, f := range strings.Fields(origin.Details[DetailStagedBy]) {
+		id, run, ok := strings.Cut(f, ":")
+		if !ok || id == x.Lease {
+			continue
+		}
+		c := Contributor{Lease: id, Run: run}
+		err := list(ctx, rd, Filter{Lease: id, Limit: r.opts.ExplainEvents,
+			Kinds: []Kind{KindLeaseIssued, KindLeaseNarrowed, KindLeaseRevoked}}, func(e Event) error {
+			c.LeaseEvents = append(c.LeaseEvents, e)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if c.ReadManifest, err = r.excerpt(ctx, rd, run); err != nil {
+			return err
+		}
+		x.Contributors = append(x.Contributors, c)
+	}
+	return nil
+}
+
+// excerpt is a run's read manifest summary and first reads, nil when the
+// run has none.
+func (r *Recorder) excerpt(ctx context.Context, rd kv.Reader, run string) (*ManifestExcerpt, error) {
 	s, err := readSummary(rd, run)
 	if errors.Is(err, ErrNotFound) {
-		return x, nil
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
@@ -206,6 +259,5 @@ func (r *Recorder) explain(ctx context.Context, rd kv.Reader, repo, commit strin
 	if err != nil {
 		return nil, err
 	}
-	x.ReadManifest = m
-	return x, nil
+	return m, nil
 }

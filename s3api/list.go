@@ -275,12 +275,12 @@ func (s *Server) deleteObjects(req *request) error {
 		} else if err = s.recordDelete(req, o.Key, o.VersionID); err != nil {
 			// not deleted: reported below
 		} else if o.VersionID != "" {
-			res, err = s.b.DeleteVersion(req.ctx(), req.repo, req.branch, o.Key, o.VersionID)
+			res, err = s.b.DeleteVersion(req.ctx(), req.repo, req.branch, o.Key, o.VersionID, req.p.Writer())
 			if isNotFound(err) && !isBucketMissing(err) {
 				err, res = nil, branch.DeleteResult{VersionID: o.VersionID}
 			}
 		} else {
-			res, err = s.b.Delete(req.ctx(), req.repo, req.branch, o.Key, branch.Condition{})
+			res, err = s.b.Delete(req.ctx(), req.repo, req.branch, o.Key, branch.Condition{By: req.p.Writer()})
 		}
 		if err != nil {
 			if isBucketMissing(err) {

@@ -475,7 +475,7 @@ func (s *Server) completeUpload(req *request) error {
 	defer cu.Close()
 	cu.Pin(content.Chunks)
 	ch, data := e.SetContent(content)
-	stored, err := s.b.CompleteUpload(req.ctx(), req.repo, req.key, up.ID, &e, writeCondition(req.r.Header), cu, branch.ContentRecord{Hash: ch, Data: data})
+	stored, err := s.b.CompleteUpload(req.ctx(), req.repo, req.key, up.ID, &e, writeCondition(req), cu, branch.ContentRecord{Hash: ch, Data: data})
 	if err != nil {
 		return err
 	}

@@ -109,8 +109,11 @@ func (s *Server) writableBranch(req *request) error {
 	return nil
 }
 
-func writeCondition(h http.Header) branch.Condition {
+// writeCondition is the request's preconditions and its writer.
+func writeCondition(req *request) branch.Condition {
+	h := req.r.Header
 	return branch.Condition{
+		By:          req.p.Writer(),
 		IfMatch:     strings.Trim(h.Get("If-Match"), `"`),
 		IfNoneMatch: strings.Trim(h.Get("If-None-Match"), `"`),
 	}
@@ -146,7 +149,7 @@ func (s *Server) putObject(req *request) error {
 		e.ChecksumAlgorithm, e.ChecksumValue, e.ChecksumType = string(alg), in.set.Value(), "FULL_OBJECT"
 	}
 	ch, data := e.SetContent(in.content)
-	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, e, writeCondition(h), in.up, branch.ContentRecord{Hash: ch, Data: data})
+	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, e, writeCondition(req), in.up, branch.ContentRecord{Hash: ch, Data: data})
 	if err != nil {
 		charge.Refund(req.ctx())
 		return err
@@ -317,12 +320,12 @@ func (s *Server) deleteObject(req *request) error {
 	var res branch.DeleteResult
 	var err error
 	if vid := req.query.Get("versionId"); vid != "" {
-		res, err = s.b.DeleteVersion(req.ctx(), req.repo, req.branch, req.key, vid)
+		res, err = s.b.DeleteVersion(req.ctx(), req.repo, req.branch, req.key, vid, req.p.Writer())
 		if errors.Is(err, branch.ErrNoSuchVersion) {
 			err, res = nil, branch.DeleteResult{VersionID: vid}
 		}
 	} else {
-		res, err = s.b.Delete(req.ctx(), req.repo, req.branch, req.key, writeCondition(req.r.Header))
+		res, err = s.b.Delete(req.ctx(), req.repo, req.branch, req.key, writeCondition(req))
 	}
 	if err != nil {
 		return err
@@ -468,7 +471,7 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, &dst, writeCondition(h), up, rec)
+	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, &dst, writeCondition(req), up, rec)
 	if err != nil {
 		charge.Refund(req.ctx())
 		return err
