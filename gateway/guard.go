@@ -14,10 +14,12 @@ import (
 // a handler that pauses between reads is never mistaken for a slow
 // client.
 //
-// A request refused before its body was read (a bad signature, a denied
-// write) is answered with Connection: close and its connection's read
-// deadline expired, so the server does not drain the body of a client the
-// gateway has already refused.
+// A request refused by the door before its body was read (401/403: a bad
+// signature, dead credentials, a denied write) is answered with
+// Connection: close and its connection's read deadline expired, so the
+// server does not drain the body of a client it has already refused. Any
+// other error answered early lets the server drain what it drains (at
+// most 256 KiB, to keep the connection), within the stall limit.
 
 // BodyLimits bound how slowly a client may send a request body. Zero
 // fields take the defaults: 30 s stall, at least 32 KiB per 30 s waited.
@@ -99,22 +101,39 @@ func isTimeout(err error) bool {
 }
 
 // guardedWriter closes the connection instead of draining an unread body
-// after an error answer.
+// after a refusal.
 type guardedWriter struct {
 	http.ResponseWriter
+	req   *http.Request
+	orig  io.ReadCloser // the server's own body
 	body  *guardedBody
-	close bool // an error was answered before the body was read
+	wrote bool // the status was written
+	close bool // a refusal was answered before the body was read
 }
 
 func (w *guardedWriter) WriteHeader(status int) {
-	if status >= 400 && !w.body.eof {
+	if w.wrote {
+		w.ResponseWriter.WriteHeader(status)
+		return
+	}
+	w.wrote = true
+	if (status == http.StatusUnauthorized || status == http.StatusForbidden) && !w.body.eof {
 		w.Header().Set("Connection", "close")
 		w.close = true
 	}
+	// The server decides how to finish an unread body (drain up to 256 KiB
+	// and keep the connection, or close it after a pause that lets the
+	// client read the answer) by the body's own type: hand it back.
+	w.req.Body = w.orig
 	w.ResponseWriter.WriteHeader(status)
 }
 
-func (w *guardedWriter) Write(p []byte) (int, error) { return w.ResponseWriter.Write(p) }
+func (w *guardedWriter) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
 
 // Unwrap lets http.ResponseController reach the connection.
 func (w *guardedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
@@ -131,19 +150,24 @@ func guard(h http.Handler, lim BodyLimits) http.Handler {
 	lim = lim.withDefaults()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
-		b := &guardedBody{lim: lim, r: r.Body, rc: rc}
-		if r.Body == nil || r.Body == http.NoBody {
+		orig := r.Body
+		b := &guardedBody{lim: lim, r: orig, rc: rc}
+		if orig == nil || orig == http.NoBody {
 			b.r, b.eof = http.NoBody, true
 		}
 		r.Body = b
-		gw := &guardedWriter{ResponseWriter: w, body: b}
+		gw := &guardedWriter{ResponseWriter: w, req: r, orig: orig, body: b}
 		h.ServeHTTP(gw, r)
-		if gw.close {
+		switch {
+		case gw.close:
 			// The server would read up to 256 KiB of the body before closing;
 			// an expired deadline makes that read end at once.
 			_ = rc.SetReadDeadline(time.Now())
-			return
+		case !b.eof:
+			// What the server drains of an unread body arrives in time.
+			_ = rc.SetReadDeadline(time.Now().Add(lim.Stall))
+		default:
+			_ = rc.SetReadDeadline(time.Time{})
 		}
-		_ = rc.SetReadDeadline(time.Time{})
 	})
 }
