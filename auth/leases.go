@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,9 @@ type Leases struct {
 
 	mu    sync.Mutex        // guards usage
 	usage map[string]*meter // lease ID -> consumption, written behind to kv
+
+	decoded decodeCache // leases decoded from the bytes read last time
+	tokens  tokenCache  // session tokens already verified
 }
 
 type meter struct {
@@ -130,14 +134,19 @@ func (s *Leases) RunBranch(ctx context.Context, repo, role, run string) (string,
 }
 
 // Get returns a lease's live state.
+//
+// The stored record is read every time (revocation and grants take effect
+// at once); only its decoding is skipped when the bytes are the ones
+// decoded last time.
 func (s *Leases) Get(ctx context.Context, id string) (*lease.Lease, error) {
-	var l lease.Lease
+	var l *lease.Lease
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		b, err := r.Get(leaseKey(id))
 		if err != nil {
 			return err
 		}
-		return json.Unmarshal(b, &l)
+		l, err = s.decoded.decode(id, b)
+		return err
 	})
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil, fmt.Errorf("lease %s: %w", id, lease.ErrNotFound)
@@ -145,7 +154,68 @@ func (s *Leases) Get(ctx context.Context, id string) (*lease.Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &l, nil
+	return l, nil
+}
+
+// decodeCache keeps the last decoding of each lease record, keyed by the
+// exact bytes, so an unchanged lease is not decoded again on every
+// request. A hit is a copy: callers may change the lease they get.
+type decodeCache struct {
+	mu sync.Mutex // guards m
+	m  map[string]decoded
+}
+
+type decoded struct {
+	raw []byte
+	l   lease.Lease
+}
+
+// maxCached bounds the leases (and tokens) kept decoded.
+const maxCached = 4096
+
+func (c *decodeCache) decode(id string, b []byte) (*lease.Lease, error) {
+	c.mu.Lock()
+	d, ok := c.m[id]
+	c.mu.Unlock()
+	if ok && bytes.Equal(d.raw, b) {
+		l := d.l
+		return &l, nil
+	}
+	var l lease.Lease
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCached {
+		c.m = map[string]decoded{}
+	}
+	c.m[id] = decoded{raw: bytes.Clone(b), l: l}
+	c.mu.Unlock()
+	out := l
+	return &out, nil
+}
+
+// tokenCache remembers session tokens whose signature verified, with the
+// lease they name; the lease's live state is still read every time.
+type tokenCache struct {
+	mu sync.Mutex // guards m
+	m  map[[2]string]string
+}
+
+func (c *tokenCache) get(ak, token string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := c.m[[2]string{ak, token}]
+	return id, ok
+}
+
+func (c *tokenCache) put(ak, token, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCached {
+		c.m = map[[2]string]string{}
+	}
+	c.m[[2]string{ak, token}] = id
 }
 
 // Resolve authenticates temporary credentials: it verifies the session
@@ -156,9 +226,13 @@ func (s *Leases) Resolve(ctx context.Context, ak, token string) (*lease.Lease, s
 	if token == "" {
 		return nil, "", fmt.Errorf("temporary credentials need their session token: %w", lease.ErrBadToken)
 	}
-	id, err := s.keys.parse(ak, token)
-	if err != nil {
-		return nil, "", err
+	id, ok := s.tokens.get(ak, token)
+	if !ok {
+		var err error
+		if id, err = s.keys.parse(ak, token); err != nil {
+			return nil, "", err
+		}
+		s.tokens.put(ak, token, id)
 	}
 	l, err := s.Get(ctx, id)
 	if errors.Is(err, lease.ErrNotFound) {
