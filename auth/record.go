@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -68,6 +69,7 @@ func (a *Authority) Record(ctx context.Context, p *Principal, e record.Event) er
 		return nil
 	}
 	Provenance(&e, p)
+	e.Subject.Path = recorded(e.Subject.Path)
 	if p != nil && p.Lease != nil && e.Lease == p.Lease.ID {
 		e.ReadManifest = record.ManifestID(p.Lease.Run)
 		if a.reads != nil {
@@ -104,7 +106,7 @@ func (a *Authority) denied(ctx context.Context, p *Principal, act string, t Targ
 		return
 	}
 	p.refused = true
-	e := record.Event{Kind: record.KindDenied, Repo: t.Repo, Branch: t.Branch, Subject: record.Subject{Path: t.Key, Commit: t.Commit},
+	e := record.Event{Kind: record.KindDenied, Repo: t.Repo, Branch: t.Branch, Subject: record.Subject{Path: recorded(t.Key), Commit: t.Commit},
 		Decision: record.Decision{Effect: record.Effect(v.Decision.String()), Rule: v.Rule}, Details: map[string]string{"action": act}}
 	a.appendLimited(ctx, p.Lease.ID, p, e)
 }
@@ -158,7 +160,7 @@ func (a *Authority) grantUsed(ctx context.Context, p *Principal, grant, key stri
 	if a.rec == nil {
 		return
 	}
-	e := record.Event{Kind: record.KindShareUsed, Subject: record.Subject{Path: key}, Details: map[string]string{"grant": grant}}
+	e := record.Event{Kind: record.KindShareUsed, Subject: record.Subject{Path: recorded(key)}, Details: map[string]string{"grant": grant}}
 	Provenance(&e, p)
 	if _, err := a.rec.Append(context.WithoutCancel(ctx), e); err != nil {
 		a.log.Error("flight recorder: grant use not recorded", "err", err)
@@ -171,13 +173,23 @@ func (a *Authority) recordRead(ctx context.Context, p *Principal, t Target, e *m
 	if a.reads == nil || e == nil {
 		return
 	}
-	rd := record.Read{Path: t.Key, VersionID: e.VersionID, Offset: off, Length: n, ETag: e.ETag}
+	rd := record.Read{Path: recorded(t.Key), VersionID: e.VersionID, Offset: off, Length: n, ETag: e.ETag}
 	if b, err := a.branches.GetBranch(ctx, t.Repo, t.Branch); err == nil {
 		rd.Commit = b.Head.String()
 	}
 	if err := a.reads.Add(context.WithoutCancel(ctx), p.Lease.Run, rd); err != nil {
 		a.log.Error("read manifest", "run", p.Lease.Run, "err", err)
 	}
+}
+
+// recorded is a key as the recorder can hold it: keys are raw bytes, the
+// record is UTF-8, so a key that is not has its invalid bytes replaced
+// (a run of them by one U+FFFD); with the version ID beside it the read stays unambiguous.
+func recorded(key string) string {
+	if utf8.ValidString(key) {
+		return key
+	}
+	return strings.ToValidUTF8(key, "\uFFFD")
 }
 
 // claimedKey returns the access key a request claims, or "anonymous".

@@ -589,3 +589,24 @@ func TestDoorProvenance(t *testing.T) {
 		t.Fatalf("second commit names %v, want only %s", c2, other.ID)
 	}
 }
+
+// TestDoorRecordsRawKeys: a lease's read and delete of a key that is not
+// UTF-8 are in its read manifest and the flight recorder.
+func TestDoorRecordsRawKeys(t *testing.T) {
+	t.Parallel()
+	w := newDoorWorld(t, nil, nil)
+	key := "shared/raw-\xff\xfe.bin"
+	put(t, w.ownerOnB, w.repo, key, []byte("raw"))
+	get(t, w.ls3, w.repo, key)
+	_, err := w.ls3.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(w.repo), Key: aws.String(key)})
+	must(t, err)
+	id := w.lc.commit(w.repo, w.li.Branch, "raw")
+	x := w.oc.ok("record/explain", map[string]any{"repo": w.repo, "commit": id})["explanation"].(map[string]any)
+	if !strings.Contains(fmt.Sprint(x["read_manifest"]), "shared/raw-\uFFFD.bin") {
+		t.Fatalf("the read of a raw key is missing from the manifest: %v", x["read_manifest"])
+	}
+	recs := w.oc.ok("record/list", map[string]any{"lease": w.li.ID, "kinds": []string{"delete"}})["records"].([]any)
+	if len(recs) != 1 {
+		t.Fatalf("delete records: %v", recs)
+	}
+}
