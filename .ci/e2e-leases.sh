@@ -166,9 +166,38 @@ assert any(e["kind"] == "denied" for e in ex["run_events"]), "denials missing fr
 print("    commit %s: run %s, lease %s, %d read(s) in the manifest" % (ex["commit"][:12], ex["run"], ex["lease"], len(reads)))
 EOF
 	owner nas verify
+	lid=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["explanation"]["lease"])' <"$WORK/explain.json")
+
+	echo "--- the one door, through the aws CLI"
+	# A single-use grant survives the HEAD that aws s3 cp sends first.
+	owner nas share grant "$lid" finance/salaries.txt --ttl 10m --single-use >/dev/null
+	lease_aws s3 cp "s3://$REPO/finance/salaries.txt" "$WORK/granted.txt" --only-show-errors ||
+		fail "aws s3 cp of a single-use granted key failed (the HEAD used up the grant?)"
+	cmp "$WORK/salaries.txt" "$WORK/granted.txt" || fail "the granted read differs"
+	expect_error '404' lease_aws s3 cp "s3://$REPO/finance/salaries.txt" "$WORK/granted2.txt"
+	[[ $(owner nas share list "$lid" --json | python3 -c 'import json,sys; print(sum(g["live"] for g in json.load(sys.stdin)["grants"]))') == 0 ]] ||
+		fail "the used single-use grant is still live"
+	# Five hundred refusals in one request are one summary record.
+	before=$(owner nas audit --lease "$lid" --kind denied | wc -l)
+	python3 -c 'import json; print(json.dumps({"Objects": [{"Key": "finance/k%03d" % i} for i in range(500)], "Quiet": True}))' >"$WORK/del.json"
+	lease_aws s3api delete-objects --bucket "$REPO" --delete "file://$WORK/del.json" >/dev/null
+	after=$(owner nas audit --lease "$lid" --kind denied | wc -l)
+	(( after - before <= 2 )) || fail "500 hidden deletes wrote $((after - before)) denial records"
+	echo "    500 hidden deletes: $((after - before)) denial record(s)"
+	# A presigned URL cannot be pointed at another branch by an unsigned header.
+	if "$AWS" --version 2>&1 | grep -q '^aws-cli/2'; then
+		url=$(lease_aws s3 presign "s3://$REPO/shared/launch/notes.md" --expires-in 300)
+		python3 "$ROOT/.ci/unsigned-header.py" "$url" || fail "an unsigned x-nas-branch header on a presigned URL was not refused"
+		echo "    a presigned URL with an added unsigned header: 403"
+	fi
+	# Proposing into a branch the run may not name answers like a missing one.
+	owner nas branch create "$REPO" release --from main >/dev/null
+	hidden=$(run_ nas propose "$REPO" "cleo$i/run-91ab" --into release 2>&1 || true)
+	missing=$(run_ nas propose "$REPO" "cleo$i/run-91ab" --into nope 2>&1 || true)
+	[[ ${hidden//release/X} == "${missing//nope/X}" ]] || fail "a hidden and a missing target answer differently: $hidden / $missing"
+	echo "    propose into a hidden branch answers as a missing one: $hidden"
 
 	echo "--- revocation is effective on the next request"
-	lid=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["explanation"]["lease"])' <"$WORK/explain.json")
 	owner nas lease revoke "$lid" >/dev/null
 	expect_error 'InvalidAccessKeyId' lease_aws s3 ls "s3://$REPO/shared/launch/"
 done
