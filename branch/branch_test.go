@@ -159,3 +159,53 @@ func TestVersions(t *testing.T) {
 		t.Fatalf("delete emptied repo: %v", err)
 	}
 }
+
+// TestDiffSeeksFilterRanges: a filtered diff visits only its ranges'
+// keys, so changes outside them (a lease's hidden keys) are skipped by
+// seeking, never looked at one by one.
+func TestDiffSeeksFilterRanges(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	if _, err := s.CreateRepo(ctx, "seek", branch.CreateRepoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	from, err := s.Commit(ctx, "seek", "main", branch.CommitOptions{AllowEmpty: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []branch.ImportEntry
+	for i := 0; i < 3000; i++ {
+		entries = append(entries, branch.ImportEntry{Key: fmt.Sprintf("hidden/%05d", i), Entry: &manifest.Entry{Size: 1, ETag: "h"}})
+	}
+	for _, k := range []string{"vis/a", "vis/b", "zzz"} {
+		entries = append(entries, branch.ImportEntry{Key: k, Entry: &manifest.Entry{Size: 1, ETag: "v"}})
+	}
+	if err := branch.StageBulk(ctx, s, "seek", "main", entries); err != nil {
+		t.Fatal(err)
+	}
+	to, err := s.Commit(ctx, "seek", "main", branch.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked, got []string
+	f := &branch.Filter{Ranges: []branch.KeyRange{{Start: "vis/", End: "vis0"}},
+		Match: func(k string) bool { asked = append(asked, k); return true }}
+	err = s.Diff(ctx, "seek", from.String(), to.String(), "", f, func(c branch.Change) error {
+		got = append(got, c.Key)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[vis/a vis/b]" || len(asked) != 2 {
+		t.Fatalf("diff gave %v after asking about %d keys (want 2: the hidden ones are never visited)", got, len(asked))
+	}
+	// Resuming after a cursor inside the range.
+	got = nil
+	if err := s.Diff(ctx, "seek", from.String(), to.String(), "vis/a", f, func(c branch.Change) error {
+		got = append(got, c.Key)
+		return nil
+	}); err != nil || fmt.Sprint(got) != "[vis/b]" {
+		t.Fatalf("after vis/a: %v %v", got, err)
+	}
+}
