@@ -1,4 +1,4 @@
-// Package bench is the benchmark harness behind `nas bench` and the
+// Package bench is the benchmark harness behind `nas-bench` and the
 // gateway's go-test benchmarks. It runs named workloads against several
 // S3 targets side by side in one invocation and reports each figure beside
 // the same figure for baselines measured in the same run, with ratios,

@@ -24,7 +24,7 @@ type Workload struct {
 	// Name is unique, short and lower-case ("put", "fork"); --workloads
 	// selects by it.
 	Name string
-	// Doc is one line for `nas bench --help` and the report.
+	// Doc is one line for `nas-bench --help` and the report.
 	Doc string
 	// Run runs the workload.
 	Run func(ctx context.Context, env *Env) ([]*Result, error)

@@ -15,7 +15,7 @@ const module = "github.com/agentnas/nas/"
 // on purpose.
 var rank = map[string]int{
 	// Leaves: vocabularies every side shares.
-	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0,
+	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0,
 	"lease": 1, // the lease model (glob)
 	"apiv1": 2, // the control API's contract (lease)
 	// Storage.
@@ -32,7 +32,7 @@ var rank = map[string]int{
 	"fuse": 4,
 	// Tools, tests and the binary.
 	"cas/castest": 9, "tree/treetest": 9, "source/sourcetest": 9,
-	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "layers": 11,
+	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "cmd/nas-bench": 11, "layers": 11,
 }
 
 // storage is what the client side must never link, directly or not: a
@@ -95,6 +95,25 @@ func TestClientSideLinksNoStorage(t *testing.T) {
 				if d == s || strings.HasPrefix(d, s+"/") {
 					t.Errorf("%s links %s: the client side reaches storage only through the gateway", p, d)
 				}
+			}
+		}
+	}
+}
+
+// testOnly is what the product binary must not link: test doubles, the
+// benchmark harness and its plotting.
+var testOnly = []string{"github.com/johannesboyne/gofakes3", "gonum.org/v1/plot", module + "bench",
+	module + "nastest", module + "cas/castest", module + "tree/treetest", module + "source/sourcetest", "testing"}
+
+func TestProductBinaryLinksNoTestBench(t *testing.T) {
+	deps := goList(t, "{{.ImportPath}} {{join .Deps \" \"}}", "./cmd/nas")["cmd/nas"]
+	if len(deps) == 0 {
+		t.Fatal("go list found no dependencies of cmd/nas")
+	}
+	for _, d := range deps {
+		for _, bad := range testOnly {
+			if d == bad || strings.HasPrefix(d, bad+"/") {
+				t.Errorf("cmd/nas links %s: test doubles and the benchmark harness belong in cmd/nas-bench and tests", d)
 			}
 		}
 	}

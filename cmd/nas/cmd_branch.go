@@ -8,12 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/bytesize"
 )
 
 // limitFlags are a branch's time to live and quotas on the command line.
 type limitFlags struct {
 	ttl          string
-	quotaBytes   sizeFlag
+	quotaBytes   bytesize.Flag
 	quotaObjects int64
 }
 
@@ -31,7 +32,7 @@ func (l *limitFlags) limits(cmd *cobra.Command) apiv1.Limits {
 		out.TTL = &l.ttl
 	}
 	if cmd.Flags().Changed("quota-bytes") {
-		out.QuotaBytes = &l.quotaBytes.v
+		out.QuotaBytes = &l.quotaBytes.V
 	}
 	if cmd.Flags().Changed("quota-objects") {
 		out.QuotaObjects = &l.quotaObjects

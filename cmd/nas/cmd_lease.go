@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/bytesize"
 	"github.com/agentnas/nas/lease"
 )
 
@@ -80,7 +81,7 @@ func (b *budgetFlags) budgets() lease.Budgets {
 // roles).
 type runBranchFlags struct {
 	ttl          time.Duration
-	quotaBytes   sizeFlag
+	quotaBytes   bytesize.Flag
 	quotaObjects int64
 }
 
@@ -91,7 +92,7 @@ func (b *runBranchFlags) add(cmd *cobra.Command) {
 }
 
 func (b *runBranchFlags) limits() lease.BranchLimits {
-	return lease.BranchLimits{TTL: lease.Duration(b.ttl), QuotaBytes: b.quotaBytes.v, QuotaObjects: b.quotaObjects}
+	return lease.BranchLimits{TTL: lease.Duration(b.ttl), QuotaBytes: b.quotaBytes.V, QuotaObjects: b.quotaObjects}
 }
 
 // leaseOptions are the flags of `nas lease create`.

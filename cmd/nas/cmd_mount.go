@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/bytesize"
 	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/fuse"
 )
@@ -80,7 +81,7 @@ func runMount(ctx context.Context, dir string, o mountOpts) error {
 	if br == "" {
 		br = "main"
 	}
-	limit, err := parseSize(o.cacheSize)
+	limit, err := bytesize.Parse(o.cacheSize)
 	if err != nil {
 		return usagef("--cache-size: %v", err)
 	}

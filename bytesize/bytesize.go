@@ -1,4 +1,4 @@
-package main
+package bytesize
 
 import (
 	"fmt"
@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// sizeUnits are the suffixes parseSize understands, longest first.
-var sizeUnits = []struct {
+// units are the suffixes Parse understands, longest first.
+var units = []struct {
 	suffix string
 	mult   int64
 }{
@@ -18,13 +18,13 @@ var sizeUnits = []struct {
 	{"B", 1},
 }
 
-// parseSize reads a byte count: a plain number, or one with a suffix such
+// Parse reads a byte count: a plain number, or one with a suffix such
 // as KiB, MiB, GiB, TiB (powers of 1024; K, M, G, T mean the same) or KB,
 // MB, GB, TB (powers of 1000).
-func parseSize(s string) (int64, error) {
+func Parse(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	mult := int64(1)
-	for _, u := range sizeUnits {
+	for _, u := range units {
 		if len(t) > len(u.suffix) && strings.EqualFold(t[len(t)-len(u.suffix):], u.suffix) {
 			t, mult = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.mult
 			break
@@ -41,18 +41,21 @@ func parseSize(s string) (int64, error) {
 	return int64(v), nil
 }
 
-// sizeFlag is a byte-count flag.
-type sizeFlag struct{ v int64 }
+// Flag is a byte-count command-line flag (a pflag.Value); V is its value.
+type Flag struct{ V int64 }
 
-func (f *sizeFlag) String() string { return strconv.FormatInt(f.v, 10) }
+// String returns the value in bytes.
+func (f *Flag) String() string { return strconv.FormatInt(f.V, 10) }
 
-func (f *sizeFlag) Set(s string) error {
-	v, err := parseSize(s)
+// Set parses s with Parse.
+func (f *Flag) Set(s string) error {
+	v, err := Parse(s)
 	if err != nil {
 		return err
 	}
-	f.v = v
+	f.V = v
 	return nil
 }
 
-func (f *sizeFlag) Type() string { return "size" }
+// Type names the flag's kind in help texts.
+func (f *Flag) Type() string { return "size" }

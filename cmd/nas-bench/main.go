@@ -1,8 +1,14 @@
+// Command nas-bench is the benchmark harness of the Agent NAS gateway: it
+// runs the workloads of package bench against our gateway, gofakes3 and any
+// S3 endpoint side by side, with baselines measured in the same run. It is
+// a binary of its own so that the product binary, nas, links no test
+// double and no plotting.
 package main
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -16,9 +22,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/spf13/cobra"
 
 	"github.com/agentnas/nas/bench"
+	"github.com/agentnas/nas/bytesize"
+	nasclient "github.com/agentnas/nas/client"
 )
 
 type benchOptions struct {
@@ -44,12 +53,47 @@ type benchOptions struct {
 
 	serveChild string // hidden: run as a spawned server (kind,dir,addr)
 	command    string
+	json       bool
+
+	// Credentials of endpoint targets, resolved as the nas client does.
+	creds nasclient.Source
+}
+
+// exit codes: 0 success, 1 failure, 2 usage.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks errors caused by how the command was called.
+type usageError struct{ error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd := newBenchCmd()
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "nas-bench:", err)
+	var ue usageError
+	if errors.As(err, &ue) || strings.Contains(err.Error(), "unknown flag") || strings.Contains(err.Error(), "unknown command") {
+		return exitUsage
+	}
+	return exitFailure
 }
 
 func newBenchCmd() *cobra.Command {
 	var o benchOptions
 	cmd := &cobra.Command{
-		Use:   "bench",
+		Use:   "nas-bench",
 		Short: "Run the benchmark harness: our gateway, gofakes3 and any S3 endpoint side by side, with baselines",
 		Long: `Run named workloads against every target side by side and report
 throughput (MiB/s, ops/s), latency (p50, p99), the spread over repeated
@@ -75,17 +119,30 @@ the record (tens of minutes, several GiB of disk). The report is Markdown
 on standard output (JSON with --json); --out writes it to files (.json for
 JSON, anything else Markdown) and --plots DIR draws the scaling curves as
 PNG.`,
-		Example: `  nas bench --quick
-  nas bench --full --out bench/RESULTS-full.md --out results.json --plots bench/plots
-  nas bench --workloads put,get --target gofakes3 --target minio=http://127.0.0.1:9100 --target-pid minio=$(pgrep -x minio)
-  nas bench --workloads put --sizes 4KiB --concurrency 1,64 --duration 5s --reps 3`,
-		Args: exactArgs(0),
+		Example: `  nas-bench --quick
+  nas-bench --full --out bench/RESULTS-full.md --out results.json --plots bench/plots
+  nas-bench --workloads put,get --target gofakes3 --target minio=http://127.0.0.1:9100 --target-pid minio=$(pgrep -x minio)
+  nas-bench --workloads put --sizes 4KiB --concurrency 1,64 --duration 5s --reps 3`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usagef("nas-bench takes no arguments, got %q", args)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.command = "nas " + strings.Join(redactArgs(os.Args[1:]), " ")
+			o.command = "nas-bench " + strings.Join(redactArgs(os.Args[1:]), " ")
 			return runBench(cmd.Context(), o)
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f := cmd.Flags()
+	f.StringVar(&o.creds.AccessKey, "access-key", "", "access key of endpoint targets (default $NAS_ACCESS_KEY, $AWS_ACCESS_KEY_ID)")
+	f.StringVar(&o.creds.SecretKey, "secret-key", "", "secret key of endpoint targets (default $NAS_SECRET_KEY, $AWS_SECRET_ACCESS_KEY)")
+	f.StringVar(&o.creds.SessionToken, "session-token", "", "session token of endpoint targets (default $NAS_SESSION_TOKEN, $AWS_SESSION_TOKEN)")
+	f.StringVar(&o.creds.LeaseJSON, "lease-json", "", "use the credentials of this lease file (the output of `nas lease create --json`)")
+	f.BoolVar(&o.json, "json", false, "print the report as JSON")
 	f.StringSliceVar(&o.workloads, "workloads", nil, "workloads to run, comma-separated (default all; see --list)")
 	f.StringArrayVar(&o.targets, "target", nil, "target: nas, gofakes3 or NAME=URL (repeatable)")
 	f.StringArrayVar(&o.targetPIDs, "target-pid", nil, "NAME=PID: the server process of endpoint NAME on this machine, for the memory workload (repeatable)")
@@ -161,10 +218,10 @@ func runBench(ctx context.Context, o benchOptions) error {
 		DropCaches: o.dropCaches,
 		Command:    o.command,
 		Spawn: func(kind, dir, addr string) *exec.Cmd {
-			return exec.Command(exe, "bench", "--serve-child", kind+","+dir+","+addr)
+			return exec.Command(exe, "--serve-child", kind+","+dir+","+addr)
 		},
 		Progress: func(format string, args ...any) {
-			fmt.Fprintf(os.Stderr, "nas bench: "+format+"\n", args...)
+			fmt.Fprintf(os.Stderr, "nas-bench: "+format+"\n", args...)
 		},
 	})
 	if err != nil {
@@ -196,7 +253,7 @@ func runBench(ctx context.Context, o benchOptions) error {
 			return err
 		}
 		for _, f := range files {
-			fmt.Fprintf(os.Stderr, "nas bench: wrote %s\n", f)
+			fmt.Fprintf(os.Stderr, "nas-bench: wrote %s\n", f)
 		}
 	}
 	for _, out := range o.out {
@@ -212,9 +269,9 @@ func runBench(ctx context.Context, o benchOptions) error {
 		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "nas bench: wrote %s\n", out)
+		fmt.Fprintf(os.Stderr, "nas-bench: wrote %s\n", out)
 	}
-	if cf.json {
+	if o.json {
 		err = rep.WriteJSON(os.Stdout)
 	} else {
 		err = rep.WriteMarkdown(os.Stdout, plotRel(""))
@@ -275,7 +332,7 @@ func (o benchOptions) override(p *bench.Profile) error {
 	if len(o.sizes) > 0 {
 		sizes = nil
 		for _, s := range o.sizes {
-			v, err := parseSize(s)
+			v, err := bytesize.Parse(s)
 			if err != nil || v <= 0 {
 				return usagef("--sizes: %q is not a positive size", s)
 			}
@@ -307,19 +364,21 @@ func (o benchOptions) targetSpecs() ([]bench.TargetSpec, error) {
 		vals = []string{bench.KindNAS, bench.KindGoFakeS3}
 	}
 	var specs []bench.TargetSpec
-	var c *client
+	var creds *aws.Credentials
 	for _, v := range vals {
 		s, err := bench.ParseTarget(v)
 		if err != nil {
 			return nil, usageError{err}
 		}
 		if s.Kind == bench.KindEndpoint {
-			if c == nil {
-				if c, err = newClient(); err != nil {
-					return nil, err
+			if creds == nil {
+				cfg, _, err := nasclient.Resolve(o.creds)
+				if err != nil {
+					return nil, usageError{err}
 				}
+				creds = &cfg.Credentials
 			}
-			s.Creds, s.Region = c.creds, o.region
+			s.Creds, s.Region = *creds, o.region
 		}
 		specs = append(specs, s)
 	}
