@@ -201,16 +201,6 @@ func (ts Targets) Close() error {
 	return errors.Join(errs...)
 }
 
-// Get returns the target named name, or nil.
-func (ts Targets) Get(name string) *Target {
-	for _, t := range ts {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
 // StartTargets starts every target fresh: the in-process ones on new data
 // directories, so a case never inherits another case's data.
 func (e *Env) StartTargets(ctx context.Context) (Targets, error) {

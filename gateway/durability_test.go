@@ -17,6 +17,7 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/kv/kvtest"
 )
 
 // trace is an ordered log of sync, commit and acknowledgement events.
@@ -52,7 +53,7 @@ func TestDurabilityOrder(t *testing.T) {
 			}
 		},
 		WrapDB: func(db kv.DB) kv.DB {
-			return kv.Observe(db, func(writes []kv.Write) {
+			return kvtest.Observe(db, func(writes []kvtest.Write) {
 				tr.mu.Lock()
 				defer tr.mu.Unlock()
 				seq := tr.next()

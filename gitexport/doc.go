@@ -7,8 +7,8 @@
 //     (provenance in trailers), the objects' bytes at escaped paths and
 //     .nas/ metadata for what Git cannot hold (see README-section.md and
 //     the .nas/README every export carries).
-//   - Escaping: EncodeKey/DecodeKey, a reversible, context-free mapping
-//     from keys to paths Git accepts (escape.go).
+//   - Escaping: EncodeSegment/DecodeSegment, a reversible, context-free
+//     mapping from key segments to path names Git accepts (escape.go).
 //   - Dump stream: the format between gateway and client (stream.go). The
 //     gateway writes it (Dump) and reads it (Load); the client turns it
 //     into Git (WriteGit) and Git into it (ReadGit). Client runs both

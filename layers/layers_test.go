@@ -31,7 +31,7 @@ var rank = map[string]int{
 	"client": 3, "chunkcache": 2,
 	"fuse": 4,
 	// Tools, tests and the binary.
-	"cas/castest": 9, "tree/treetest": 9, "source/sourcetest": 9,
+	"cas/castest": 9, "kv/kvtest": 9, "tree/treetest": 9, "source/sourcetest": 9,
 	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "cmd/nas-bench": 11, "layers": 11,
 }
 
@@ -103,7 +103,7 @@ func TestClientSideLinksNoStorage(t *testing.T) {
 // testOnly is what the product binary must not link: test doubles, the
 // benchmark harness and its plotting.
 var testOnly = []string{"github.com/johannesboyne/gofakes3", "gonum.org/v1/plot", module + "bench",
-	module + "nastest", module + "cas/castest", module + "tree/treetest", module + "source/sourcetest", "testing"}
+	module + "nastest", module + "cas/castest", module + "kv/kvtest", module + "tree/treetest", module + "source/sourcetest", "testing"}
 
 func TestProductBinaryLinksNoTestBench(t *testing.T) {
 	deps := goList(t, "{{.ImportPath}} {{join .Deps \" \"}}", "./cmd/nas")["cmd/nas"]

@@ -53,12 +53,6 @@ func encodedSize(e *Event) int {
 	return n
 }
 
-// encodeRecord returns the stored value of e: its body followed by e.Hash.
-func encodeRecord(e *Event) []byte {
-	b := appendBody(make([]byte, 0, encodedSize(e)+sha256.Size), e)
-	return append(b, e.Hash[:]...)
-}
-
 // seal sets e.Hash from the body and returns the stored value.
 func seal(e *Event) []byte {
 	b := appendBody(make([]byte, 0, encodedSize(e)+sha256.Size), e)

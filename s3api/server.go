@@ -335,10 +335,3 @@ func (req *request) ctx() context.Context { return req.r.Context() }
 
 // isNotFound reports whether err is any not-found.
 func isNotFound(err error) bool { return errors.Is(err, branch.ErrNotFound) }
-
-// ErrorFor maps an error to the S3 status, code and message the S3 edge
-// would answer with; STS shares it for authentication failures.
-func ErrorFor(err error) (status int, code, msg string) {
-	e := toS3(err)
-	return e.Status, e.Code, e.Message
-}

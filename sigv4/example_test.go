@@ -26,11 +26,7 @@ func (s secrets) LookupSecret(_ context.Context, ak, token string) (string, erro
 func Example() {
 	v := &sigv4.Verifier{Lookup: secrets{"AKIDEXAMPLE": "secret"}}
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if !sigv4.IsSigned(r) {
-			http.Error(w, "anonymous", http.StatusForbidden)
-			return
-		}
-		res, err := v.Verify(r.Context(), r)
+		res, err := v.Verify(r.Context(), r) // ErrMissingAuth: anonymous
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusForbidden)
 			return

@@ -58,7 +58,6 @@ func FuzzPresignQuery(f *testing.F) {
 			t.Fatalf("canonical query not idempotent: %q -> %q -> %q", raw, canon, again)
 		}
 		r := &http.Request{Method: "GET", URL: &url.URL{Path: "/b/k", RawQuery: raw}, Host: "h", Header: http.Header{}}
-		IsSigned(r)
 		_, err := fixedVerifier(t0).Verify(context.Background(), r)
 		if err == nil {
 			t.Fatalf("fuzzed query verified: %q", raw)

@@ -143,26 +143,6 @@ func (r *Result) Signed(header string) bool {
 	return false
 }
 
-// IsSigned reports whether r claims to be signed: it has an Authorization
-// header or presigned-URL query parameters (including SigV2 ones, so that
-// Verify rejects them instead of the request passing as anonymous).
-func IsSigned(r *http.Request) bool {
-	if _, ok := r.Header["Authorization"]; ok {
-		return true
-	}
-	_, query := requestTarget(r)
-	if query == "" {
-		return false
-	}
-	for _, p := range parseQuery(query) {
-		switch p.key {
-		case qAlgorithm, qCredential, qSignature, qV2AccessKey:
-			return true
-		}
-	}
-	return false
-}
-
 // Verify checks the signature of r and returns what it proved, with a Body
 // the handler must read instead of r.Body. It does not read the body,
 // except for header-signed requests without x-amz-content-sha256, whose

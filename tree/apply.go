@@ -32,17 +32,6 @@ func SliceEdits(edits []Edit) iter.Seq2[Edit, error] {
 	}
 }
 
-// SliceEntries returns a sequence over entries, for Build.
-func SliceEntries(entries []Entry) iter.Seq2[Entry, error] {
-	return func(yield func(Entry, error) bool) {
-		for _, e := range entries {
-			if !yield(e, nil) {
-				return
-			}
-		}
-	}
-}
-
 // ctxCheckEvery is how many loop steps pass between checks of ctx.
 const ctxCheckEvery = 256
 

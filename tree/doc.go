@@ -12,8 +12,8 @@
 //   - A root is the hash of a tree's top node; the zero hash is the empty
 //     tree. A root is the whole handle of a tree version: forking a tree is
 //     copying its root, and two trees share every node they have in common.
-//   - A NodeStore keeps nodes by hash (MemStore in memory; callers bring a
-//     durable one). Cache decorates a NodeStore with decoded nodes.
+//   - A NodeStore keeps nodes by hash (the tests keep one in memory;
+//     callers bring a durable one). Cache decorates a NodeStore with decoded nodes.
 //   - A Tree binds a NodeStore to a Config and carries every operation:
 //     Get, NewIterator (Seek, Next), Build, Apply, Diff, Walk, Count, Check.
 //

@@ -134,28 +134,6 @@ func appendKey(buf, prev, key []byte, first bool) []byte {
 	return append(buf, key[shared:]...)
 }
 
-// encodeNode returns the canonical encoding of n's content; the builder
-// produces the same bytes incrementally.
-func encodeNode(n *node) []byte {
-	buf := []byte{nodeVersion, byte(n.level)}
-	buf = binary.AppendUvarint(buf, uint64(len(n.keys)))
-	for i, k := range n.keys {
-		var prev []byte
-		if i > 0 {
-			prev = n.keys[i-1]
-		}
-		buf = appendKey(buf, prev, k, i == 0)
-		if n.level == 0 {
-			buf = binary.AppendUvarint(buf, uint64(len(n.vals[i])))
-			buf = append(buf, n.vals[i]...)
-		} else {
-			buf = append(buf, n.kids[i][:]...)
-			buf = binary.AppendUvarint(buf, n.counts[i])
-		}
-	}
-	return buf
-}
-
 // decodeNode decodes and validates an encoding. It never panics and
 // allocates at most a small multiple of len(data) plus the reconstructed
 // keys, each of which is at most MaxKeySize.

@@ -111,7 +111,13 @@ func TestNodeStore(t *testing.T, newStore func(t *testing.T) tree.NodeStore) {
 		for i := 0; i < 2000; i++ {
 			entries = append(entries, tree.Entry{Key: fmt.Appendf(nil, "key/%05d", i), Value: fmt.Appendf(nil, "v%d", i)})
 		}
-		root, err := tr.Build(ctx, tree.SliceEntries(entries))
+		root, err := tr.Build(ctx, func(yield func(tree.Entry, error) bool) {
+			for _, e := range entries {
+				if !yield(e, nil) {
+					return
+				}
+			}
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

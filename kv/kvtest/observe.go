@@ -1,6 +1,13 @@
-package kv
+// Package kvtest holds test support for kv: a decorator that reports every
+// committed write, for tests of durability and ordering. Nothing in the
+// product links it.
+package kvtest
 
-import "context"
+import (
+	"context"
+
+	"github.com/agentnas/nas/kv"
+)
 
 // Write is one key written (or deleted) by a committed transaction.
 type Write struct {
@@ -12,18 +19,18 @@ type Write struct {
 // Update and Batch flush, after they are durable and before the call
 // returns. It is a decorator for tracing and tests; the writes passed to
 // onCommit belong to it.
-func Observe(db DB, onCommit func(writes []Write)) DB {
+func Observe(db kv.DB, onCommit func(writes []Write)) kv.DB {
 	return &observed{DB: db, onCommit: onCommit}
 }
 
 type observed struct {
-	DB
+	kv.DB
 	onCommit func(writes []Write)
 }
 
-func (o *observed) Update(ctx context.Context, fn func(Txn) error) error {
+func (o *observed) Update(ctx context.Context, fn func(kv.Txn) error) error {
 	var keys []Write
-	err := o.DB.Update(ctx, func(txn Txn) error {
+	err := o.DB.Update(ctx, func(txn kv.Txn) error {
 		keys = keys[:0] // a retried transaction writes afresh
 		return fn(&recordingTxn{Txn: txn, keys: &keys})
 	})
@@ -33,12 +40,12 @@ func (o *observed) Update(ctx context.Context, fn func(Txn) error) error {
 	return err
 }
 
-func (o *observed) Batch(ctx context.Context) Batch {
+func (o *observed) Batch(ctx context.Context) kv.Batch {
 	return &recordingBatch{Batch: o.DB.Batch(ctx), onCommit: o.onCommit}
 }
 
 type recordingTxn struct {
-	Txn
+	kv.Txn
 	keys *[]Write
 }
 
@@ -53,7 +60,7 @@ func (t *recordingTxn) Delete(key []byte) error {
 }
 
 type recordingBatch struct {
-	Batch
+	kv.Batch
 	keys     []Write
 	onCommit func(writes []Write)
 }
