@@ -33,6 +33,7 @@ type Handler struct {
 	verbs   map[string]verb
 	lazy    *source.Materializer // nil: no attached sources
 	sources *source.Registry     // nil: no attached sources
+	idem    inflight             // idempotent calls this process runs
 }
 
 // Recorder is the flight recorder as the control API reads it (events
@@ -187,7 +188,7 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 	_ = json.Unmarshal(body, &common)
 	c := &call{name: name, p: p, body: stripKey(body)}
 	if v.write && common.IdempotencyKey != "" {
-		return h.idempotent(r.Context(), p.AccessKey+"\x00"+name+"\x00"+common.IdempotencyKey, func() (any, error) {
+		return h.idempotent(r.Context(), p.AccessKey+"\x00"+name+"\x00"+common.IdempotencyKey, c.body, func() (any, error) {
 			return v.fn(r.Context(), c)
 		})
 	}

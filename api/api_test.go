@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +19,8 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/keyspace"
+	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/nastest"
 )
@@ -145,6 +150,63 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 	args["idempotency_key"] = "k-456"
 	c.fails("branch/create", args, 409, "AlreadyExists")
+
+	// The same key for a different request is refused, not answered with
+	// the first request's result.
+	c.fails("branch/create", map[string]any{"repo": "idem", "name": "run-2", "idempotency_key": "k-123"}, 409, "Conflict")
+
+	// A call that failed released its key: the retry runs.
+	retry := map[string]any{"repo": "later", "name": "run-1", "idempotency_key": "k-789"}
+	c.fails("branch/create", retry, 404, "NotFound")
+	c.ok("repo/create", map[string]any{"repo": "later", "protected": false})
+	c.ok("branch/create", retry)
+}
+
+// TestIdempotencyKeyConcurrent sends one create many times at once with
+// one key: exactly one runs, and every caller gets its answer.
+func TestIdempotencyKeyConcurrent(t *testing.T) {
+	c := newClient(t)
+	c.ok("repo/create", map[string]any{"repo": "race", "protected": false})
+	args := map[string]any{"repo": "race", "name": "run-1", "idempotency_key": "k-race"}
+	const n = 8
+	answers := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, out := c.call("branch/create", args)
+			answers[i] = fmt.Sprint(st, out)
+		}()
+	}
+	wg.Wait()
+	for i, a := range answers {
+		if !strings.HasPrefix(a, "200 ") || a != answers[0] {
+			t.Fatalf("answer %d: %s\nfirst: %s", i, a, answers[0])
+		}
+	}
+}
+
+// TestIdempotencyClaimOfAnotherProcess: a claim no call here holds (another
+// gateway's, or one a crash left) answers a retryable Conflict until it
+// expires.
+func TestIdempotencyClaimOfAnotherProcess(t *testing.T) {
+	c := newClient(t)
+	c.ok("repo/create", map[string]any{"repo": "held", "protected": false})
+	body, _ := json.Marshal(map[string]any{"name": "run-1", "repo": "held"})
+	sum := sha256.Sum256(body)
+	claim := fmt.Appendf(nil, `{"expires":%d,"request":%q,"pending":true}`, time.Now().Add(time.Hour).UnixNano(),
+		base64.StdEncoding.EncodeToString(sum[:]))
+	key := append([]byte(keyspace.Idempotency), nastest.AccessKey+"\x00branch/create\x00k-held"...)
+	if err := c.srv.Gateway.DB.Update(context.Background(), func(txn kv.Txn) error { return txn.Set(key, claim) }); err != nil {
+		t.Fatal(err)
+	}
+	st, out := c.call("branch/create", map[string]any{"repo": "held", "name": "run-1", "idempotency_key": "k-held"})
+	e, _ := out["error"].(map[string]any)
+	if st != 409 || e["code"] != "Conflict" || e["retryable"] != true {
+		t.Fatalf("claimed key: %d %v", st, out)
+	}
+	c.fails("branch/get", map[string]any{"repo": "held", "name": "run-1"}, 404, "NotFound")
 }
 
 func TestControlAPIAuth(t *testing.T) {

@@ -11,4 +11,10 @@
 // repeating a write with the same key within 24 hours returns the first
 // answer without acting again. Lists take cursor and limit and return
 // next_cursor when more follow.
+//
+// kv layout:
+//
+//	I/<access key>\x00<operation>\x00<idempotency key>
+//	    a write's claim while it runs, then its answer, for 24 hours
+//	    (JSON: expiry, the request body's SHA-256, pending or result)
 package api

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/glob"
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 )
@@ -48,14 +49,16 @@ func OpenLeases(ctx context.Context, db kv.DB) (*Leases, error) {
 // SetClock replaces the clock (tests).
 func (s *Leases) SetClock(now func() time.Time) { s.now = now }
 
-func leaseKey(id string) []byte  { return []byte("LS/" + id) }
-func accessKey(ak string) []byte { return []byte("LK/" + ak) }
+func leaseKey(id string) []byte  { return []byte(keyspace.Lease + id) }
+func accessKey(ak string) []byte { return []byte(keyspace.AccessKey + ak) }
 func childKey(parent, child string) []byte {
-	return []byte("LC/" + parent + "/" + child)
+	return []byte(keyspace.LeaseChild + parent + "/" + child)
 }
-func usageKey(id string) []byte            { return []byte("LU/" + id) }
-func runKey(repo, role, run string) []byte { return []byte("LR/" + repo + "/" + role + "/" + run) }
-func roleKey(name string) []byte           { return []byte("RO/" + name) }
+func usageKey(id string) []byte { return []byte(keyspace.LeaseUsage + id) }
+func runKey(repo, role, run string) []byte {
+	return []byte(keyspace.LeaseRun + repo + "/" + role + "/" + run)
+}
+func roleKey(name string) []byte { return []byte(keyspace.Role + name) }
 
 // Issue validates and stores a lease and returns it with its credentials.
 func (s *Leases) Issue(ctx context.Context, r lease.Request) (*lease.Lease, Credentials, error) {
@@ -267,7 +270,7 @@ func (s *Leases) List(ctx context.Context, f ListFilter) ([]*lease.Lease, error)
 	var out []*lease.Lease
 	now := s.now()
 	err := s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix([]byte("LS/")), func(_, v []byte) error {
+		return r.Scan(kv.Prefix([]byte(keyspace.Lease)), func(_, v []byte) error {
 			var l lease.Lease
 			if err := json.Unmarshal(v, &l); err != nil {
 				return err

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 )
@@ -73,7 +74,7 @@ func (s *Leases) GetRole(ctx context.Context, name string) (*lease.Role, error) 
 func (s *Leases) ListRoles(ctx context.Context) ([]lease.Role, error) {
 	var out []lease.Role
 	err := s.db.View(ctx, func(rd kv.Reader) error {
-		return rd.Scan(kv.Prefix([]byte("RO/")), func(_, v []byte) error {
+		return rd.Scan(kv.Prefix([]byte(keyspace.Role)), func(_, v []byte) error {
 			var r lease.Role
 			if err := json.Unmarshal(v, &r); err != nil {
 				return err

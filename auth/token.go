@@ -14,6 +14,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 )
@@ -34,7 +35,7 @@ type keys struct {
 	Secret []byte `json:"secret"`
 }
 
-var keysKey = []byte("KEY/lease")
+var keysKey = []byte(keyspace.TokenKeys + "lease")
 
 func loadKeys(ctx context.Context, db kv.DB) (*keys, error) {
 	var k keys

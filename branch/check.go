@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -137,19 +138,19 @@ func (s *Service) Check(ctx context.Context) (*CheckReport, error) {
 				id = c.Parents[0]
 			}
 		}
-		for _, p := range []struct{ prefix, what string }{{"S/", "staging"}, {"V/", "version"}, {"P/", "part"}} {
+		for _, p := range []struct{ prefix, what string }{{keyspace.Stage, "staging"}, {keyspace.Version, "version"}, {keyspace.Part, "part"}} {
 			err := s.db.View(ctx, func(r kv.Reader) error {
 				return r.Scan(kv.Prefix(u64([]byte(p.prefix), rr.ID)), func(k, v []byte) error {
 					where := fmt.Sprintf("%s %s %x", rr.Name, p.what, k[10:])
 					switch p.prefix {
-					case "S/":
+					case keyspace.Stage:
 						st, err := decodeStaged(v)
 						if err != nil {
 							rep.problem("%s: %v", where, err)
 							return nil
 						}
 						checkEntry(where, st.entry)
-					case "V/":
+					case keyspace.Version:
 						rec, err := decodeVersion(v)
 						if err != nil {
 							rep.problem("%s: %v", where, err)

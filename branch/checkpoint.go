@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -32,7 +33,7 @@ type Checkpoint struct {
 }
 
 func checkpointKey(repo uint64, br, name string) []byte {
-	return append(append(u64([]byte("CK/"), repo), br+"\x00"...), name...)
+	return append(append(u64([]byte(keyspace.Checkpoint), repo), br+"\x00"...), name...)
 }
 
 // CreateCheckpoint names the branch's head commit.
@@ -65,7 +66,7 @@ func (s *Service) ListCheckpoints(ctx context.Context, repo, br string) ([]Check
 		if err != nil {
 			return err
 		}
-		p := u64([]byte("CK/"), rr.ID)
+		p := u64([]byte(keyspace.Checkpoint), rr.ID)
 		if br != "" {
 			p = append(p, br+"\x00"...)
 		}
@@ -166,7 +167,7 @@ type TrashEntry struct {
 	Entry     *manifest.Entry `json:"-"`
 }
 
-func trashPrefix(repo uint64) []byte { return u64([]byte("TR/"), repo) }
+func trashPrefix(repo uint64) []byte { return u64([]byte(keyspace.Trash), repo) }
 
 // Trash keeps entries a merge deleted from a protected branch.
 func (s *Service) Trash(ctx context.Context, repo, br string, commit manifest.CommitID, deleted []Object) error {
@@ -266,7 +267,7 @@ func (s *Service) ExpireTrash(ctx context.Context, keep time.Duration) (int, err
 	cutoff := time.Now().Add(-keep)
 	var old [][]byte
 	err := s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix([]byte("TR/")), func(k, v []byte) error {
+		return r.Scan(kv.Prefix([]byte(keyspace.Trash)), func(k, v []byte) error {
 			var te TrashEntry
 			if json.Unmarshal(v, &te) == nil && te.DeletedAt.Before(cutoff) {
 				old = append(old, append([]byte(nil), k...))

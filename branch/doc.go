@@ -31,12 +31,17 @@
 //
 //	R/<repo name>                          repo record (JSON)
 //	B/<repo>/<branch name>                 branch record (JSON)
-//	S/<repo><branch><gen>/<key>            staged write or tombstone
+//	S/<repo><branch><gen><key>             staged write or tombstone
+//	SW/<repo><branch><gen><lease id>       a writer of the generation (value:
+//	                                       its run), for provenance
 //	V/<repo><version id>                   version record
 //	K/<repo><esc key><^seq>                version index, newest first
 //	C/<repo><commit id>                    commit lineage info (JSON)
 //	U/<repo><esc key><upload id>           multipart upload (JSON)
 //	P/<repo><upload id><part number>       uploaded part
+//	CK/<repo><branch>\x00<name>            checkpoint (JSON)
+//	TR/<repo><esc key><^deleted at>        trash entry (JSON): what a merge
+//	                                       deleted from a protected branch
 //
 // Concurrency: Service is safe for concurrent use. Commits on one branch are
 // serialized by an in-process lock; every other write is an optimistic kv

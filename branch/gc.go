@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -180,7 +181,7 @@ func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
 func (s *Service) allRepos(ctx context.Context) ([]*repoRecord, error) {
 	var out []*repoRecord
 	err := s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix([]byte("R/")), func(_, v []byte) error {
+		return r.Scan(kv.Prefix([]byte(keyspace.Repo)), func(_, v []byte) error {
 			var rr repoRecord
 			if err := json.Unmarshal(v, &rr); err != nil {
 				return err
@@ -219,7 +220,7 @@ func (s *Service) markRepo(ctx context.Context, m *marker, rr *repoRecord, cutof
 	}
 	// Checkpoints pin their commits like heads do.
 	err = s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix(u64([]byte("CK/"), rr.ID)), func(_, v []byte) error {
+		return r.Scan(kv.Prefix(u64([]byte(keyspace.Checkpoint), rr.ID)), func(_, v []byte) error {
 			var cp Checkpoint
 			if err := json.Unmarshal(v, &cp); err != nil {
 				return err
@@ -271,7 +272,7 @@ func (s *Service) markRepo(ctx context.Context, m *marker, rr *repoRecord, cutof
 	}
 	// Staging of every branch, every generation.
 	err = s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix(u64([]byte("S/"), rr.ID)), func(_, v []byte) error {
+		return r.Scan(kv.Prefix(u64([]byte(keyspace.Stage), rr.ID)), func(_, v []byte) error {
 			sv, err := decodeStaged(v)
 			if err != nil {
 				return err
@@ -285,7 +286,7 @@ func (s *Service) markRepo(ctx context.Context, m *marker, rr *repoRecord, cutof
 	// Version records: young ones are roots, old ones expire.
 	var expired [][]byte
 	err = s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix(u64([]byte("V/"), rr.ID)), func(k, v []byte) error {
+		return r.Scan(kv.Prefix(u64([]byte(keyspace.Version), rr.ID)), func(k, v []byte) error {
 			rec, err := decodeVersion(v)
 			if err != nil {
 				return err
@@ -306,7 +307,7 @@ func (s *Service) markRepo(ctx context.Context, m *marker, rr *repoRecord, cutof
 	}
 	// Parts of open uploads.
 	return s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix(u64([]byte("P/"), rr.ID)), func(_, v []byte) error {
+		return r.Scan(kv.Prefix(u64([]byte(keyspace.Part), rr.ID)), func(_, v []byte) error {
 			return m.entry(ctx, v)
 		})
 	})
@@ -318,20 +319,15 @@ func (s *Service) sweepMeta(ctx context.Context, m *marker, repos []*repoRecord,
 	var del [][]byte
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		for _, p := range []struct {
-			prefix string
-			live   func(chunk.Hash) bool
-			count  *int
+			kind  manifest.Kind
+			live  func(chunk.Hash) bool
+			count *int
 		}{
-			{"n/", func(h chunk.Hash) bool { _, ok := m.nodes[h]; return ok }, &st.Nodes},
-			{"l/", func(h chunk.Hash) bool { _, ok := m.contents[h]; return ok || s.listTouched(h) }, &st.Contents},
-			{"m/", func(h chunk.Hash) bool { _, ok := m.commits[manifest.CommitID(h)]; return ok }, &st.ExpiredCommits},
+			{manifest.KindNode, func(h chunk.Hash) bool { _, ok := m.nodes[h]; return ok }, &st.Nodes},
+			{manifest.KindContent, func(h chunk.Hash) bool { _, ok := m.contents[h]; return ok || s.listTouched(h) }, &st.Contents},
+			{manifest.KindCommit, func(h chunk.Hash) bool { _, ok := m.commits[manifest.CommitID(h)]; return ok }, &st.ExpiredCommits},
 		} {
-			err := r.Scan(kv.Prefix([]byte(p.prefix)), func(k, _ []byte) error {
-				var h chunk.Hash
-				if len(k) != len(p.prefix)+chunk.HashSize {
-					return nil
-				}
-				copy(h[:], k[len(p.prefix):])
+			err := manifest.ScanKeys(r, p.kind, func(h chunk.Hash, k []byte) error {
 				if !p.live(h) {
 					del = append(del, append([]byte(nil), k...))
 					*p.count++
@@ -343,12 +339,12 @@ func (s *Service) sweepMeta(ctx context.Context, m *marker, repos []*repoRecord,
 			}
 		}
 		// Commit info of expired commits.
-		return r.Scan(kv.Prefix([]byte("C/")), func(k, _ []byte) error {
-			if len(k) != 2+8+chunk.HashSize {
+		return r.Scan(kv.Prefix([]byte(keyspace.CommitInfo)), func(k, _ []byte) error {
+			if len(k) != len(keyspace.CommitInfo)+8+chunk.HashSize {
 				return nil
 			}
 			var id manifest.CommitID
-			copy(id[:], k[10:])
+			copy(id[:], k[len(keyspace.CommitInfo)+8:])
 			if _, ok := m.commits[id]; !ok {
 				del = append(del, append([]byte(nil), k...))
 			}

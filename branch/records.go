@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/manifest"
 )
 
@@ -98,18 +99,23 @@ func (ci *commitInfo) lineageAt() []lineageItem {
 
 // Key construction. IDs are fixed-width big-endian so prefixes nest.
 
+// repoSpaces are the key spaces that hold a repository's data under its ID;
+// deleting the repository empties each of them.
+var repoSpaces = []string{keyspace.Branch, keyspace.Stage, keyspace.StageWriter, keyspace.Version, keyspace.KeyVersion,
+	keyspace.CommitInfo, keyspace.Upload, keyspace.Part, keyspace.Checkpoint, keyspace.Trash}
+
 func u64(b []byte, v uint64) []byte { return binary.BigEndian.AppendUint64(b, v) }
 
-func repoKey(name string) []byte { return append([]byte("R/"), name...) }
+func repoKey(name string) []byte { return append([]byte(keyspace.Repo), name...) }
 
-func branchPrefix(repo uint64) []byte { return u64([]byte("B/"), repo) }
+func branchPrefix(repo uint64) []byte { return u64([]byte(keyspace.Branch), repo) }
 
 func branchKey(repo uint64, name string) []byte {
 	return append(branchPrefix(repo), name...)
 }
 
 func stagePrefix(repo, branch, gen uint64) []byte {
-	return u64(u64(u64([]byte("S/"), repo), branch), gen)
+	return u64(u64(u64([]byte(keyspace.Stage), repo), branch), gen)
 }
 
 func stageKey(repo, branch, gen uint64, key string) []byte {
@@ -119,22 +125,22 @@ func stageKey(repo, branch, gen uint64, key string) []byte {
 // writerPrefix is where a staging generation's writers are listed: one
 // key per lease whose writes it holds, valued with the lease's run.
 func writerPrefix(repo, branch, gen uint64) []byte {
-	return u64(u64(u64([]byte("SW/"), repo), branch), gen)
+	return u64(u64(u64([]byte(keyspace.StageWriter), repo), branch), gen)
 }
 
 func branchWriterPrefix(repo, branch uint64) []byte {
-	return u64(u64([]byte("SW/"), repo), branch)
+	return u64(u64([]byte(keyspace.StageWriter), repo), branch)
 }
 
 func branchStagePrefix(repo, branch uint64) []byte {
-	return u64(u64([]byte("S/"), repo), branch)
+	return u64(u64([]byte(keyspace.Stage), repo), branch)
 }
 
 func versionKey(repo uint64, vid string) []byte {
-	return append(u64([]byte("V/"), repo), vid...)
+	return append(u64([]byte(keyspace.Version), repo), vid...)
 }
 
-func keyVersionsPrefix(repo uint64) []byte { return u64([]byte("K/"), repo) }
+func keyVersionsPrefix(repo uint64) []byte { return u64([]byte(keyspace.KeyVersion), repo) }
 
 // escKey escapes key so that 0x00 0x01 terminates it and ordering is kept:
 // 0x00 becomes 0x00 0xff.
@@ -179,17 +185,17 @@ func keyVersionKey(repo uint64, key string, seq uint64) []byte {
 }
 
 func commitInfoKey(repo uint64, id manifest.CommitID) []byte {
-	return append(u64([]byte("C/"), repo), id[:]...)
+	return append(u64([]byte(keyspace.CommitInfo), repo), id[:]...)
 }
 
-func uploadsPrefix(repo uint64) []byte { return u64([]byte("U/"), repo) }
+func uploadsPrefix(repo uint64) []byte { return u64([]byte(keyspace.Upload), repo) }
 
 func uploadKey(repo uint64, key, uploadID string) []byte {
 	return append(escKey(uploadsPrefix(repo), key), uploadID...)
 }
 
 func partPrefix(repo uint64, uploadID string) []byte {
-	return append(u64([]byte("P/"), repo), uploadID...)
+	return append(u64([]byte(keyspace.Part), repo), uploadID...)
 }
 
 func partKey(repo uint64, uploadID string, n int) []byte {

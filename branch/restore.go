@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -129,7 +130,7 @@ func (s *Service) OpenHistory(ctx context.Context, repo string) (*History, *Repo
 		if err != nil {
 			return err
 		}
-		err = r.Scan(kv.Prefix(u64([]byte("CK/"), rr.ID)), func(_, v []byte) error {
+		err = r.Scan(kv.Prefix(u64([]byte(keyspace.Checkpoint), rr.ID)), func(_, v []byte) error {
 			var cp Checkpoint
 			if err := json.Unmarshal(v, &cp); err != nil {
 				return err
@@ -144,7 +145,7 @@ func (s *Service) OpenHistory(ctx context.Context, repo string) (*History, *Repo
 		if err != nil {
 			return err
 		}
-		err = r.Scan(kv.Prefix(u64([]byte("V/"), rr.ID)), func(_, v []byte) error {
+		err = r.Scan(kv.Prefix(u64([]byte(keyspace.Version), rr.ID)), func(_, v []byte) error {
 			st.VersionRecords++
 			if len(v) > 0 {
 				if rec, err := decodeVersion(v); err == nil && rec.del {
@@ -534,7 +535,7 @@ func (r *Restore) Abort(ctx context.Context) error {
 	}
 	// A cancelled request still cleans up.
 	ctx = context.WithoutCancel(ctx)
-	for _, p := range []string{"V/", "K/", "C/", "B/", "CK/"} {
+	for _, p := range []string{keyspace.Version, keyspace.KeyVersion, keyspace.CommitInfo, keyspace.Branch, keyspace.Checkpoint} {
 		if err := r.s.deleteRange(ctx, kv.Prefix(u64([]byte(p), r.rr.ID))); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
@@ -206,7 +207,7 @@ func (s *Service) GetRepo(ctx context.Context, name string) (*Repo, error) {
 func (s *Service) ListRepos(ctx context.Context) ([]Repo, error) {
 	var out []Repo
 	err := s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix([]byte("R/")), func(_, v []byte) error {
+		return r.Scan(kv.Prefix([]byte(keyspace.Repo)), func(_, v []byte) error {
 			var rr repoRecord
 			if err := json.Unmarshal(v, &rr); err != nil {
 				return err
@@ -493,7 +494,7 @@ func (s *Service) DeleteRepo(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range []string{"B/", "S/", "V/", "K/", "C/", "U/", "P/"} {
+	for _, p := range repoSpaces {
 		if err := s.deleteRange(ctx, kv.Prefix(u64([]byte(p), rr.ID))); err != nil {
 			return err
 		}

@@ -12,8 +12,9 @@
 //     and syncs it once, which keeps large PUTs near the disk's sequential
 //     bandwidth (one file and one fsync per upload, as a plain file server
 //     would do) while still deduplicating per chunk.
-//   - Index record: kv key "c/" + hash -> where the chunk is (inline bytes or
-//     segment, offset, length) and when it was written.
+//   - Index record: one kv record per chunk (see kv layout below): where
+//     the chunk is (inline bytes or segment, offset, length) and when it
+//     was written.
 //   - Upload: one write session (a PUT body, a part). It chunks a stream with
 //     content-defined chunking (FastCDC, 256 KiB min, 1 MiB normal, 4 MiB
 //     max), so an edited large object shares most chunks with its previous
@@ -44,4 +45,9 @@
 //
 // Concurrency: Store is safe for concurrent use; an Upload belongs to one
 // goroutine.
+//
+// kv layout:
+//
+//	c/<32-byte hash>  index record: inline bytes, or segment, offset and
+//	                  length; write time
 package cas

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 )
 
@@ -21,7 +22,7 @@ import (
 const InlineMax = 64 << 10
 
 // keyPrefix is the kv prefix of chunk index records.
-const keyPrefix = "c/"
+const keyPrefix = keyspace.Chunk
 
 // Store is the chunk store: an index in kv plus segment files in a directory.
 type Store struct {

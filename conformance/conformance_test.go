@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/conformance"
 	"github.com/agentnas/nas/fuse"
+	"github.com/agentnas/nas/keyspace"
+	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/nastest"
 )
 
@@ -51,6 +54,30 @@ func TestConformance(t *testing.T) {
 		t.Errorf("level %s, want L1", rep.Level)
 	}
 	t.Logf("level %s, deviations %v", rep.Level, rep.Deviations)
+	checkKeySpaces(t, srv.Gateway.DB)
+}
+
+// checkKeySpaces checks that every key the run left in kv lies in a
+// registered key space, so the registry is complete.
+func checkKeySpaces(t *testing.T, db kv.DB) {
+	t.Helper()
+	seen := map[string]int{}
+	err := db.View(context.Background(), func(r kv.Reader) error {
+		return r.Scan(kv.Range{}, func(k, _ []byte) error {
+			for _, s := range keyspace.All {
+				if bytes.HasPrefix(k, []byte(s.Prefix)) {
+					seen[s.Prefix]++
+					return nil
+				}
+			}
+			t.Errorf("key %q lies in no registered key space (package keyspace)", k)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("keys per space: %v", seen)
 }
 
 // TestConformanceWithoutMount: a runner given no mount still runs every

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -427,12 +428,12 @@ func (s *Service) event(ctx context.Context, kind record.Kind, p *Proposal, d re
 func (s *Service) save(ctx context.Context, p *Proposal, g *Gate) error {
 	return s.db.Update(ctx, func(txn kv.Txn) error {
 		b, _ := json.Marshal(p)
-		if err := txn.Set([]byte("PR/"+p.ID), b); err != nil {
+		if err := txn.Set([]byte(keyspace.Proposal+p.ID), b); err != nil {
 			return err
 		}
 		if g != nil {
 			gb, _ := json.Marshal(gateRecord{Gate: *g, SourceHead: p.SourceHead, TargetHead: p.TargetHead})
-			return txn.Set([]byte("GT/"+g.ID), gb)
+			return txn.Set([]byte(keyspace.Gate+g.ID), gb)
 		}
 		return nil
 	})
@@ -447,7 +448,7 @@ type gateRecord struct {
 // GetProposal returns a proposal.
 func (s *Service) GetProposal(ctx context.Context, id string) (*Proposal, error) {
 	var p Proposal
-	if err := s.get(ctx, "PR/"+id, &p); err != nil {
+	if err := s.get(ctx, keyspace.Proposal+id, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -456,7 +457,7 @@ func (s *Service) GetProposal(ctx context.Context, id string) (*Proposal, error)
 // GetGate returns a gate, timing it out if its deadline passed.
 func (s *Service) GetGate(ctx context.Context, id string) (*Gate, error) {
 	var gr gateRecord
-	if err := s.get(ctx, "GT/"+id, &gr); err != nil {
+	if err := s.get(ctx, keyspace.Gate+id, &gr); err != nil {
 		return nil, err
 	}
 	g := gr.Gate
@@ -483,7 +484,7 @@ func (s *Service) get(ctx context.Context, key string, v any) error {
 func (s *Service) ListGates(ctx context.Context, status string) ([]Gate, error) {
 	var ids []string
 	err := s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix([]byte("GT/")), func(k, _ []byte) error {
+		return r.Scan(kv.Prefix([]byte(keyspace.Gate)), func(k, _ []byte) error {
 			ids = append(ids, string(k[3:]))
 			return nil
 		})
@@ -622,7 +623,7 @@ func (s *Service) GateStats(ctx context.Context) (*Stats, error) {
 // Policy returns a repository's policy (empty: every proposal is gated).
 func (s *Service) Policy(ctx context.Context, repo string) (*Policy, error) {
 	var p Policy
-	err := s.get(ctx, "POL/"+repo, &p)
+	err := s.get(ctx, keyspace.Policy+repo, &p)
 	if errors.Is(err, ErrNotFound) {
 		return &Policy{}, nil
 	}
@@ -635,5 +636,5 @@ func (s *Service) SetPolicy(ctx context.Context, repo string, p *Policy) error {
 		return fmt.Errorf("%w: %v", lease.ErrInvalid, err)
 	}
 	b, _ := json.Marshal(p)
-	return s.db.Update(ctx, func(txn kv.Txn) error { return txn.Set([]byte("POL/"+repo), b) })
+	return s.db.Update(ctx, func(txn kv.Txn) error { return txn.Set([]byte(keyspace.Policy+repo), b) })
 }

@@ -6,15 +6,16 @@ import (
 	"fmt"
 
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/tree"
 )
 
 // Key prefixes of the values this package stores in kv.
 const (
-	prefixNode    = "n/"
-	prefixContent = "l/"
-	prefixCommit  = "m/"
+	prefixNode    = keyspace.Node
+	prefixContent = keyspace.Content
+	prefixCommit  = keyspace.Commit
 )
 
 // NodeKey, ContentKey and CommitKey return the kv keys of stored values;
@@ -22,6 +23,31 @@ const (
 func NodeKey(h chunk.Hash) []byte    { return hashKey(prefixNode, h) }
 func ContentKey(h chunk.Hash) []byte { return hashKey(prefixContent, h) }
 func CommitKey(id CommitID) []byte   { return hashKey(prefixCommit, chunk.Hash(id)) }
+
+// Kind names one of the kinds of value this package stores.
+type Kind int
+
+// The kinds of stored value.
+const (
+	KindNode Kind = iota
+	KindContent
+	KindCommit
+)
+
+var kindPrefix = [...]string{KindNode: prefixNode, KindContent: prefixContent, KindCommit: prefixCommit}
+
+// ScanKeys calls fn with the hash and the kv key of every stored value of
+// kind, in key order, for tools that sweep storage (gc). A key of the wrong
+// length is skipped. fn must not keep key after it returns.
+func ScanKeys(r kv.Reader, kind Kind, fn func(h chunk.Hash, key []byte) error) error {
+	prefix := kindPrefix[kind]
+	return r.Scan(kv.Prefix([]byte(prefix)), func(k, _ []byte) error {
+		if len(k) != len(prefix)+chunk.HashSize {
+			return nil
+		}
+		return fn(chunk.Hash(k[len(prefix):]), k)
+	})
+}
 
 func hashKey(prefix string, h chunk.Hash) []byte {
 	k := make([]byte, 0, len(prefix)+chunk.HashSize)

@@ -3,16 +3,24 @@ package record
 import (
 	"bytes"
 	"encoding/binary"
+
+	"github.com/agentnas/nas/keyspace"
+	"github.com/agentnas/nas/kv"
 )
 
 // Key layout; see doc.go.
 var (
-	keyHead        = []byte("F/h")
-	prefixEvent    = []byte("F/e")
-	prefixRecorder = []byte("F/")
-	prefixIndex    = []byte("FX/")
-	prefixManifest = []byte("FR/")
+	keyHead        = []byte(keyspace.Record + "h")
+	prefixEvent    = []byte(keyspace.Record + "e")
+	prefixRecorder = []byte(keyspace.Record)
+	prefixIndex    = []byte(keyspace.RecordIndex)
+	prefixManifest = []byte(keyspace.ReadManifest)
 )
+
+// EventRange is the kv range of the stored records (not the chain head),
+// for tools that inspect or damage storage directly, as the conformance
+// tests' intruder does.
+func EventRange() kv.Range { return kv.Prefix(prefixEvent) }
 
 func eventKey(seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixEvent...), seq)

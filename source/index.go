@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/manifest"
 )
 
@@ -13,7 +14,7 @@ import (
 const BlockSize = 8 << 20
 
 // indexPrefix starts every side-index key.
-const indexPrefix = "MI/"
+const indexPrefix = keyspace.SourceIndex
 
 // objectRef names one pinned object in the side index.
 type objectRef struct {

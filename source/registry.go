@@ -15,12 +15,13 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 )
 
 // registryPrefix starts every attachment record's key.
-const registryPrefix = "SRC/"
+const registryPrefix = keyspace.Source
 
 func recordKey(id string) []byte { return []byte(registryPrefix + id) }
 

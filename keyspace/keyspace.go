@@ -1,0 +1,106 @@
+// Package keyspace is the one registry of the gateway's kv key spaces.
+// Every key any package stores starts with exactly one of the prefixes
+// below; a package builds its keys from its own constants here and from no
+// other literal, and never reads or writes a space it does not own except
+// through the owner's functions. The test of this package checks that the
+// prefixes are disjoint, that each is documented in its owner's doc.go
+// ("kv layout"), and that no storage package spells a prefix as a literal.
+//
+// The layout after each prefix (IDs, hashes, escaping) belongs to the owner
+// and is described in its doc.go.
+package keyspace
+
+// Prefixes, grouped by owner.
+const (
+	// branch: repositories, branches, staging, versions, uploads,
+	// checkpoints and trash.
+	Repo        = "R/"
+	Branch      = "B/"
+	Stage       = "S/"
+	StageWriter = "SW/"
+	Version     = "V/"
+	KeyVersion  = "K/"
+	CommitInfo  = "C/"
+	Upload      = "U/"
+	Part        = "P/"
+	Checkpoint  = "CK/"
+	Trash       = "TR/"
+
+	// manifest: immutable values keyed by their hash.
+	Node    = "n/"
+	Content = "l/"
+	Commit  = "m/"
+
+	// cas: where each chunk is.
+	Chunk = "c/"
+
+	// auth: leases, credentials, roles, usage and token keys.
+	Lease      = "LS/"
+	AccessKey  = "LK/"
+	LeaseChild = "LC/"
+	LeaseRun   = "LR/"
+	LeaseUsage = "LU/"
+	Role       = "RO/"
+	TokenKeys  = "KEY/"
+
+	// record: the flight recorder, its indexes and read manifests.
+	Record       = "F/"
+	RecordIndex  = "FX/"
+	ReadManifest = "FR/"
+
+	// gate: proposals, gates and policies.
+	Proposal = "PR/"
+	Gate     = "GT/"
+	Policy   = "POL/"
+
+	// source: attachments and their side index.
+	Source      = "SRC/"
+	SourceIndex = "MI/"
+
+	// api: answers of idempotent control calls.
+	Idempotency = "I/"
+)
+
+// Space is one registered key space.
+type Space struct {
+	Prefix string
+	// Owner is the package that reads and writes the space.
+	Owner string
+	// Doc says what the values are.
+	Doc string
+}
+
+// All lists every key space.
+var All = []Space{
+	{Repo, "branch", "repository record"},
+	{Branch, "branch", "branch record"},
+	{Stage, "branch", "staged write or tombstone, per generation"},
+	{StageWriter, "branch", "the leases whose writes a staging generation holds"},
+	{Version, "branch", "version record"},
+	{KeyVersion, "branch", "a key's versions, newest first"},
+	{CommitInfo, "branch", "commit lineage information"},
+	{Upload, "branch", "multipart upload"},
+	{Part, "branch", "uploaded part"},
+	{Checkpoint, "branch", "named checkpoint of a branch"},
+	{Trash, "branch", "trash entry: a version a merge or delete removed from a protected branch"},
+	{Node, "manifest", "tree node"},
+	{Content, "manifest", "content list"},
+	{Commit, "manifest", "commit"},
+	{Chunk, "cas", "chunk index record"},
+	{Lease, "auth", "lease"},
+	{AccessKey, "auth", "the lease of an access key"},
+	{LeaseChild, "auth", "children index, for cascading revocation"},
+	{LeaseRun, "auth", "a run's branch and latest lease"},
+	{LeaseUsage, "auth", "usage counters"},
+	{Role, "auth", "role envelope"},
+	{TokenKeys, "auth", "the gateway's token and secret keys"},
+	{Record, "record", "chain head and records"},
+	{RecordIndex, "record", "record indexes by run, lease and commit"},
+	{ReadManifest, "record", "read manifest pages and summaries"},
+	{Proposal, "gate", "proposal"},
+	{Gate, "gate", "gate"},
+	{Policy, "gate", "a repository's policy"},
+	{Source, "source", "attachment record"},
+	{SourceIndex, "source", "side index of materialised blocks"},
+	{Idempotency, "api", "the answer of an idempotent control call"},
+}
