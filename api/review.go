@@ -56,13 +56,6 @@ func (h *Handler) mergeCreate(ctx context.Context, c *call, a *apiv1.MergeCreate
 	if err != nil {
 		return nil, err
 	}
-	if !res.Commit.IsZero() {
-		if br, err := h.b.GetBranch(ctx, a.Repo, a.Into); err == nil && br.Protected {
-			if err := h.b.Trash(ctx, a.Repo, a.Into, res.Commit, res.Deleted); err != nil {
-				return nil, err
-			}
-		}
-	}
 	return out, nil
 }
 

@@ -169,30 +169,6 @@ type TrashEntry struct {
 
 func trashPrefix(repo uint64) []byte { return u64([]byte(keyspace.Trash), repo) }
 
-// Trash keeps entries a merge deleted from a protected branch.
-func (s *Service) Trash(ctx context.Context, repo, br string, commit manifest.CommitID, deleted []Object) error {
-	if len(deleted) == 0 {
-		return nil
-	}
-	now := time.Now().UTC()
-	return s.db.Update(ctx, func(txn kv.Txn) error {
-		rr, err := s.repo(txn, repo)
-		if err != nil {
-			return err
-		}
-		for _, o := range deleted {
-			te := TrashEntry{Repo: repo, Branch: br, Key: o.Key, DeletedAt: now, Commit: commit.String(),
-				ETag: o.Entry.ETag, Size: o.Entry.Size, EntryB: o.Entry.Encode()}
-			b, _ := json.Marshal(te)
-			k := u64(escKey(trashPrefix(rr.ID), o.Key), ^uint64(now.UnixNano()))
-			if err := txn.Set(k, b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 // ListTrash returns trashed entries under prefix, newest first per key.
 func (s *Service) ListTrash(ctx context.Context, repo, prefix string) ([]TrashEntry, error) {
 	var out []TrashEntry

@@ -196,6 +196,7 @@ func (s *Service) swapHead(ctx context.Context, v *view, root chunk.Hash, maxSeq
 type mergeIn struct {
 	head    manifest.CommitID
 	lineage []lineageItem
+	deleted []Object // what the merge removed: the trash of a protected target
 }
 
 func (s *Service) swapHeadMerge(ctx context.Context, v *view, root chunk.Hash, maxSeq, sealed uint64, o CommitOptions, m *mergeIn) (manifest.CommitID, error) {
@@ -203,10 +204,11 @@ func (s *Service) swapHeadMerge(ctx context.Context, v *view, root chunk.Hash, m
 	if m != nil {
 		parents = append(parents, m.head)
 	}
+	at := time.Now().UTC()
 	c := &manifest.Commit{
 		Tree: root, Parents: parents,
 		Message: o.Message, Principal: o.Principal, OnBehalfOf: o.OnBehalfOf,
-		Run: o.Run, Lease: o.Lease, Time: time.Now().UnixNano(), Extra: o.Extra,
+		Run: o.Run, Lease: o.Lease, Time: at.UnixNano(), Extra: o.Extra,
 	}
 	id, err := s.ms.PutCommit(ctx, c)
 	if err != nil {
@@ -217,6 +219,7 @@ func (s *Service) swapHeadMerge(ctx context.Context, v *view, root chunk.Hash, m
 			return manifest.CommitID{}, fmt.Errorf("commit intent not recorded: %w", err)
 		}
 	}
+	trashLater := false
 	err = s.db.Update(ctx, func(txn kv.Txn) error {
 		br, err := s.branch(txn, v.rr, v.br.Name)
 		if err != nil {
@@ -230,6 +233,9 @@ func (s *Service) swapHeadMerge(ctx context.Context, v *view, root chunk.Hash, m
 		br.CommitSeq = max(br.CommitSeq, maxSeq)
 		if m != nil {
 			br.Lineage = joinLineage(br.Lineage, m.lineage)
+			if trashLater, err = trashInSwap(txn, v.rr, br, id, at, m.deleted); err != nil {
+				return err
+			}
 		}
 		ci, _ := json.Marshal(commitInfo{Branch: br.ID, Seq: br.CommitSeq, Lineage: br.Lineage})
 		if err := txn.Set(commitInfoKey(v.rr.ID, id), ci); err != nil {
@@ -239,6 +245,12 @@ func (s *Service) swapHeadMerge(ctx context.Context, v *view, root chunk.Hash, m
 	})
 	if err != nil {
 		return manifest.CommitID{}, err
+	}
+	if trashLater {
+		if err := s.finishTrash(ctx, v.rr, v.br.Name, id, at, m.deleted); err != nil {
+			// The merge landed; the journal keeps the obligation.
+			s.log.Warn("trash of a large merge left to SettleTrash", "repo", v.rr.Name, "commit", id, "err", err)
+		}
 	}
 	if sealed == 0 {
 		// Not a fold of staged writes (a merge, a restore, an import): the

@@ -26,18 +26,30 @@ func TestDeleteRepoLeavesNothing(t *testing.T) {
 	if _, err := s.Put(ctx, "gone", "main", "k", e, branch.Condition{By: branch.Writer{Lease: "l1", Run: "r1"}}); err != nil {
 		t.Fatal(err)
 	}
-	id, err := s.Commit(ctx, "gone", "main", branch.CommitOptions{Message: "one"})
-	if err != nil {
+	if _, err := s.Commit(ctx, "gone", "main", branch.CommitOptions{Message: "one"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.CreateCheckpoint(ctx, "gone", "main", "cp"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Trash(ctx, "gone", "main", id, []branch.Object{{Key: "k", Entry: e}}); err != nil {
+	// A merge into protected main that deletes k leaves a trash entry.
+	if _, err := s.CreateBranch(ctx, "gone", "run", "main"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Delete(ctx, "gone", "main", "k", branch.Condition{}); err != nil {
+	if _, err := s.Delete(ctx, "gone", "run", "k", branch.Condition{}); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := s.Commit(ctx, "gone", "run", branch.CommitOptions{Message: "delete"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetProtected(ctx, "gone", "main", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Merge(ctx, "gone", "run", "main", branch.MergeOptions{AllowProtected: true}); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := s.ListTrash(ctx, "gone", ""); err != nil || len(tr) != 1 {
+		t.Fatalf("trash: %v, %v", tr, err)
 	}
 	if err := s.DeleteRepo(ctx, "gone"); err != nil {
 		t.Fatal(err)
@@ -46,7 +58,7 @@ func TestDeleteRepoLeavesNothing(t *testing.T) {
 	for _, sp := range keyspace.All {
 		owned[sp.Prefix] = sp.Owner == "branch"
 	}
-	err = db.View(ctx, func(r kv.Reader) error {
+	err := db.View(ctx, func(r kv.Reader) error {
 		return r.Scan(kv.Range{}, func(k, _ []byte) error {
 			for p, mine := range owned {
 				if mine && bytes.HasPrefix(k, []byte(p)) {

@@ -42,6 +42,8 @@
 //	CK/<repo><branch>\x00<name>            checkpoint (JSON)
 //	TR/<repo><esc key><^deleted at>        trash entry (JSON): what a merge
 //	                                       deleted from a protected branch
+//	TQ/<repo><commit id>                   trash a large merge still owes
+//	                                       (JSON), until SettleTrash writes it
 //
 // Concurrency: Service is safe for concurrent use. Commits on one branch are
 // serialized by an in-process lock; every other write is an optimistic kv

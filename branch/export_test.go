@@ -2,9 +2,12 @@ package branch
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
+	"time"
 
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
 )
 
 // SetFoldHook makes Commit call f between sealing and folding.
@@ -60,3 +63,33 @@ func StagedKeys(ctx context.Context, s *Service, repo, br string) (int, error) {
 	})
 	return n, err
 }
+
+// OweTrash puts repo into the state a crash after a large merge's head
+// swap leaves: the trash of commit is journalled on br and none of its
+// entries is written.
+func OweTrash(ctx context.Context, s *Service, repo, br string, commit manifest.CommitID, at time.Time) error {
+	return s.db.Update(ctx, func(txn kv.Txn) error {
+		rr, err := s.repo(txn, repo)
+		if err != nil {
+			return err
+		}
+		var keys [][]byte
+		err = txn.Scan(kv.Prefix(trashPrefix(rr.ID)), func(k, _ []byte) error {
+			keys = append(keys, append([]byte(nil), k...))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		j, _ := json.Marshal(trashJournal{Repo: repo, Branch: br, Time: at.UnixNano()})
+		return txn.Set(trashJournalKey(rr.ID, commit), j)
+	})
+}
+
+// TrashInline is how many trash entries a merge writes in its head swap.
+const TrashInline = trashInline

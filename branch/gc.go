@@ -145,6 +145,9 @@ func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
 	if err := s.expireUploads(ctx, now.Add(-o.UploadExpiry).UnixNano(), &st); err != nil {
 		return st, err
 	}
+	if err := s.SettleTrash(ctx); err != nil {
+		return st, err
+	}
 
 	s.gcMu.Lock()
 	defer s.gcMu.Unlock()

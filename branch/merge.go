@@ -155,7 +155,7 @@ func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOpt
 	if o.Message == "" {
 		o.Message = fmt.Sprintf("merge %s into %s", from, into)
 	}
-	id, err := s.swapHeadMerge(ctx, v, root, v.br.CommitSeq, 0, o.CommitOptions, &mergeIn{head: theirs, lineage: theirsInfo.lineageAt()})
+	id, err := s.swapHeadMerge(ctx, v, root, v.br.CommitSeq, 0, o.CommitOptions, &mergeIn{head: theirs, lineage: theirsInfo.lineageAt(), deleted: res.Deleted})
 	if err != nil {
 		return nil, err
 	}

@@ -398,11 +398,6 @@ func (s *Service) merge(ctx context.Context, p *Proposal, why string) error {
 		return err
 	}
 	p.Status, p.Merge = "merged", res.Commit.String()
-	if br, err := s.b.GetBranch(ctx, p.Repo, p.Into); err == nil && br.Protected {
-		if err := s.b.Trash(ctx, p.Repo, p.Into, res.Commit, res.Deleted); err != nil {
-			return err
-		}
-	}
 	return s.save(ctx, p, nil)
 }
 

@@ -66,30 +66,53 @@ type Gateway struct {
 	bg   sync.WaitGroup     // background goroutines
 }
 
-// Open opens (creating if needed) the data directory.
-func Open(c Config) (*Gateway, error) {
+// Open opens (creating if needed) the data directory. When a step fails,
+// what the earlier steps opened is closed again, so the directory can be
+// opened anew.
+func Open(c Config) (g *Gateway, err error) {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
+	var undo []func() error // closes what is open, newest first
+	defer func() {
+		if err == nil {
+			return
+		}
+		for i := len(undo) - 1; i >= 0; i-- {
+			if cerr := undo[i](); cerr != nil {
+				c.Log.Error("closing after a failed open", "err", cerr)
+			}
+		}
+	}()
 	db, err := kv.OpenBadger(filepath.Join(c.DataDir, "kv"), kv.BadgerOptions{Logger: c.Log})
 	if err != nil {
 		return nil, err
 	}
+	undo = append(undo, db.Close)
 	var kdb kv.DB = db
 	if c.WrapDB != nil {
 		kdb = c.WrapDB(db)
 	}
 	chunks, err := cas.Open(filepath.Join(c.DataDir, "chunks"), kdb, cas.Options{Log: c.Log, OnSync: c.OnSync})
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
+	undo = append(undo, chunks.Close)
+	ctx := context.Background()
 	b := branch.New(kdb, chunks, c.Log)
-	leases, err := auth.OpenLeases(context.Background(), kdb)
+	if err := b.SettleTrash(ctx); err != nil {
+		return nil, fmt.Errorf("finish the trash of an interrupted merge: %w", err)
+	}
+	leases, err := auth.OpenLeases(ctx, kdb)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
+	return assemble(c, db, kdb, chunks, b, leases), nil
+}
+
+// assemble builds the services over the opened stores; nothing in it can
+// fail.
+func assemble(c Config, db *kv.Badger, kdb kv.DB, chunks *cas.Store, b *branch.Service, leases *auth.Leases) *Gateway {
 	g := &Gateway{DB: db, Chunks: chunks, Branches: b, Leases: leases, log: c.Log, bodies: c.Bodies,
 		Recorder: record.New(kdb, record.Options{}), Manifests: record.NewManifests(kdb, record.ManifestOptions{})}
 	so := c.Sources
@@ -106,7 +129,7 @@ func Open(c Config) (*Gateway, error) {
 	g.API = api.New(api.Config{Branches: b, Auth: g.Auth, Recorder: g.Recorder, Gates: g.Gates, Log: c.Log})
 	g.API.SetSources(g.Sources)
 	g.STS = sts.New(g.Auth, b, c.Log)
-	return g, nil
+	return g
 }
 
 // recordSourceCommit writes the commit an attach or refresh is about to

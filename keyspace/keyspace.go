@@ -14,17 +14,18 @@ package keyspace
 const (
 	// branch: repositories, branches, staging, versions, uploads,
 	// checkpoints and trash.
-	Repo        = "R/"
-	Branch      = "B/"
-	Stage       = "S/"
-	StageWriter = "SW/"
-	Version     = "V/"
-	KeyVersion  = "K/"
-	CommitInfo  = "C/"
-	Upload      = "U/"
-	Part        = "P/"
-	Checkpoint  = "CK/"
-	Trash       = "TR/"
+	Repo         = "R/"
+	Branch       = "B/"
+	Stage        = "S/"
+	StageWriter  = "SW/"
+	Version      = "V/"
+	KeyVersion   = "K/"
+	CommitInfo   = "C/"
+	Upload       = "U/"
+	Part         = "P/"
+	Checkpoint   = "CK/"
+	Trash        = "TR/"
+	TrashJournal = "TQ/"
 
 	// manifest: immutable values keyed by their hash.
 	Node    = "n/"
@@ -82,7 +83,8 @@ var All = []Space{
 	{Upload, "branch", "multipart upload"},
 	{Part, "branch", "uploaded part"},
 	{Checkpoint, "branch", "named checkpoint of a branch"},
-	{Trash, "branch", "trash entry: a version a merge or delete removed from a protected branch"},
+	{Trash, "branch", "trash entry: what a merge removed from a protected branch"},
+	{TrashJournal, "branch", "trash entries a large merge still owes (a crash left them)"},
 	{Node, "manifest", "tree node"},
 	{Content, "manifest", "content list"},
 	{Commit, "manifest", "commit"},
