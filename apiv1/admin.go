@@ -74,21 +74,33 @@ type RepoExportRequest struct {
 // DumpContentType is the media type of export and import streams.
 const DumpContentType = "application/x-nas-dump"
 
-// Report is what an export or import did and what it could not carry.
+// Report is what an export or import did and what it could not carry. It
+// also ends a dump stream and is an export's report.json (there without
+// Repo and Branches).
 type Report struct {
-	Repo           string        `json:"repo,omitempty"`
-	Commits        int           `json:"commits"`
-	Entries        int           `json:"entries"`
-	Bytes          int64         `json:"bytes"`
-	Branches       int           `json:"branches,omitempty"`
-	Uncommitted    []Uncommitted `json:"uncommitted"`
-	VersionRecords int           `json:"version_records"`
-	DeleteMarkers  int           `json:"delete_markers"`
-	Trash          int           `json:"trash"`
-	Uploads        int           `json:"open_uploads"`
-	Collected      []string      `json:"collected_parents"`
-	Lazy           int           `json:"lazy_entries"`
-	NoRef          []string      `json:"branches_without_ref,omitempty"`
+	Repo    string `json:"repo,omitempty"`
+	Commits int    `json:"commits"`
+	Entries int    `json:"entries"` // entry records (changed keys) written
+	Bytes   int64  `json:"bytes"`   // object bytes carried
+	// Branches counts the branches an import created.
+	Branches int `json:"branches,omitempty"`
+	// Uncommitted lists the branches with staged changes, which an export
+	// does not carry (commit first to include them).
+	Uncommitted []Uncommitted `json:"uncommitted"`
+	// VersionRecords and DeleteMarkers count the source's version records;
+	// only versions that some exported commit holds are carried.
+	VersionRecords int `json:"version_records"`
+	DeleteMarkers  int `json:"delete_markers"`
+	Trash          int `json:"trash"`
+	Uploads        int `json:"open_uploads"`
+	// Collected lists parent commits the source no longer has (garbage
+	// collected history); the commits naming them are exported as roots.
+	Collected []string `json:"collected_parents"`
+	// Lazy counts entries exported as references to their source.
+	Lazy int `json:"lazy_entries"`
+	// NoRef lists branches whose names are not valid Git ref names: they
+	// are in branches.json but have no refs/heads ref.
+	NoRef []string `json:"branches_without_ref,omitempty"`
 }
 
 // Uncommitted is a branch whose staged changes were not exported.

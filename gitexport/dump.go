@@ -29,8 +29,8 @@ func Dump(ctx context.Context, svc *branch.Service, repo string, w io.Writer) (*
 		return nil, err
 	}
 	defer h.Close()
-	d := &dumper{svc: svc, h: h, t: h.Tree(), sw: newStreamWriter(w), rep: &reportDoc{
-		Uncommitted: []uncommittedDoc{}, Collected: []string{},
+	d := &dumper{svc: svc, h: h, t: h.Tree(), sw: newStreamWriter(w), rep: &apiv1.Report{
+		Uncommitted: []apiv1.Uncommitted{}, Collected: []string{},
 		VersionRecords: st.VersionRecords, DeleteMarkers: st.DeleteMarkers, Trash: st.Trash, Uploads: st.Uploads}}
 	if err := d.run(ctx, st); err != nil {
 		d.sw.fail(err)
@@ -39,7 +39,7 @@ func Dump(ctx context.Context, svc *branch.Service, repo string, w io.Writer) (*
 	if err := d.sw.flush(); err != nil {
 		return nil, err
 	}
-	return d.rep.public(), nil
+	return d.rep, nil
 }
 
 type dumper struct {
@@ -47,7 +47,7 @@ type dumper struct {
 	h   *branch.History
 	t   *tree.Tree
 	sw  *streamWriter
-	rep *reportDoc
+	rep *apiv1.Report
 	buf bytes.Buffer // one chunk
 }
 
@@ -70,7 +70,7 @@ func (d *dumper) run(ctx context.Context, st *branch.RepoState) error {
 			roots = append(roots, b.Base)
 		}
 		if b.StagedKeys > 0 {
-			d.rep.Uncommitted = append(d.rep.Uncommitted, uncommittedDoc{Branch: b.Name, Keys: b.StagedKeys})
+			d.rep.Uncommitted = append(d.rep.Uncommitted, apiv1.Uncommitted{Branch: b.Name, Keys: b.StagedKeys})
 		}
 	}
 	for _, cp := range st.Checkpoints {
@@ -365,16 +365,6 @@ func (doc *commitDoc) commit() (manifest.CommitID, *manifest.Commit, *branch.Com
 		}
 	}
 	return id, c, info, nil
-}
-
-func (r *reportDoc) public() *apiv1.Report {
-	out := &apiv1.Report{Commits: r.Commits, Entries: r.Entries, Bytes: r.Bytes, Uncommitted: []apiv1.Uncommitted{},
-		VersionRecords: r.VersionRecords, DeleteMarkers: r.DeleteMarkers, Trash: r.Trash, Uploads: r.Uploads,
-		Collected: append([]string{}, r.Collected...), Lazy: r.Lazy, NoRef: r.NoRef}
-	for _, u := range r.Uncommitted {
-		out.Uncommitted = append(out.Uncommitted, apiv1.Uncommitted(u))
-	}
-	return out
 }
 
 // Summary is a one-paragraph description of what an export left out.

@@ -152,8 +152,8 @@ func (g *gitReader) run(ctx context.Context, repo *git.Repository) error {
 			return err
 		}
 	}
-	return g.sw.json(recEnd, reportDoc{Commits: g.rep.Commits, Entries: g.rep.Entries, Bytes: g.rep.Bytes,
-		Uncommitted: []uncommittedDoc{}, Collected: []string{}, Lazy: g.rep.Lazy})
+	return g.sw.json(recEnd, apiv1.Report{Commits: g.rep.Commits, Entries: g.rep.Entries, Bytes: g.rep.Bytes,
+		Uncommitted: []apiv1.Uncommitted{}, Collected: []string{}, Lazy: g.rep.Lazy})
 }
 
 // order returns the commits reachable from roots, parents first.

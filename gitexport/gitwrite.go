@@ -95,7 +95,7 @@ type gitWriter struct {
 	commits map[manifest.CommitID]plumbing.Hash
 	trees   map[manifest.CommitID]plumbing.Hash // root tree of each commit
 	cache   *treeCache
-	rep     reportDoc
+	rep     apiv1.Report
 	stack   []*wdir
 }
 
@@ -167,9 +167,9 @@ func (w *gitWriter) run(ctx context.Context) (*apiv1.Report, error) {
 			if err := w.finish(branches, cps); err != nil {
 				return nil, err
 			}
-			rep := w.rep.public()
+			rep := w.rep
 			rep.Repo, rep.Branches = w.hd.Repo, len(branches)
-			return rep, nil
+			return &rep, nil
 		default:
 			return nil, formatf("unexpected record %q", kind)
 		}

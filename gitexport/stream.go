@@ -31,7 +31,7 @@ import (
 //	F  end of the commit's changes
 //	B  branch: branchDoc
 //	K  checkpoint: checkpointDoc
-//	Z  end: reportDoc; nothing may follow
+//	Z  end: apiv1.Report (without repo and branches); nothing may follow
 //	!  the writer failed: {"message": ...}; nothing may follow
 //
 // Commits come parents first. Memory on both sides is bounded by one
@@ -221,36 +221,6 @@ type checkpointDoc struct {
 	Name    text   `json:"name"`
 	Commit  string `json:"commit"`
 	Created int64  `json:"created"` // unix nanoseconds
-}
-
-// reportDoc ends a stream; export's report.json. It says what the export
-// holds and what it could not carry.
-type reportDoc struct {
-	Commits int   `json:"commits"`
-	Entries int   `json:"entries"` // entry records (changed keys) written
-	Bytes   int64 `json:"bytes"`   // object bytes carried
-	// Uncommitted lists the branches with staged changes, which an export
-	// does not carry (commit first to include them).
-	Uncommitted []uncommittedDoc `json:"uncommitted"`
-	// VersionRecords and DeleteMarkers count the source's version records;
-	// only versions that some exported commit holds are carried.
-	VersionRecords int `json:"version_records"`
-	DeleteMarkers  int `json:"delete_markers"`
-	Trash          int `json:"trash"`
-	Uploads        int `json:"open_uploads"`
-	// Collected lists parent commits the source no longer has (garbage
-	// collected history); the commits naming them are exported as roots.
-	Collected []string `json:"collected_parents"`
-	// Lazy counts entries exported as references to their source.
-	Lazy int `json:"lazy_entries"`
-	// NoRef lists branches whose names are not valid Git ref names: they
-	// are in branches.json but have no refs/heads ref.
-	NoRef []string `json:"branches_without_ref,omitempty"`
-}
-
-type uncommittedDoc struct {
-	Branch string `json:"branch"`
-	Keys   int    `json:"keys"`
 }
 
 // streamWriter writes records.
