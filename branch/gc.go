@@ -196,60 +196,87 @@ func (s *Service) allRepos(ctx context.Context) ([]*repoRecord, error) {
 	return out, err
 }
 
+// markRepo marks everything a repository still needs: its pinned commits
+// (heads, fork points, checkpoints) and their young history, the trash,
+// staging, young version records and the parts of open uploads; it
+// deletes the version records that expired.
 func (s *Service) markRepo(ctx context.Context, m *marker, rr *repoRecord, cutoff int64, st *GCStats) error {
-	t := s.treeFor(rr)
-	var branches []*branchRecord
-	err := s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix(branchPrefix(rr.ID)), func(_, v []byte) error {
-			br, err := decodeBranch(v)
-			if err == nil {
-				branches = append(branches, br)
-			}
-			return err
-		})
-	})
-	if err != nil {
-		return err
-	}
-	// Commits: heads and fork points always; ancestors while young.
-	var queue []manifest.CommitID
-	for _, br := range branches {
-		queue = append(queue, br.Head)
-		if br.Base != "" {
-			if id, err := manifest.ParseCommitID(br.Base); err == nil {
-				queue = append(queue, id)
-			}
-		}
-	}
-	// Checkpoints pin their commits like heads do.
-	err = s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix(u64([]byte(keyspace.Checkpoint), rr.ID)), func(_, v []byte) error {
-			var cp Checkpoint
-			if err := json.Unmarshal(v, &cp); err != nil {
-				return err
-			}
-			if id, err := manifest.ParseCommitID(cp.CommitH); err == nil {
-				queue = append(queue, id)
-			}
-			return nil
-		})
-	})
+	pinned, err := s.pinnedCommits(ctx, rr)
 	if err != nil {
 		return err
 	}
 	// The trash keeps the content of what merges deleted.
-	err = s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix(trashPrefix(rr.ID)), func(_, v []byte) error {
-			var te TrashEntry
-			if err := json.Unmarshal(v, &te); err != nil {
-				return err
-			}
-			return m.entry(ctx, te.EntryB)
-		})
+	err = s.scan(ctx, trashPrefix(rr.ID), func(_, v []byte) error {
+		var te TrashEntry
+		if err := json.Unmarshal(v, &te); err != nil {
+			return err
+		}
+		return m.entry(ctx, te.EntryB)
 	})
 	if err != nil {
 		return err
 	}
+	if err := s.markHistory(ctx, m, rr, pinned, cutoff, st); err != nil {
+		return err
+	}
+	// Staging of every branch, every generation.
+	err = s.scan(ctx, u64([]byte(keyspace.Stage), rr.ID), func(_, v []byte) error {
+		sv, err := decodeStaged(v)
+		if err != nil {
+			return err
+		}
+		return m.entry(ctx, sv.entry)
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.markVersions(ctx, m, rr, cutoff, st); err != nil {
+		return err
+	}
+	// Parts of open uploads.
+	return s.scan(ctx, u64([]byte(keyspace.Part), rr.ID), func(_, v []byte) error { return m.entry(ctx, v) })
+}
+
+// scan calls fn for every record under prefix, in one read transaction.
+func (s *Service) scan(ctx context.Context, prefix []byte, fn func(k, v []byte) error) error {
+	return s.db.View(ctx, func(r kv.Reader) error { return r.Scan(kv.Prefix(prefix), fn) })
+}
+
+// pinnedCommits lists the commits a repository keeps whatever their age:
+// branch heads, fork points and checkpoints.
+func (s *Service) pinnedCommits(ctx context.Context, rr *repoRecord) ([]manifest.CommitID, error) {
+	var out []manifest.CommitID
+	err := s.scan(ctx, branchPrefix(rr.ID), func(_, v []byte) error {
+		br, err := decodeBranch(v)
+		if err != nil {
+			return err
+		}
+		out = append(out, br.Head)
+		if id, err := manifest.ParseCommitID(br.Base); br.Base != "" && err == nil {
+			out = append(out, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.scan(ctx, u64([]byte(keyspace.Checkpoint), rr.ID), func(_, v []byte) error {
+		var cp Checkpoint
+		if err := json.Unmarshal(v, &cp); err != nil {
+			return err
+		}
+		if id, err := manifest.ParseCommitID(cp.CommitH); err == nil {
+			out = append(out, id)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// markHistory marks the pinned commits and, walking parents, every
+// ancestor younger than cutoff, with their trees.
+func (s *Service) markHistory(ctx context.Context, m *marker, rr *repoRecord, queue []manifest.CommitID, cutoff int64, st *GCStats) error {
+	t := s.treeFor(rr)
 	pinned := len(queue)
 	for i := 0; i < len(queue); i++ {
 		id := queue[i]
@@ -273,47 +300,29 @@ func (s *Service) markRepo(ctx context.Context, m *marker, rr *repoRecord, cutof
 		}
 		queue = append(queue, c.Parents...)
 	}
-	// Staging of every branch, every generation.
-	err = s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix(u64([]byte(keyspace.Stage), rr.ID)), func(_, v []byte) error {
-			sv, err := decodeStaged(v)
-			if err != nil {
-				return err
-			}
-			return m.entry(ctx, sv.entry)
-		})
-	})
-	if err != nil {
-		return err
-	}
-	// Version records: young ones are roots, old ones expire.
+	return nil
+}
+
+// markVersions marks the entries of version records younger than cutoff
+// and deletes the older ones with their index keys.
+func (s *Service) markVersions(ctx context.Context, m *marker, rr *repoRecord, cutoff int64, st *GCStats) error {
 	var expired [][]byte
-	err = s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix(u64([]byte(keyspace.Version), rr.ID)), func(k, v []byte) error {
-			rec, err := decodeVersion(v)
-			if err != nil {
-				return err
-			}
-			if int64(rec.seq) < cutoff {
-				expired = append(expired, append([]byte(nil), k...), keyVersionKey(rr.ID, rec.key, rec.seq))
-				return nil
-			}
-			return m.entry(ctx, rec.entry)
-		})
+	err := s.scan(ctx, u64([]byte(keyspace.Version), rr.ID), func(k, v []byte) error {
+		rec, err := decodeVersion(v)
+		if err != nil {
+			return err
+		}
+		if int64(rec.seq) < cutoff {
+			expired = append(expired, append([]byte(nil), k...), keyVersionKey(rr.ID, rec.key, rec.seq))
+			return nil
+		}
+		return m.entry(ctx, rec.entry)
 	})
 	if err != nil {
 		return err
 	}
 	st.Versions += len(expired) / 2
-	if err := s.deleteKeys(ctx, expired); err != nil {
-		return err
-	}
-	// Parts of open uploads.
-	return s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix(u64([]byte(keyspace.Part), rr.ID)), func(_, v []byte) error {
-			return m.entry(ctx, v)
-		})
-	})
+	return s.deleteKeys(ctx, expired)
 }
 
 // sweepMeta deletes unmarked tree nodes, content lists and commits, and

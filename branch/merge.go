@@ -69,30 +69,7 @@ func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOpt
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 
-	var v *view
-	var theirs manifest.CommitID
-	var theirsInfo *commitInfo
-	staged := false
-	err := s.db.View(ctx, func(r kv.Reader) error {
-		var err error
-		if v, err = s.openView(ctx, r, repo, into); err != nil {
-			return err
-		}
-		if theirs, err = s.resolve(ctx, r, v.rr, from); err != nil {
-			return err
-		}
-		if theirsInfo, err = s.commitInfo(r, v.rr, theirs); err != nil {
-			return err
-		}
-		if v.br.SealedGen != 0 {
-			staged = true
-			return nil
-		}
-		return r.Scan(kv.Prefix(stagePrefix(v.rr.ID, v.br.ID, v.br.Gen)), func(_, _ []byte) error {
-			staged = true
-			return kv.ErrStop
-		})
-	})
+	v, theirs, theirsInfo, staged, err := s.mergeSides(ctx, repo, from, into)
 	if err != nil {
 		return nil, err
 	}
@@ -131,20 +108,9 @@ func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOpt
 	}
 	res.Applied = len(edits)
 	if o.DryRun {
-		for _, e := range edits {
-			old, _, err := t.Get(ctx, roots[v.br.Head], e.Key)
-			if err != nil {
-				return nil, err
-			}
-			var nv []byte
-			if !e.Delete {
-				nv = e.Value
-			}
-			ch, err := toChange(e.Key, old, nv)
-			if err != nil {
-				return nil, err
-			}
-			res.Changes = append(res.Changes, ch)
+		res.Changes, err = dryRunChanges(ctx, t, roots[v.br.Head], edits)
+		if err != nil {
+			return nil, err
 		}
 		return res, nil
 	}
@@ -161,6 +127,53 @@ func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOpt
 	}
 	res.Commit = id
 	return res, nil
+}
+
+// mergeSides reads, in one transaction, the target's view, the source's
+// commit and its lineage, and whether the target has uncommitted changes.
+func (s *Service) mergeSides(ctx context.Context, repo, from, into string) (v *view, theirs manifest.CommitID, info *commitInfo, staged bool, err error) {
+	err = s.db.View(ctx, func(r kv.Reader) error {
+		var err error
+		if v, err = s.openView(ctx, r, repo, into); err != nil {
+			return err
+		}
+		if theirs, err = s.resolve(ctx, r, v.rr, from); err != nil {
+			return err
+		}
+		if info, err = s.commitInfo(r, v.rr, theirs); err != nil {
+			return err
+		}
+		if v.br.SealedGen != 0 {
+			staged = true
+			return nil
+		}
+		return r.Scan(kv.Prefix(stagePrefix(v.rr.ID, v.br.ID, v.br.Gen)), func(_, _ []byte) error {
+			staged = true
+			return kv.ErrStop
+		})
+	})
+	return v, theirs, info, staged, err
+}
+
+// dryRunChanges describes what edits would change on the tree at root.
+func dryRunChanges(ctx context.Context, t *tree.Tree, root chunk.Hash, edits []tree.Edit) ([]Change, error) {
+	var out []Change
+	for _, e := range edits {
+		old, _, err := t.Get(ctx, root, e.Key)
+		if err != nil {
+			return nil, err
+		}
+		var nv []byte
+		if !e.Delete {
+			nv = e.Value
+		}
+		ch, err := toChange(e.Key, old, nv)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ch)
+	}
+	return out, nil
 }
 
 // threeWay joins the two sides' changes since base and returns the edits
