@@ -142,17 +142,17 @@ func printErrorDocument(err error) {
 }
 
 // doCall sends req with a new client and decodes the answer into resp.
-func doCall(cmd *cobra.Command, req apiv1.Request, resp any) error {
+func doCall(ctx context.Context, req apiv1.Request, resp any) error {
 	c, err := newClient()
 	if err != nil {
 		return err
 	}
-	return c.do(cmd.Context(), req, resp)
+	return c.do(ctx, req, resp)
 }
 
 // simpleCall runs one call and prints msg, or with --json the answer.
-func simpleCall(cmd *cobra.Command, req apiv1.Request, resp any, msg string) error {
-	if err := doCall(cmd, req, resp); err != nil {
+func simpleCall(ctx context.Context, req apiv1.Request, resp any, msg string) error {
+	if err := doCall(ctx, req, resp); err != nil {
 		return err
 	}
 	if cf.json {
@@ -164,8 +164,8 @@ func simpleCall(cmd *cobra.Command, req apiv1.Request, resp any, msg string) err
 
 // jsonCall runs one call and prints its answer as JSON, with or without
 // --json.
-func jsonCall(cmd *cobra.Command, req apiv1.Request, resp any) error {
-	if err := doCall(cmd, req, resp); err != nil {
+func jsonCall(ctx context.Context, req apiv1.Request, resp any) error {
+	if err := doCall(ctx, req, resp); err != nil {
 		return err
 	}
 	return printJSON(resp)

@@ -18,7 +18,7 @@ func newExplainCmd() *cobra.Command {
 		Short: "Show the run, lease, events and read manifest behind a commit",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return jsonCall(cmd, apiv1.RecordExplainRequest{Repo: args[0], Commit: args[1]}, &apiv1.RecordExplainResponse{})
+			return jsonCall(cmd.Context(), apiv1.RecordExplainRequest{Repo: args[0], Commit: args[1]}, &apiv1.RecordExplainResponse{})
 		},
 	}
 }
@@ -86,7 +86,7 @@ func newVerifyCmd() *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var out apiv1.RecordVerifyResponse
-			if err := doCall(cmd, apiv1.RecordVerifyRequest{}, &out); err != nil {
+			if err := doCall(cmd.Context(), apiv1.RecordVerifyRequest{}, &out); err != nil {
 				return err
 			}
 			if err := printVerify(&out); err != nil {

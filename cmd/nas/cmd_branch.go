@@ -63,9 +63,9 @@ func describeBranch(b *apiv1.Branch) string {
 }
 
 // showBranch runs a call that answers a branch and prints the branch.
-func showBranch(cmd *cobra.Command, req apiv1.Request) error {
+func showBranch(ctx context.Context, req apiv1.Request) error {
 	var out apiv1.BranchResponse
-	if err := doCall(cmd, req, &out); err != nil {
+	if err := doCall(ctx, req, &out); err != nil {
 		return err
 	}
 	if cf.json {
@@ -87,7 +87,7 @@ func newBranchCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := apiv1.BranchCreateRequest{Repo: args[0], Name: args[1], From: from, Limits: createLimits.limits(cmd)}
 			var out apiv1.BranchResponse
-			if err := doCall(cmd, req, &out); err != nil {
+			if err := doCall(cmd.Context(), req, &out); err != nil {
 				return err
 			}
 			if cf.json {
@@ -104,7 +104,7 @@ func newBranchCmd() *cobra.Command {
 		Short: "Show a branch: head, protection, time to live, quotas and usage",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return showBranch(cmd, apiv1.BranchGetRequest{Repo: args[0], Name: args[1]})
+			return showBranch(cmd.Context(), apiv1.BranchGetRequest{Repo: args[0], Name: args[1]})
 		},
 	}
 	limits := &cobra.Command{
@@ -125,7 +125,7 @@ branch over a lowered quota can still be cleaned up.`,
 			if lim == (apiv1.Limits{}) {
 				return usagef("give --ttl, --quota-bytes or --quota-objects")
 			}
-			return showBranch(cmd, apiv1.BranchLimitsRequest{Repo: args[0], Name: args[1], Limits: lim})
+			return showBranch(cmd.Context(), apiv1.BranchLimitsRequest{Repo: args[0], Name: args[1], Limits: lim})
 		},
 	}
 	setLimits.add(limits, "")
@@ -159,7 +159,7 @@ branch over a lowered quota can still be cleaned up.`,
 		Short: "Delete a branch and its uncommitted changes",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return simpleCall(cmd, apiv1.BranchDeleteRequest{Repo: args[0], Name: args[1]}, &apiv1.DeletedResponse{}, "deleted branch "+args[1])
+			return simpleCall(cmd.Context(), apiv1.BranchDeleteRequest{Repo: args[0], Name: args[1]}, &apiv1.DeletedResponse{}, "deleted branch "+args[1])
 		},
 	}
 	protect := &cobra.Command{
@@ -167,7 +167,7 @@ branch over a lowered quota can still be cleaned up.`,
 		Short: "Refuse every direct write to a branch (it then changes only through merges)",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return simpleCall(cmd, apiv1.BranchProtectRequest{Repo: args[0], Name: args[1]}, &apiv1.BranchResponse{}, "protected branch "+args[1])
+			return simpleCall(cmd.Context(), apiv1.BranchProtectRequest{Repo: args[0], Name: args[1]}, &apiv1.BranchResponse{}, "protected branch "+args[1])
 		},
 	}
 	unprotect := &cobra.Command{
@@ -175,7 +175,7 @@ branch over a lowered quota can still be cleaned up.`,
 		Short: "Allow direct writes to a branch again",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return simpleCall(cmd, apiv1.BranchUnprotectRequest{Repo: args[0], Name: args[1]}, &apiv1.BranchResponse{}, "unprotected branch "+args[1])
+			return simpleCall(cmd.Context(), apiv1.BranchUnprotectRequest{Repo: args[0], Name: args[1]}, &apiv1.BranchResponse{}, "unprotected branch "+args[1])
 		},
 	}
 	cmd.AddCommand(create, show, list, del, protect, unprotect, limits)

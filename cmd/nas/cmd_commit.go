@@ -20,7 +20,7 @@ func newCommitCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := apiv1.CommitCreateRequest{Repo: args[0], Branch: args[1], Message: msg, AllowEmpty: allowEmpty}
 			var out apiv1.CommitResponse
-			if err := doCall(cmd, req, &out); err != nil {
+			if err := doCall(cmd.Context(), req, &out); err != nil {
 				return err
 			}
 			if cf.json {

@@ -28,7 +28,7 @@ func newFsckCmd() *cobra.Command {
 			if data != "" {
 				out, err = fsckOffline(cmd.Context(), data)
 			} else {
-				err = doCall(cmd, apiv1.FsckRequest{}, &out)
+				err = doCall(cmd.Context(), apiv1.FsckRequest{}, &out)
 			}
 			if err != nil {
 				return err
@@ -59,7 +59,7 @@ func newGCCmd() *cobra.Command {
 			if data != "" {
 				out, err = gcOffline(cmd.Context(), data, branch.GCOptions{Retention: retention, UploadExpiry: uploads})
 			} else {
-				err = doCall(cmd, apiv1.GCRequest{RetentionSeconds: int64(retention / time.Second), UploadExpirySeconds: int64(uploads / time.Second)}, &out)
+				err = doCall(cmd.Context(), apiv1.GCRequest{RetentionSeconds: int64(retention / time.Second), UploadExpirySeconds: int64(uploads / time.Second)}, &out)
 			}
 			if err != nil {
 				return err

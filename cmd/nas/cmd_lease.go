@@ -191,7 +191,7 @@ func newLeaseCmd() *cobra.Command {
 			if len(args) == 1 {
 				id = args[0]
 			}
-			return jsonCall(cmd, apiv1.LeaseGetRequest{LeaseID: id}, &apiv1.LeaseGetResponse{})
+			return jsonCall(cmd.Context(), apiv1.LeaseGetRequest{LeaseID: id}, &apiv1.LeaseGetResponse{})
 		},
 	}
 	cmd.AddCommand(create, show, newLeaseListCmd(), newLeaseRevokeCmd())
@@ -221,7 +221,7 @@ func newLeaseListCmd() *cobra.Command {
 				req.Repo = args[0]
 			}
 			var out apiv1.LeaseListResponse
-			if err := doCall(cmd, req, &out); err != nil {
+			if err := doCall(cmd.Context(), req, &out); err != nil {
 				return err
 			}
 			if cf.json {
@@ -253,7 +253,7 @@ func newLeaseRevokeCmd() *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var out apiv1.LeaseRevokeResponse
-			if err := doCall(cmd, apiv1.LeaseRevokeRequest{LeaseID: args[0]}, &out); err != nil {
+			if err := doCall(cmd.Context(), apiv1.LeaseRevokeRequest{LeaseID: args[0]}, &out); err != nil {
 				return err
 			}
 			if cf.json {
@@ -276,7 +276,7 @@ func newShareCmd() *cobra.Command {
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := apiv1.ShareGrantRequest{LeaseID: args[0], Path: args[1], Actions: strings.Split(actions, ","), TTL: ttl.String(), SingleUse: single}
-			return jsonCall(cmd, req, &apiv1.GrantResponse{})
+			return jsonCall(cmd.Context(), req, &apiv1.GrantResponse{})
 		},
 	}
 	grant.Flags().StringVar(&actions, "actions", "read", "comma-separated actions")
@@ -287,7 +287,7 @@ func newShareCmd() *cobra.Command {
 		Short: "List a lease's grants, live or not",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return jsonCall(cmd, apiv1.ShareListRequest{LeaseID: args[0]}, &apiv1.ShareListResponse{})
+			return jsonCall(cmd.Context(), apiv1.ShareListRequest{LeaseID: args[0]}, &apiv1.ShareListResponse{})
 		},
 	}
 	revoke := &cobra.Command{
@@ -295,7 +295,7 @@ func newShareCmd() *cobra.Command {
 		Short: "End a grant at once",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return jsonCall(cmd, apiv1.ShareRevokeRequest{LeaseID: args[0], GrantID: args[1]}, &apiv1.GrantResponse{})
+			return jsonCall(cmd.Context(), apiv1.ShareRevokeRequest{LeaseID: args[0], GrantID: args[1]}, &apiv1.GrantResponse{})
 		},
 	}
 	cmd.AddCommand(grant, list, revoke)
@@ -334,7 +334,7 @@ func newRoleCmd() *cobra.Command {
 			if o.repo == "" || len(o.paths) == 0 || o.actions == "" {
 				return usagef("--repo, --paths and --actions are required")
 			}
-			return jsonCall(cmd, apiv1.RolePutRequest{Role: o.role(args[0])}, &apiv1.RoleResponse{})
+			return jsonCall(cmd.Context(), apiv1.RolePutRequest{Role: o.role(args[0])}, &apiv1.RoleResponse{})
 		},
 	}
 	f := put.Flags()
@@ -351,13 +351,13 @@ func newRoleCmd() *cobra.Command {
 	o.budgets.add(put)
 	o.branchLimits.add(put)
 	show := &cobra.Command{Use: "show NAME", Short: "Show a role", Args: exactArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
-		return jsonCall(cmd, apiv1.RoleGetRequest{Name: args[0]}, &apiv1.RoleResponse{})
+		return jsonCall(cmd.Context(), apiv1.RoleGetRequest{Name: args[0]}, &apiv1.RoleResponse{})
 	}}
 	list := &cobra.Command{Use: "list", Short: "List roles", Args: exactArgs(0), RunE: func(cmd *cobra.Command, args []string) error {
-		return jsonCall(cmd, apiv1.RoleListRequest{}, &apiv1.RoleListResponse{})
+		return jsonCall(cmd.Context(), apiv1.RoleListRequest{}, &apiv1.RoleListResponse{})
 	}}
 	del := &cobra.Command{Use: "delete NAME", Short: "Delete a role (its leases stay valid)", Args: exactArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
-		return simpleCall(cmd, apiv1.RoleDeleteRequest{Name: args[0]}, &apiv1.DeletedResponse{}, "deleted role "+args[0])
+		return simpleCall(cmd.Context(), apiv1.RoleDeleteRequest{Name: args[0]}, &apiv1.DeletedResponse{}, "deleted role "+args[0])
 	}}
 	cmd.AddCommand(put, show, list, del)
 	return cmd

@@ -20,7 +20,7 @@ func newRepoCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			protected := !unprotected
 			var out apiv1.RepoResponse
-			if err := doCall(cmd, apiv1.RepoCreateRequest{Repo: args[0], Protected: &protected}, &out); err != nil {
+			if err := doCall(cmd.Context(), apiv1.RepoCreateRequest{Repo: args[0], Protected: &protected}, &out); err != nil {
 				return err
 			}
 			if cf.json {
@@ -58,7 +58,7 @@ func newRepoCmd() *cobra.Command {
 		Short: "Delete a repository whose branches hold no objects",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return simpleCall(cmd, apiv1.RepoDeleteRequest{Repo: args[0]}, &apiv1.DeletedResponse{}, "deleted repository "+args[0])
+			return simpleCall(cmd.Context(), apiv1.RepoDeleteRequest{Repo: args[0]}, &apiv1.DeletedResponse{}, "deleted repository "+args[0])
 		},
 	}
 	cmd.AddCommand(create, list, del)

@@ -28,7 +28,7 @@ func newMergeCmd() *cobra.Command {
 			}
 			req.Repo, req.From = args[0], args[1]
 			var out apiv1.MergeCreateResponse
-			err := doCall(cmd, req, &out)
+			err := doCall(cmd.Context(), req, &out)
 			if errorCode(err) == apiv1.CodeMergeConflict {
 				fmt.Fprintln(os.Stderr, "merge conflict; nothing was changed")
 			}
@@ -67,7 +67,7 @@ func newProposeCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Repo, req.Branch = args[0], args[1]
 			var out apiv1.ProposeCreateResponse
-			if err := doCall(cmd, req, &out); err != nil {
+			if err := doCall(cmd.Context(), req, &out); err != nil {
 				return err
 			}
 			if cf.json {
@@ -114,7 +114,7 @@ func newGateCmd() *cobra.Command {
 	var status string
 	list := &cobra.Command{Use: "list", Short: "List gates, newest first", Args: exactArgs(0), RunE: func(cmd *cobra.Command, _ []string) error {
 		var out apiv1.GateListResponse
-		if err := doCall(cmd, apiv1.GateListRequest{Status: status}, &out); err != nil {
+		if err := doCall(cmd.Context(), apiv1.GateListRequest{Status: status}, &out); err != nil {
 			return err
 		}
 		if cf.json {
@@ -130,7 +130,7 @@ func newGateCmd() *cobra.Command {
 	show := &cobra.Command{Use: "show GATE_ID", Short: "Print the Gate Card: the gateway's diff, its digest, the read manifest (--json: the whole gate)", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var out apiv1.GateResponse
-			if err := doCall(cmd, apiv1.GateGetRequest{GateID: args[0]}, &out); err != nil {
+			if err := doCall(cmd.Context(), apiv1.GateGetRequest{GateID: args[0]}, &out); err != nil {
 				return err
 			}
 			if cf.json {
@@ -141,7 +141,7 @@ func newGateCmd() *cobra.Command {
 	approve := newGateDecideCmd("approve", func(d apiv1.GateDecision) apiv1.Request { return apiv1.GateApproveRequest(d) })
 	deny := newGateDecideCmd("deny", func(d apiv1.GateDecision) apiv1.Request { return apiv1.GateDenyRequest(d) })
 	stats := &cobra.Command{Use: "stats", Short: "Approval rate and time to decide", Args: exactArgs(0), RunE: func(cmd *cobra.Command, _ []string) error {
-		return jsonCall(cmd, apiv1.GateStatsRequest{}, &apiv1.GateStatsResponse{})
+		return jsonCall(cmd.Context(), apiv1.GateStatsRequest{}, &apiv1.GateStatsResponse{})
 	}}
 	cmd.AddCommand(list, show, approve, deny, stats)
 	return cmd
@@ -154,7 +154,7 @@ func newGateDecideCmd(verb string, req func(apiv1.GateDecision) apiv1.Request) *
 	d := &cobra.Command{Use: verb + " GATE_ID", Short: strings.ToUpper(verb[:1]) + verb[1:] + " a gate", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var out apiv1.GateResponse
-			if err := doCall(cmd, req(apiv1.GateDecision{GateID: args[0], Reason: reason}), &out); err != nil {
+			if err := doCall(cmd.Context(), req(apiv1.GateDecision{GateID: args[0], Reason: reason}), &out); err != nil {
 				return err
 			}
 			if cf.json {
@@ -174,7 +174,7 @@ func newGateDecideCmd(verb string, req func(apiv1.GateDecision) apiv1.Request) *
 func newPolicyCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "policy", Short: "The rules that decide proposals (merge, gate or refuse)"}
 	get := &cobra.Command{Use: "get REPO", Short: "Print a repository's policy", Args: exactArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
-		return jsonCall(cmd, apiv1.PolicyGetRequest{Repo: args[0]}, &apiv1.PolicyResponse{})
+		return jsonCall(cmd.Context(), apiv1.PolicyGetRequest{Repo: args[0]}, &apiv1.PolicyResponse{})
 	}}
 	set := &cobra.Command{Use: "set REPO FILE", Short: "Replace a repository's policy with a JSON or YAML rules file", Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -182,7 +182,7 @@ func newPolicyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return jsonCall(cmd, apiv1.PolicySetRequest{Repo: args[0], Policy: pol}, &apiv1.PolicyResponse{})
+			return jsonCall(cmd.Context(), apiv1.PolicySetRequest{Repo: args[0], Policy: pol}, &apiv1.PolicyResponse{})
 		}}
 	cmd.AddCommand(get, set)
 	return cmd
@@ -216,18 +216,18 @@ func newCheckpointCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "checkpoint", Short: "Name a branch's state and restore it later (owner only)"}
 	create := &cobra.Command{Use: "create REPO BRANCH NAME", Short: "Name the branch's head commit", Args: exactArgs(3), RunE: func(cmd *cobra.Command, a []string) error {
 		req := apiv1.CheckpointCreateRequest{Repo: a[0], Branch: a[1], Name: a[2]}
-		return simpleCall(cmd, req, &apiv1.CheckpointResponse{}, "checkpoint "+a[2]+" of "+a[1])
+		return simpleCall(cmd.Context(), req, &apiv1.CheckpointResponse{}, "checkpoint "+a[2]+" of "+a[1])
 	}}
 	list := &cobra.Command{Use: "list REPO [BRANCH]", Short: "List checkpoints", Args: cobra.RangeArgs(1, 2), RunE: func(cmd *cobra.Command, a []string) error {
 		req := apiv1.CheckpointListRequest{Repo: a[0]}
 		if len(a) == 2 {
 			req.Branch = a[1]
 		}
-		return jsonCall(cmd, req, &apiv1.CheckpointListResponse{})
+		return jsonCall(cmd.Context(), req, &apiv1.CheckpointListResponse{})
 	}}
 	restore := &cobra.Command{Use: "restore REPO BRANCH NAME", Short: "Commit the checkpoint's tree on the branch, keeping history", Args: exactArgs(3),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return jsonCall(cmd, apiv1.CheckpointRestoreRequest{Repo: a[0], Branch: a[1], Name: a[2]}, &apiv1.RestoreResponse{})
+			return jsonCall(cmd.Context(), apiv1.CheckpointRestoreRequest{Repo: a[0], Branch: a[1], Name: a[2]}, &apiv1.RestoreResponse{})
 		}}
 	cmd.AddCommand(create, list, restore)
 	return cmd
@@ -240,10 +240,10 @@ func newTrashCmd() *cobra.Command {
 		if len(a) == 2 {
 			req.Prefix = a[1]
 		}
-		return jsonCall(cmd, req, &apiv1.TrashListResponse{})
+		return jsonCall(cmd.Context(), req, &apiv1.TrashListResponse{})
 	}}
 	restore := &cobra.Command{Use: "restore REPO PATH", Short: "Put a trashed object back with a commit", Args: exactArgs(2), RunE: func(cmd *cobra.Command, a []string) error {
-		return jsonCall(cmd, apiv1.TrashRestoreRequest{Repo: a[0], Path: a[1]}, &apiv1.RestoreResponse{})
+		return jsonCall(cmd.Context(), apiv1.TrashRestoreRequest{Repo: a[0], Path: a[1]}, &apiv1.RestoreResponse{})
 	}}
 	cmd.AddCommand(list, restore)
 	return cmd
