@@ -12,17 +12,6 @@ import (
 	"github.com/agentnas/nas/apiv1"
 )
 
-func newExplainCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "explain REPO COMMIT",
-		Short: "Show the run, lease, events and read manifest behind a commit",
-		Args:  exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return jsonCall(cmd.Context(), apiv1.RecordExplainRequest{Repo: args[0], Commit: args[1]}, &apiv1.RecordExplainResponse{})
-		},
-	}
-}
-
 // recordLine is an event on one line: sequence, time, kind and what is set
 // of its run, lease, repository, branch, subject and decision.
 func recordLine(r *apiv1.Event) string {
@@ -77,42 +66,4 @@ func newAuditCmd() *cobra.Command {
 	f.StringVar(&req.Commit, "commit", "", "only records about this commit")
 	f.StringSliceVar(&req.Kinds, "kind", nil, "only these kinds (lease.issued, commit, denied, ...)")
 	return cmd
-}
-
-func newVerifyCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "verify",
-		Short: "Check the flight recorder's hash chain and indexes; fails after any record was altered",
-		Args:  exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var out apiv1.RecordVerifyResponse
-			if err := doCall(cmd.Context(), apiv1.RecordVerifyRequest{}, &out); err != nil {
-				return err
-			}
-			if err := printVerify(&out); err != nil {
-				return err
-			}
-			if !out.OK {
-				return fmt.Errorf("the flight recorder does not verify: %d problem(s)", len(out.Problems))
-			}
-			return nil
-		},
-	}
-}
-
-// printVerify prints what record/verify answered: the answer with --json,
-// else the records checked and each problem (as JSON).
-func printVerify(out *apiv1.RecordVerifyResponse) error {
-	if cf.json {
-		return printJSON(out)
-	}
-	fmt.Printf("%d records checked\n", out.Report.Records)
-	for _, p := range out.Problems {
-		b, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		fmt.Println("problem:", string(b))
-	}
-	return nil
 }

@@ -7,11 +7,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/spf13/cobra"
+
 	"github.com/agentnas/nas/apiv1"
 	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/gitexport"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/spf13/cobra"
 )
 
 func newExportCmd() *cobra.Command {
@@ -27,22 +28,6 @@ command says which branches have some. Owner only.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExport(cmd.Context(), args[0], args[1])
-		},
-	}
-}
-
-func newImportCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "import SRC REPO",
-		Short: "Create REPO from an export (nas export, or a clone of one)",
-		Long: `Import reads the Git repository at SRC, written by nas export (or a git clone
---mirror / git gc of it), and creates REPO, which must not exist, with the
-same tree roots, commit IDs, versions, branches and checkpoints. Everything
-is verified against its hashes; a changed byte, metadata line or commit
-message refuses the import and leaves no repository behind. Owner only.`,
-		Args: exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(cmd.Context(), args[0], args[1])
 		},
 	}
 }
@@ -86,23 +71,5 @@ func runExport(ctx context.Context, repo, dest string) error {
 	if s := gitexport.Summary(rep); s != "" {
 		fmt.Fprintln(os.Stderr, "nas: not exported:", s)
 	}
-	return nil
-}
-
-func runImport(ctx context.Context, src, repo string) error {
-	c, err := exportClient()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	rep, err := c.Import(ctx, src, repo)
-	if err != nil {
-		return fmt.Errorf("import %s: %w", src, err)
-	}
-	if cf.json {
-		return printJSON(&transferJSON{Repo: repo, Src: src, Report: rep, Seconds: time.Since(start).Seconds()})
-	}
-	fmt.Printf("imported %s as %s: %d commits, %d branches, %d changed keys, %d bytes in %s\n",
-		src, repo, rep.Commits, rep.Branches, rep.Entries, rep.Bytes, time.Since(start).Round(time.Millisecond))
 	return nil
 }

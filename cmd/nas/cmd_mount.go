@@ -3,13 +3,9 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -118,67 +114,4 @@ func runMount(ctx context.Context, dir string, o mountOpts) error {
 	}
 	fmt.Fprintf(os.Stderr, "unmounted %s\n", dir)
 	return nil
-}
-
-// newUnmountCmd builds `nas unmount`.
-func newUnmountCmd() *cobra.Command {
-	var lazy bool
-	cmd := &cobra.Command{
-		Use:   "unmount DIR [--lazy]",
-		Short: "Unmount a mounted branch (the mount uploads and commits what is pending first)",
-		Args:  exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runUnmount(args[0], lazy)
-		},
-	}
-	cmd.Flags().BoolVar(&lazy, "lazy", false, "detach now even if a process still uses the mount")
-	return cmd
-}
-
-func runUnmount(dir string, lazy bool) error {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	flags := 0
-	if lazy {
-		flags = syscall.MNT_DETACH
-	}
-	err = syscall.Unmount(abs, flags)
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, syscall.EPERM) {
-		// Not root: the setuid helper of the FUSE package can.
-		args := []string{"-u", abs}
-		if lazy {
-			args = []string{"-u", "-z", abs}
-		}
-		for _, helper := range []string{"fusermount3", "fusermount"} {
-			if _, lerr := exec.LookPath(helper); lerr == nil {
-				if out, xerr := exec.Command(helper, args...).CombinedOutput(); xerr != nil {
-					return fmt.Errorf("%s: %s", helper, out)
-				}
-				return nil
-			}
-		}
-	}
-	if errors.Is(err, syscall.EBUSY) {
-		return fmt.Errorf("unmount %s: a process still uses it (close it, or use --lazy): %w", abs, err)
-	}
-	return fmt.Errorf("unmount %s: %w", abs, err)
-}
-
-// mountChanges prints DIR/.nas/changes when `nas changes` is given a
-// mount point.
-func mountChanges(dir string) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ".nas", "changes"))
-	if err != nil {
-		if st, serr := os.Stat(dir); serr == nil && st.IsDir() {
-			return true, fmt.Errorf("%s is not a nas mount: %w", dir, err)
-		}
-		return false, nil
-	}
-	_, err = os.Stdout.Write(b)
-	return true, err
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/gateway"
+)
+
+func newGCCmd() *cobra.Command {
+	var data string
+	var retention, uploads time.Duration
+	cmd := &cobra.Command{
+		Use:   "gc [--data DIR]",
+		Short: "Reclaim chunks, nodes and history no branch, retained commit or upload needs",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var out apiv1.GCResponse
+			var err error
+			if data != "" {
+				out, err = gcOffline(cmd.Context(), data, branch.GCOptions{Retention: retention, UploadExpiry: uploads})
+			} else {
+				err = doCall(cmd.Context(), apiv1.GCRequest{RetentionSeconds: int64(retention / time.Second), UploadExpirySeconds: int64(uploads / time.Second)}, &out)
+			}
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				return printJSON(&out)
+			}
+			return printJSON(&out.Stats)
+		},
+	}
+	cmd.Flags().StringVar(&data, "data", "", "collect in this data directory offline")
+	cmd.Flags().DurationVar(&retention, "retention", branch.DefaultRetention, "keep history younger than this")
+	cmd.Flags().DurationVar(&uploads, "upload-expiry", branch.DefaultUploadExpiry, "abort multipart uploads older than this")
+	return cmd
+}
+
+// gcOffline collects garbage in the data directory dir (the gateway must
+// be stopped) and reports as admin/gc does.
+func gcOffline(ctx context.Context, dir string, o branch.GCOptions) (apiv1.GCResponse, error) {
+	g, err := gateway.Open(gateway.Config{DataDir: dir})
+	if err != nil {
+		return apiv1.GCResponse{}, err
+	}
+	defer g.Close()
+	st, err := g.Branches.Collect(ctx, o)
+	if err != nil {
+		return apiv1.GCResponse{}, err
+	}
+	return apiv1.GCResponse{Stats: apiv1.GCStats{Commits: st.Commits, ExpiredCommits: st.ExpiredCommits, Versions: st.Versions,
+		Uploads: st.Uploads, Nodes: st.Nodes, Contents: st.Contents, Chunks: apiv1.SweepStats(st.Chunks)}}, nil
+}
