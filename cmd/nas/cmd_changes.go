@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,13 @@ import (
 	"github.com/agentnas/nas/apiv1"
 )
 
+// changesOptions are the arguments of `nas changes`: REPO BRANCH, or the
+// DIR of a mount.
+type changesOptions struct{ target []string }
+
+// newChangesCmd builds `nas changes`.
 func newChangesCmd() *cobra.Command {
+	var o changesOptions
 	return &cobra.Command{
 		Use:   "changes REPO BRANCH | changes DIR",
 		Short: "List what a branch (or the branch mounted at DIR) changed since its fork point, staged changes included",
@@ -21,17 +28,26 @@ func newChangesCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				if ok, err := mountChanges(args[0]); ok {
-					return err
-				}
-				return usagef("%s is neither a mount nor REPO BRANCH", args[0])
-			}
-			return streamChanges(cmd.Context(), func(cursor string) apiv1.Request {
-				return apiv1.ChangesListRequest{Repo: args[0], Branch: args[1], Page: apiv1.Page{Cursor: cursor}}
-			})
+			o.target = args
+			return runChanges(cmd.Context(), o)
 		},
 	}
+}
+
+// runChanges prints what the branch changed since its fork point; a mount
+// answers that itself.
+func runChanges(ctx context.Context, o changesOptions) error {
+	if len(o.target) == 1 {
+		dir := o.target[0]
+		if ok, err := mountChanges(dir); ok {
+			return err
+		}
+		return usagef("%s is neither a mount nor REPO BRANCH", dir)
+	}
+	repo, branch := o.target[0], o.target[1]
+	return streamChanges(ctx, func(cursor string) apiv1.Request {
+		return apiv1.ChangesListRequest{Repo: repo, Branch: branch, Page: apiv1.Page{Cursor: cursor}}
+	})
 }
 
 // mountChanges prints DIR/.nas/changes when `nas changes` is given a

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -8,27 +9,39 @@ import (
 	"github.com/agentnas/nas/apiv1"
 )
 
+// commitOptions are the arguments and flags of `nas commit`.
+type commitOptions struct {
+	repo, branch, message string
+	allowEmpty            bool
+}
+
+// newCommitCmd builds `nas commit`.
 func newCommitCmd() *cobra.Command {
-	var msg string
-	var allowEmpty bool
+	var o commitOptions
 	cmd := &cobra.Command{
 		Use:   "commit REPO BRANCH -m MESSAGE",
 		Short: "Commit a branch's staged changes",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := apiv1.CommitCreateRequest{Repo: args[0], Branch: args[1], Message: msg, AllowEmpty: allowEmpty}
-			var out apiv1.CommitResponse
-			if err := doCall(cmd.Context(), req, &out); err != nil {
-				return err
-			}
-			if cf.json {
-				return printJSON(&out)
-			}
-			fmt.Printf("committed %s on %s: %s\n", out.Commit.ID, args[1], out.Commit.Message)
-			return nil
+			o.repo, o.branch = args[0], args[1]
+			return runCommit(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&msg, "message", "m", "", "commit message")
-	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "commit even when nothing is staged")
+	cmd.Flags().StringVarP(&o.message, "message", "m", "", "commit message")
+	cmd.Flags().BoolVar(&o.allowEmpty, "allow-empty", false, "commit even when nothing is staged")
 	return cmd
+}
+
+// runCommit commits the branch's staged changes.
+func runCommit(ctx context.Context, o commitOptions) error {
+	req := apiv1.CommitCreateRequest{Repo: o.repo, Branch: o.branch, Message: o.message, AllowEmpty: o.allowEmpty}
+	var out apiv1.CommitResponse
+	if err := doCall(ctx, req, &out); err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(&out)
+	}
+	fmt.Printf("committed %s on %s: %s\n", out.Commit.ID, o.branch, out.Commit.Message)
+	return nil
 }

@@ -10,32 +10,46 @@ import (
 	"github.com/agentnas/nas/apiv1"
 )
 
+// logOptions are the arguments and flags of `nas log`.
+type logOptions struct {
+	repo, ref string
+	limit     int
+}
+
+// newLogCmd builds `nas log`.
 func newLogCmd() *cobra.Command {
-	var limit int
+	var o logOptions
 	cmd := &cobra.Command{
 		Use:   "log REPO BRANCH_OR_COMMIT",
 		Short: "Show the commits of a branch, newest first",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, err := commitLog(cmd.Context(), apiv1.CommitLogRequest{Repo: args[0], Ref: args[1]}, limit)
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return printJSON(&out)
-			}
-			for _, cm := range out.Commits {
-				fmt.Printf("commit %s\n", cm.ID)
-				if cm.Principal != "" {
-					fmt.Printf("Author: %s\n", cm.Principal)
-				}
-				fmt.Printf("Date:   %s\n\n    %s\n\n", cm.Time.Local().Format(time.RFC1123Z), cm.Message)
-			}
-			return nil
+			o.repo, o.ref = args[0], args[1]
+			return runLog(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show at most this many commits")
+	cmd.Flags().IntVarP(&o.limit, "limit", "n", 0, "show at most this many commits")
 	return cmd
+}
+
+// runLog prints the history of a branch or commit, newest first, the way
+// git log does.
+func runLog(ctx context.Context, o logOptions) error {
+	out, err := commitLog(ctx, apiv1.CommitLogRequest{Repo: o.repo, Ref: o.ref}, o.limit)
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(&out)
+	}
+	for _, cm := range out.Commits {
+		fmt.Printf("commit %s\n", cm.ID)
+		if cm.Principal != "" {
+			fmt.Printf("Author: %s\n", cm.Principal)
+		}
+		fmt.Printf("Date:   %s\n\n    %s\n\n", cm.Time.Local().Format(time.RFC1123Z), cm.Message)
+	}
+	return nil
 }
 
 // commitLog pages through commit/log until limit commits (0: all). Its
