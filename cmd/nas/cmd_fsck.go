@@ -12,8 +12,12 @@ import (
 	"github.com/agentnas/nas/gateway"
 )
 
+// fsckOptions are the flags of `nas fsck`.
+type fsckOptions struct{ data string }
+
+// newFsckCmd builds `nas fsck`.
 func newFsckCmd() *cobra.Command {
-	var data string
+	var o fsckOptions
 	cmd := &cobra.Command{
 		Use:   "fsck [--data DIR]",
 		Short: "Verify that every reference resolves and every chunk hashes to its name",
@@ -21,27 +25,33 @@ func newFsckCmd() *cobra.Command {
 			"without it, it asks the running gateway.",
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var out apiv1.FsckResponse
-			var err error
-			if data != "" {
-				out, err = fsckOffline(cmd.Context(), data)
-			} else {
-				err = doCall(cmd.Context(), apiv1.FsckRequest{}, &out)
-			}
-			if err != nil {
-				return err
-			}
-			if err := printFsck(&out); err != nil {
-				return err
-			}
-			if !out.OK {
-				return fmt.Errorf("fsck found %d problem(s)", len(out.Report.Problems))
-			}
-			return nil
+			return runFsck(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", "", "check this data directory offline")
+	cmd.Flags().StringVar(&o.data, "data", "", "check this data directory offline")
 	return cmd
+}
+
+// runFsck checks the data directory, or asks the gateway to check its
+// own, and fails when a problem was found.
+func runFsck(ctx context.Context, o fsckOptions) error {
+	var out apiv1.FsckResponse
+	var err error
+	if o.data != "" {
+		out, err = fsckOffline(ctx, o.data)
+	} else {
+		err = doCall(ctx, apiv1.FsckRequest{}, &out)
+	}
+	if err != nil {
+		return err
+	}
+	if err := printFsck(&out); err != nil {
+		return err
+	}
+	if !out.OK {
+		return fmt.Errorf("fsck found %d problem(s)", len(out.Report.Problems))
+	}
+	return nil
 }
 
 // fsckOffline checks the data directory dir (the gateway must be

@@ -11,34 +11,47 @@ import (
 	"github.com/agentnas/nas/gateway"
 )
 
+// gcOptions are the flags of `nas gc`.
+type gcOptions struct {
+	data                    string
+	retention, uploadExpiry time.Duration
+}
+
+// newGCCmd builds `nas gc`.
 func newGCCmd() *cobra.Command {
-	var data string
-	var retention, uploads time.Duration
+	var o gcOptions
 	cmd := &cobra.Command{
 		Use:   "gc [--data DIR]",
 		Short: "Reclaim chunks, nodes and history no branch, retained commit or upload needs",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var out apiv1.GCResponse
-			var err error
-			if data != "" {
-				out, err = gcOffline(cmd.Context(), data, branch.GCOptions{Retention: retention, UploadExpiry: uploads})
-			} else {
-				err = doCall(cmd.Context(), apiv1.GCRequest{RetentionSeconds: int64(retention / time.Second), UploadExpirySeconds: int64(uploads / time.Second)}, &out)
-			}
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return printJSON(&out)
-			}
-			return printJSON(&out.Stats)
+			return runGC(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", "", "collect in this data directory offline")
-	cmd.Flags().DurationVar(&retention, "retention", branch.DefaultRetention, "keep history younger than this")
-	cmd.Flags().DurationVar(&uploads, "upload-expiry", branch.DefaultUploadExpiry, "abort multipart uploads older than this")
+	cmd.Flags().StringVar(&o.data, "data", "", "collect in this data directory offline")
+	cmd.Flags().DurationVar(&o.retention, "retention", branch.DefaultRetention, "keep history younger than this")
+	cmd.Flags().DurationVar(&o.uploadExpiry, "upload-expiry", branch.DefaultUploadExpiry, "abort multipart uploads older than this")
 	return cmd
+}
+
+// runGC collects garbage in the data directory, or asks the gateway to
+// collect in its own, and prints what was reclaimed.
+func runGC(ctx context.Context, o gcOptions) error {
+	var out apiv1.GCResponse
+	var err error
+	if o.data != "" {
+		out, err = gcOffline(ctx, o.data, branch.GCOptions{Retention: o.retention, UploadExpiry: o.uploadExpiry})
+	} else {
+		req := apiv1.GCRequest{RetentionSeconds: int64(o.retention / time.Second), UploadExpirySeconds: int64(o.uploadExpiry / time.Second)}
+		err = doCall(ctx, req, &out)
+	}
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(&out)
+	}
+	return printJSON(&out.Stats)
 }
 
 // gcOffline collects garbage in the data directory dir (the gateway must

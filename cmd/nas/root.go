@@ -89,3 +89,11 @@ func exactArgs(n int) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// optArg is the optional positional argument i, "" when absent.
+func optArg(args []string, i int) string {
+	if i < len(args) {
+		return args[i]
+	}
+	return ""
+}
