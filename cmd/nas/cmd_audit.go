@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -26,44 +27,58 @@ func recordLine(r *apiv1.Event) string {
 	return b.String()
 }
 
+// auditOptions are the flags of `nas audit`.
+type auditOptions struct {
+	run, lease, repo, commit string
+	kinds                    []string
+}
+
+// newAuditCmd builds `nas audit`.
 func newAuditCmd() *cobra.Command {
-	var req apiv1.RecordListRequest
+	var o auditOptions
 	cmd := &cobra.Command{
 		Use:   "audit [--run R] [--lease L] [--repo R] [--kind K]",
 		Short: "List flight-recorder records, oldest first (--json: one apiv1 event per line)",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := newClient()
-			if err != nil {
-				return err
-			}
-			enc := json.NewEncoder(os.Stdout)
-			for {
-				var out apiv1.RecordListResponse
-				if err := c.do(cmd.Context(), req, &out); err != nil {
-					return err
-				}
-				for i := range out.Records {
-					if cf.json {
-						if err := enc.Encode(&out.Records[i]); err != nil {
-							return err
-						}
-						continue
-					}
-					fmt.Println(recordLine(&out.Records[i]))
-				}
-				if out.NextCursor == "" {
-					return nil
-				}
-				req.Cursor = out.NextCursor
-			}
+			return runAudit(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&req.Run, "run", "", "only this run")
-	f.StringVar(&req.Lease, "lease", "", "only this lease")
-	f.StringVar(&req.Repo, "repo", "", "only this repository")
-	f.StringVar(&req.Commit, "commit", "", "only records about this commit")
-	f.StringSliceVar(&req.Kinds, "kind", nil, "only these kinds (lease.issued, commit, denied, ...)")
+	f.StringVar(&o.run, "run", "", "only this run")
+	f.StringVar(&o.lease, "lease", "", "only this lease")
+	f.StringVar(&o.repo, "repo", "", "only this repository")
+	f.StringVar(&o.commit, "commit", "", "only records about this commit")
+	f.StringSliceVar(&o.kinds, "kind", nil, "only these kinds (lease.issued, commit, denied, ...)")
 	return cmd
+}
+
+// runAudit pages through the records that match and prints each as it
+// arrives.
+func runAudit(ctx context.Context, o auditOptions) error {
+	c, err := newClient()
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(os.Stdout)
+	req := apiv1.RecordListRequest{Run: o.run, Lease: o.lease, Repo: o.repo, Commit: o.commit, Kinds: o.kinds}
+	for {
+		var out apiv1.RecordListResponse
+		if err := c.do(ctx, req, &out); err != nil {
+			return err
+		}
+		for i := range out.Records {
+			if cf.json {
+				if err := enc.Encode(&out.Records[i]); err != nil {
+					return err
+				}
+				continue
+			}
+			fmt.Println(recordLine(&out.Records[i]))
+		}
+		if out.NextCursor == "" {
+			return nil
+		}
+		req.Cursor = out.NextCursor
+	}
 }
