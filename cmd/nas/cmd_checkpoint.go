@@ -1,28 +1,87 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/agentnas/nas/apiv1"
 )
 
+// newCheckpointCmd builds `nas checkpoint`: named states of a branch.
 func newCheckpointCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "checkpoint", Short: "Name a branch's state and restore it later (owner only)"}
-	create := &cobra.Command{Use: "create REPO BRANCH NAME", Short: "Name the branch's head commit", Args: exactArgs(3), RunE: func(cmd *cobra.Command, a []string) error {
-		req := apiv1.CheckpointCreateRequest{Repo: a[0], Branch: a[1], Name: a[2]}
-		return simpleCall(cmd.Context(), req, &apiv1.CheckpointResponse{}, "checkpoint "+a[2]+" of "+a[1])
-	}}
-	list := &cobra.Command{Use: "list REPO [BRANCH]", Short: "List checkpoints", Args: cobra.RangeArgs(1, 2), RunE: func(cmd *cobra.Command, a []string) error {
-		req := apiv1.CheckpointListRequest{Repo: a[0]}
-		if len(a) == 2 {
-			req.Branch = a[1]
-		}
-		return jsonCall(cmd.Context(), req, &apiv1.CheckpointListResponse{})
-	}}
-	restore := &cobra.Command{Use: "restore REPO BRANCH NAME", Short: "Commit the checkpoint's tree on the branch, keeping history", Args: exactArgs(3),
-		RunE: func(cmd *cobra.Command, a []string) error {
-			return jsonCall(cmd.Context(), apiv1.CheckpointRestoreRequest{Repo: a[0], Branch: a[1], Name: a[2]}, &apiv1.RestoreResponse{})
-		}}
-	cmd.AddCommand(create, list, restore)
+	cmd.AddCommand(newCheckpointCreateCmd(), newCheckpointListCmd(), newCheckpointRestoreCmd())
 	return cmd
+}
+
+// checkpointCreateOptions are the arguments of `nas checkpoint create`.
+type checkpointCreateOptions struct{ repo, branch, name string }
+
+// newCheckpointCreateCmd builds `nas checkpoint create`.
+func newCheckpointCreateCmd() *cobra.Command {
+	var o checkpointCreateOptions
+	return &cobra.Command{
+		Use:   "create REPO BRANCH NAME",
+		Short: "Name the branch's head commit",
+		Args:  exactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.repo, o.branch, o.name = args[0], args[1], args[2]
+			return runCheckpointCreate(cmd.Context(), o)
+		},
+	}
+}
+
+// runCheckpointCreate names the branch's head commit.
+func runCheckpointCreate(ctx context.Context, o checkpointCreateOptions) error {
+	req := apiv1.CheckpointCreateRequest{Repo: o.repo, Branch: o.branch, Name: o.name}
+	return simpleCall(ctx, req, &apiv1.CheckpointResponse{}, "checkpoint "+o.name+" of "+o.branch)
+}
+
+// checkpointListOptions are the arguments of `nas checkpoint list`.
+type checkpointListOptions struct {
+	repo   string
+	branch string // "": every branch
+}
+
+// newCheckpointListCmd builds `nas checkpoint list`.
+func newCheckpointListCmd() *cobra.Command {
+	var o checkpointListOptions
+	return &cobra.Command{
+		Use:   "list REPO [BRANCH]",
+		Short: "List checkpoints",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.repo, o.branch = args[0], optArg(args, 1)
+			return runCheckpointList(cmd.Context(), o)
+		},
+	}
+}
+
+// runCheckpointList prints the checkpoints as JSON.
+func runCheckpointList(ctx context.Context, o checkpointListOptions) error {
+	return jsonCall(ctx, apiv1.CheckpointListRequest{Repo: o.repo, Branch: o.branch}, &apiv1.CheckpointListResponse{})
+}
+
+// checkpointRestoreOptions are the arguments of `nas checkpoint restore`.
+type checkpointRestoreOptions struct{ repo, branch, name string }
+
+// newCheckpointRestoreCmd builds `nas checkpoint restore`.
+func newCheckpointRestoreCmd() *cobra.Command {
+	var o checkpointRestoreOptions
+	return &cobra.Command{
+		Use:   "restore REPO BRANCH NAME",
+		Short: "Commit the checkpoint's tree on the branch, keeping history",
+		Args:  exactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.repo, o.branch, o.name = args[0], args[1], args[2]
+			return runCheckpointRestore(cmd.Context(), o)
+		},
+	}
+}
+
+// runCheckpointRestore commits the checkpoint's tree on the branch and
+// prints the answer as JSON.
+func runCheckpointRestore(ctx context.Context, o checkpointRestoreOptions) error {
+	return jsonCall(ctx, apiv1.CheckpointRestoreRequest{Repo: o.repo, Branch: o.branch, Name: o.name}, &apiv1.RestoreResponse{})
 }

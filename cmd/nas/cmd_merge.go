@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -9,8 +10,16 @@ import (
 	"github.com/agentnas/nas/apiv1"
 )
 
+// mergeOptions are the arguments and flags of `nas merge`.
+type mergeOptions struct {
+	repo, from, into, message string
+	ours, theirs              []string
+	dryRun                    bool
+}
+
+// newMergeCmd builds `nas merge`.
 func newMergeCmd() *cobra.Command {
-	var req apiv1.MergeCreateRequest
+	var o mergeOptions
 	cmd := &cobra.Command{
 		Use:   "merge REPO FROM --into TO [--ours PATTERN] [--theirs PATTERN]",
 		Short: "Three-way merge of a branch or commit into a branch (the owner's direct merge)",
@@ -19,37 +28,45 @@ func newMergeCmd() *cobra.Command {
 			"--ours/--theirs resolve conflicts on keys matching a glob.",
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if req.Into == "" {
-				return usagef("--into is required")
-			}
-			req.Repo, req.From = args[0], args[1]
-			var out apiv1.MergeCreateResponse
-			err := doCall(cmd.Context(), req, &out)
-			if errorCode(err) == apiv1.CodeMergeConflict {
-				fmt.Fprintln(os.Stderr, "merge conflict; nothing was changed")
-			}
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return printJSON(&out)
-			}
-			r := out.Result
-			switch {
-			case r.UpToDate:
-				fmt.Println("already up to date")
-			case req.DryRun:
-				fmt.Printf("would change %d key(s)\n", r.Applied)
-			default:
-				fmt.Printf("merged %s into %s: %d key(s) changed, commit %s\n", req.From, req.Into, r.Applied, r.Commit)
-			}
-			return nil
+			o.repo, o.from = args[0], args[1]
+			return runMerge(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&req.Into, "into", "", "target branch")
-	cmd.Flags().StringVarP(&req.Message, "message", "m", "", "merge commit message")
-	cmd.Flags().StringSliceVar(&req.Ours, "ours", nil, "resolve conflicts on keys matching this glob to the target's side")
-	cmd.Flags().StringSliceVar(&req.Theirs, "theirs", nil, "resolve conflicts on keys matching this glob to the source's side")
-	cmd.Flags().BoolVar(&req.DryRun, "dry-run", false, "compute the merge without committing")
+	cmd.Flags().StringVar(&o.into, "into", "", "target branch")
+	cmd.Flags().StringVarP(&o.message, "message", "m", "", "merge commit message")
+	cmd.Flags().StringSliceVar(&o.ours, "ours", nil, "resolve conflicts on keys matching this glob to the target's side")
+	cmd.Flags().StringSliceVar(&o.theirs, "theirs", nil, "resolve conflicts on keys matching this glob to the source's side")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "compute the merge without committing")
 	return cmd
+}
+
+// runMerge merges (or with --dry-run computes the merge) and says what
+// changed; a conflict changes nothing.
+func runMerge(ctx context.Context, o mergeOptions) error {
+	if o.into == "" {
+		return usagef("--into is required")
+	}
+	req := apiv1.MergeCreateRequest{Repo: o.repo, From: o.from, Into: o.into, Message: o.message,
+		Ours: o.ours, Theirs: o.theirs, DryRun: o.dryRun}
+	var out apiv1.MergeCreateResponse
+	err := doCall(ctx, req, &out)
+	if errorCode(err) == apiv1.CodeMergeConflict {
+		fmt.Fprintln(os.Stderr, "merge conflict; nothing was changed")
+	}
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(&out)
+	}
+	r := out.Result
+	switch {
+	case r.UpToDate:
+		fmt.Println("already up to date")
+	case o.dryRun:
+		fmt.Printf("would change %d key(s)\n", r.Applied)
+	default:
+		fmt.Printf("merged %s into %s: %d key(s) changed, commit %s\n", o.from, o.into, r.Applied, r.Commit)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 
@@ -11,21 +12,60 @@ import (
 	"github.com/agentnas/nas/apiv1"
 )
 
+// newPolicyCmd builds `nas policy`: the rules that decide proposals.
 func newPolicyCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "policy", Short: "The rules that decide proposals (merge, gate or refuse)"}
-	get := &cobra.Command{Use: "get REPO", Short: "Print a repository's policy", Args: exactArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
-		return jsonCall(cmd.Context(), apiv1.PolicyGetRequest{Repo: args[0]}, &apiv1.PolicyResponse{})
-	}}
-	set := &cobra.Command{Use: "set REPO FILE", Short: "Replace a repository's policy with a JSON or YAML rules file", Args: exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pol, err := readPolicy(args[1])
-			if err != nil {
-				return err
-			}
-			return jsonCall(cmd.Context(), apiv1.PolicySetRequest{Repo: args[0], Policy: pol}, &apiv1.PolicyResponse{})
-		}}
-	cmd.AddCommand(get, set)
+	cmd.AddCommand(newPolicyGetCmd(), newPolicySetCmd())
 	return cmd
+}
+
+// policyGetOptions are the argument of `nas policy get`.
+type policyGetOptions struct{ repo string }
+
+// newPolicyGetCmd builds `nas policy get`.
+func newPolicyGetCmd() *cobra.Command {
+	var o policyGetOptions
+	return &cobra.Command{
+		Use:   "get REPO",
+		Short: "Print a repository's policy",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.repo = args[0]
+			return runPolicyGet(cmd.Context(), o)
+		},
+	}
+}
+
+// runPolicyGet prints the repository's policy as JSON.
+func runPolicyGet(ctx context.Context, o policyGetOptions) error {
+	return jsonCall(ctx, apiv1.PolicyGetRequest{Repo: o.repo}, &apiv1.PolicyResponse{})
+}
+
+// policySetOptions are the arguments of `nas policy set`.
+type policySetOptions struct{ repo, file string }
+
+// newPolicySetCmd builds `nas policy set`.
+func newPolicySetCmd() *cobra.Command {
+	var o policySetOptions
+	return &cobra.Command{
+		Use:   "set REPO FILE",
+		Short: "Replace a repository's policy with a JSON or YAML rules file",
+		Args:  exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.repo, o.file = args[0], args[1]
+			return runPolicySet(cmd.Context(), o)
+		},
+	}
+}
+
+// runPolicySet replaces the repository's policy with the rules file and
+// prints the new policy as JSON.
+func runPolicySet(ctx context.Context, o policySetOptions) error {
+	pol, err := readPolicy(o.file)
+	if err != nil {
+		return err
+	}
+	return jsonCall(ctx, apiv1.PolicySetRequest{Repo: o.repo, Policy: pol}, &apiv1.PolicyResponse{})
 }
 
 // readPolicy reads a YAML (or JSON, a subset of YAML) rules file. Its

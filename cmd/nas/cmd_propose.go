@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -8,34 +9,44 @@ import (
 	"github.com/agentnas/nas/apiv1"
 )
 
+// proposeOptions are the arguments and flags of `nas propose`.
+type proposeOptions struct{ repo, branch, into, intent string }
+
+// newProposeCmd builds `nas propose`.
 func newProposeCmd() *cobra.Command {
-	var req apiv1.ProposeCreateRequest
+	var o proposeOptions
 	cmd := &cobra.Command{
 		Use:   "propose REPO BRANCH [--into main] [--intent TEXT]",
 		Short: "Propose merging a run's branch: policy merges, refuses, or waits for a person at a gate",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req.Repo, req.Branch = args[0], args[1]
-			var out apiv1.ProposeCreateResponse
-			if err := doCall(cmd.Context(), req, &out); err != nil {
-				return err
-			}
-			if cf.json {
-				if err := printJSON(&out); err != nil {
-					return err
-				}
-			} else if err := printProposal(&out.Proposal); err != nil {
-				return err
-			}
-			if out.Proposal.Status == "pending" {
-				return errWaiting
-			}
-			return nil
+			o.repo, o.branch = args[0], args[1]
+			return runPropose(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&req.Into, "into", "", "target branch (default: the branch the run was forked from, else main)")
-	cmd.Flags().StringVar(&req.Intent, "intent", "", "why (shown on the Gate Card)")
+	cmd.Flags().StringVar(&o.into, "into", "", "target branch (default: the branch the run was forked from, else main)")
+	cmd.Flags().StringVar(&o.intent, "intent", "", "why (shown on the Gate Card)")
 	return cmd
+}
+
+// runPropose proposes the merge and says what policy made of it; a
+// proposal waiting at a gate ends with errWaiting.
+func runPropose(ctx context.Context, o proposeOptions) error {
+	var out apiv1.ProposeCreateResponse
+	if err := doCall(ctx, apiv1.ProposeCreateRequest{Repo: o.repo, Branch: o.branch, Into: o.into, Intent: o.intent}, &out); err != nil {
+		return err
+	}
+	if cf.json {
+		if err := printJSON(&out); err != nil {
+			return err
+		}
+	} else if err := printProposal(&out.Proposal); err != nil {
+		return err
+	}
+	if out.Proposal.Status == "pending" {
+		return errWaiting
+	}
+	return nil
 }
 
 // printProposal says what became of a proposal of branch into into; a
