@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -10,28 +11,38 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// unmountOptions are the argument and flags of `nas unmount`.
+type unmountOptions struct {
+	dir  string
+	lazy bool
+}
+
 // newUnmountCmd builds `nas unmount`.
 func newUnmountCmd() *cobra.Command {
-	var lazy bool
+	var o unmountOptions
 	cmd := &cobra.Command{
 		Use:   "unmount DIR [--lazy]",
 		Short: "Unmount a mounted branch (the mount uploads and commits what is pending first)",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runUnmount(args[0], lazy)
+			o.dir = args[0]
+			return runUnmount(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&lazy, "lazy", false, "detach now even if a process still uses the mount")
+	cmd.Flags().BoolVar(&o.lazy, "lazy", false, "detach now even if a process still uses the mount")
 	return cmd
 }
 
-func runUnmount(dir string, lazy bool) error {
-	abs, err := filepath.Abs(dir)
+// runUnmount unmounts o.dir, through the FUSE package's setuid helper
+// when this process may not; the mount's own process then commits and
+// exits.
+func runUnmount(_ context.Context, o unmountOptions) error {
+	abs, err := filepath.Abs(o.dir)
 	if err != nil {
 		return err
 	}
 	flags := 0
-	if lazy {
+	if o.lazy {
 		flags = syscall.MNT_DETACH
 	}
 	err = syscall.Unmount(abs, flags)
@@ -41,7 +52,7 @@ func runUnmount(dir string, lazy bool) error {
 	if errors.Is(err, syscall.EPERM) {
 		// Not root: the setuid helper of the FUSE package can.
 		args := []string{"-u", abs}
-		if lazy {
+		if o.lazy {
 			args = []string{"-u", "-z", abs}
 		}
 		for _, helper := range []string{"fusermount3", "fusermount"} {
