@@ -15,7 +15,12 @@ import (
 	"github.com/agentnas/nas/gitexport"
 )
 
+// exportOptions are the arguments of `nas export`.
+type exportOptions struct{ repo, dest string }
+
+// newExportCmd builds `nas export`.
 func newExportCmd() *cobra.Command {
+	var o exportOptions
 	return &cobra.Command{
 		Use:   "export REPO DEST",
 		Short: "Write a repository and its whole history as a Git repository at DEST",
@@ -27,7 +32,8 @@ it back with the same commit IDs. Uncommitted changes are not exported: the
 command says which branches have some. Owner only.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExport(cmd.Context(), args[0], args[1])
+			o.repo, o.dest = args[0], args[1]
+			return runExport(cmd.Context(), o)
 		},
 	}
 }
@@ -43,6 +49,8 @@ type transferJSON struct {
 	Seconds float64       `json:"seconds"`
 }
 
+// exportClient is a client for export and import streams, with the
+// credentials and endpoint of every client command.
 func exportClient() (*gitexport.Client, error) {
 	c, err := newClient()
 	if err != nil {
@@ -53,21 +61,23 @@ func exportClient() (*gitexport.Client, error) {
 	return &gitexport.Client{C: api}, nil
 }
 
-func runExport(ctx context.Context, repo, dest string) error {
+// runExport writes the repository as a Git repository and says what was
+// exported, and what was not.
+func runExport(ctx context.Context, o exportOptions) error {
 	c, err := exportClient()
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	rep, err := c.Export(ctx, repo, dest)
+	rep, err := c.Export(ctx, o.repo, o.dest)
 	if err != nil {
-		return fmt.Errorf("export %s: %w", repo, err)
+		return fmt.Errorf("export %s: %w", o.repo, err)
 	}
 	if cf.json {
-		return printJSON(&transferJSON{Repo: repo, Dest: dest, Report: rep, Seconds: time.Since(start).Seconds()})
+		return printJSON(&transferJSON{Repo: o.repo, Dest: o.dest, Report: rep, Seconds: time.Since(start).Seconds()})
 	}
 	fmt.Printf("exported %s to %s: %d commits, %d branches, %d changed keys, %d bytes in %s\n",
-		repo, dest, rep.Commits, rep.Branches, rep.Entries, rep.Bytes, time.Since(start).Round(time.Millisecond))
+		o.repo, o.dest, rep.Commits, rep.Branches, rep.Entries, rep.Bytes, time.Since(start).Round(time.Millisecond))
 	if s := gitexport.Summary(rep); s != "" {
 		fmt.Fprintln(os.Stderr, "nas: not exported:", s)
 	}

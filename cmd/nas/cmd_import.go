@@ -8,7 +8,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// importOptions are the arguments of `nas import`.
+type importOptions struct{ src, repo string }
+
+// newImportCmd builds `nas import`.
 func newImportCmd() *cobra.Command {
+	var o importOptions
 	return &cobra.Command{
 		Use:   "import SRC REPO",
 		Short: "Create REPO from an export (nas export, or a clone of one)",
@@ -19,25 +24,28 @@ is verified against its hashes; a changed byte, metadata line or commit
 message refuses the import and leaves no repository behind. Owner only.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(cmd.Context(), args[0], args[1])
+			o.src, o.repo = args[0], args[1]
+			return runImport(cmd.Context(), o)
 		},
 	}
 }
 
-func runImport(ctx context.Context, src, repo string) error {
+// runImport creates the repository from the export and says what was
+// imported.
+func runImport(ctx context.Context, o importOptions) error {
 	c, err := exportClient()
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	rep, err := c.Import(ctx, src, repo)
+	rep, err := c.Import(ctx, o.src, o.repo)
 	if err != nil {
-		return fmt.Errorf("import %s: %w", src, err)
+		return fmt.Errorf("import %s: %w", o.src, err)
 	}
 	if cf.json {
-		return printJSON(&transferJSON{Repo: repo, Src: src, Report: rep, Seconds: time.Since(start).Seconds()})
+		return printJSON(&transferJSON{Repo: o.repo, Src: o.src, Report: rep, Seconds: time.Since(start).Seconds()})
 	}
 	fmt.Printf("imported %s as %s: %d commits, %d branches, %d changed keys, %d bytes in %s\n",
-		src, repo, rep.Commits, rep.Branches, rep.Entries, rep.Bytes, time.Since(start).Round(time.Millisecond))
+		o.src, o.repo, rep.Commits, rep.Branches, rep.Entries, rep.Bytes, time.Since(start).Round(time.Millisecond))
 	return nil
 }
