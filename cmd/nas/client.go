@@ -25,6 +25,7 @@ type clientFlags struct {
 
 var cf clientFlags
 
+// addClientFlags declares the client flags on root, for every command.
 func addClientFlags(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&cf.endpoint, "endpoint", "", "gateway URL (default $NAS_ENDPOINT, $AWS_ENDPOINT_URL, http://127.0.0.1:9000)")
@@ -104,6 +105,7 @@ type apiError struct {
 	err  error  // the client's *nasclient.Error
 }
 
+// Error is what the CLI prints for the failed call.
 func (e *apiError) Error() string {
 	if e.text != "" {
 		return e.text

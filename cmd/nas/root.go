@@ -28,8 +28,10 @@ var errWaiting = errors.New("waiting for a person")
 // usageError marks errors caused by how the command was called.
 type usageError struct{ error }
 
+// usagef is a usageError with a formatted message.
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// newRootCmd builds the nas command and every subcommand.
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "nas",
@@ -46,6 +48,8 @@ func newRootCmd() *cobra.Command {
 	return root
 }
 
+// run runs nas with args and returns its exit code; with --json a
+// failed call also prints its error document.
 func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
