@@ -30,6 +30,7 @@ import (
 	nasclient "github.com/agentnas/nas/client"
 )
 
+// benchOptions are the flags of nas-bench.
 type benchOptions struct {
 	workloads   []string
 	targets     []string
@@ -69,10 +70,13 @@ const (
 // usageError marks errors caused by how the command was called.
 type usageError struct{ error }
 
+// usagef is a usageError with a formatted message.
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// main runs nas-bench and exits with its status.
 func main() { os.Exit(run(os.Args[1:])) }
 
+// run runs nas-bench with args and returns its exit code.
 func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -90,6 +94,7 @@ func run(args []string) int {
 	return exitFailure
 }
 
+// newBenchCmd builds the nas-bench command.
 func newBenchCmd() *cobra.Command {
 	var o benchOptions
 	cmd := &cobra.Command{
@@ -137,6 +142,12 @@ PNG.`,
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	o.addFlags(cmd)
+	return cmd
+}
+
+// addFlags declares the flags of nas-bench on cmd, bound to o.
+func (o *benchOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.creds.AccessKey, "access-key", "", "access key of endpoint targets (default $NAS_ACCESS_KEY, $AWS_ACCESS_KEY_ID)")
 	f.StringVar(&o.creds.SecretKey, "secret-key", "", "secret key of endpoint targets (default $NAS_SECRET_KEY, $AWS_SECRET_ACCESS_KEY)")
@@ -163,31 +174,20 @@ PNG.`,
 	f.StringSliceVar(&o.sizes, "sizes", nil, "PUT/GET object sizes, e.g. 4KiB,1MiB,64MiB (default: the mode's)")
 	f.StringVar(&o.serveChild, "serve-child", "", "")
 	_ = f.MarkHidden("serve-child")
-	return cmd
 }
 
+// runBench runs the workloads against the targets and writes the report;
+// --list and the hidden --serve-child do their own thing instead.
 func runBench(ctx context.Context, o benchOptions) error {
 	if o.serveChild != "" {
 		return serveBenchChild(o.serveChild)
 	}
 	if o.list {
-		for _, w := range bench.Registered() {
-			fmt.Printf("%-14s %s\n", w.Name, w.Doc)
-		}
+		listWorkloads()
 		return nil
 	}
-	if o.quick && o.full {
-		return usagef("--quick and --full exclude each other")
-	}
-	mode := "quick"
-	if o.full {
-		mode = "full"
-	}
-	p, err := bench.ProfileFor(mode)
+	p, err := o.profile()
 	if err != nil {
-		return err
-	}
-	if err := o.override(&p); err != nil {
 		return err
 	}
 	specs, err := o.targetSpecs()
@@ -199,15 +199,11 @@ func runBench(ctx context.Context, o benchOptions) error {
 		return fmt.Errorf("find this binary (to start server processes): %w", err)
 	}
 	if o.cpuProfile != "" {
-		pf, err := os.Create(o.cpuProfile)
+		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	rep, err := bench.Run(ctx, bench.Options{
 		Profile:    p,
@@ -230,23 +226,56 @@ func runBench(ctx context.Context, o benchOptions) error {
 		}
 		return err
 	}
-	plotRel := func(outFile string) string {
-		if o.plots == "" {
-			return ""
-		}
-		if outFile == "" {
-			return o.plots
-		}
-		absOut, err1 := filepath.Abs(filepath.Dir(outFile))
-		absPlots, err2 := filepath.Abs(o.plots)
-		if err1 != nil || err2 != nil {
-			return o.plots
-		}
-		if rel, err := filepath.Rel(absOut, absPlots); err == nil {
-			return rel
-		}
-		return o.plots
+	return o.writeReport(rep)
+}
+
+// listWorkloads prints the registered workloads with their descriptions.
+func listWorkloads() {
+	for _, w := range bench.Registered() {
+		fmt.Printf("%-14s %s\n", w.Name, w.Doc)
 	}
+}
+
+// profile is the profile of the mode (--quick, the default, or --full)
+// with the flags' overrides.
+func (o benchOptions) profile() (bench.Profile, error) {
+	if o.quick && o.full {
+		return bench.Profile{}, usagef("--quick and --full exclude each other")
+	}
+	mode := "quick"
+	if o.full {
+		mode = "full"
+	}
+	p, err := bench.ProfileFor(mode)
+	if err != nil {
+		return p, err
+	}
+	if err := o.override(&p); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// startCPUProfile profiles this process's CPU into the file path until
+// stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	pf, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		pf.Close()
+	}, nil
+}
+
+// writeReport draws the plots, writes the --out files and prints the
+// report; it fails when a workload failed.
+func (o benchOptions) writeReport(rep *bench.Report) error {
 	if o.plots != "" {
 		files, err := rep.WritePlots(o.plots)
 		if err != nil {
@@ -257,24 +286,15 @@ func runBench(ctx context.Context, o benchOptions) error {
 		}
 	}
 	for _, out := range o.out {
-		var buf bytes.Buffer
-		if strings.HasSuffix(out, ".json") {
-			err = rep.WriteJSON(&buf)
-		} else {
-			err = rep.WriteMarkdown(&buf, plotRel(out))
-		}
-		if err != nil {
+		if err := o.writeReportFile(rep, out); err != nil {
 			return err
 		}
-		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "nas-bench: wrote %s\n", out)
 	}
+	var err error
 	if o.json {
 		err = rep.WriteJSON(os.Stdout)
 	} else {
-		err = rep.WriteMarkdown(os.Stdout, plotRel(""))
+		err = rep.WriteMarkdown(os.Stdout, o.plotDir(""))
 	}
 	if err != nil {
 		return err
@@ -283,6 +303,47 @@ func runBench(ctx context.Context, o benchOptions) error {
 		return fmt.Errorf("%d workload(s) failed: %s", len(rep.Failures), rep.Failures[0].Error)
 	}
 	return nil
+}
+
+// writeReportFile writes the report to the file out: JSON for a .json
+// name, else Markdown.
+func (o benchOptions) writeReportFile(rep *bench.Report, out string) error {
+	var buf bytes.Buffer
+	var err error
+	if strings.HasSuffix(out, ".json") {
+		err = rep.WriteJSON(&buf)
+	} else {
+		err = rep.WriteMarkdown(&buf, o.plotDir(out))
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "nas-bench: wrote %s\n", out)
+	return nil
+}
+
+// plotDir is the --plots directory as a Markdown report written to
+// outFile ("": standard output) links to it: relative to the report's
+// directory when it can be.
+func (o benchOptions) plotDir(outFile string) string {
+	if o.plots == "" {
+		return ""
+	}
+	if outFile == "" {
+		return o.plots
+	}
+	absOut, err1 := filepath.Abs(filepath.Dir(outFile))
+	absPlots, err2 := filepath.Abs(o.plots)
+	if err1 != nil || err2 != nil {
+		return o.plots
+	}
+	if rel, err := filepath.Rel(absOut, absPlots); err == nil {
+		return rel
+	}
+	return o.plots
 }
 
 // redactArgs hides the values of secret flags in the command line that the

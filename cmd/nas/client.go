@@ -25,6 +25,7 @@ type clientFlags struct {
 
 var cf clientFlags
 
+// addClientFlags declares the client flags on root, for every command.
 func addClientFlags(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&cf.endpoint, "endpoint", "", "gateway URL (default $NAS_ENDPOINT, $AWS_ENDPOINT_URL, http://127.0.0.1:9000)")
@@ -104,6 +105,7 @@ type apiError struct {
 	err  error  // the client's *nasclient.Error
 }
 
+// Error is what the CLI prints for the failed call.
 func (e *apiError) Error() string {
 	if e.text != "" {
 		return e.text
@@ -142,17 +144,17 @@ func printErrorDocument(err error) {
 }
 
 // doCall sends req with a new client and decodes the answer into resp.
-func doCall(cmd *cobra.Command, req apiv1.Request, resp any) error {
+func doCall(ctx context.Context, req apiv1.Request, resp any) error {
 	c, err := newClient()
 	if err != nil {
 		return err
 	}
-	return c.do(cmd.Context(), req, resp)
+	return c.do(ctx, req, resp)
 }
 
 // simpleCall runs one call and prints msg, or with --json the answer.
-func simpleCall(cmd *cobra.Command, req apiv1.Request, resp any, msg string) error {
-	if err := doCall(cmd, req, resp); err != nil {
+func simpleCall(ctx context.Context, req apiv1.Request, resp any, msg string) error {
+	if err := doCall(ctx, req, resp); err != nil {
 		return err
 	}
 	if cf.json {
@@ -164,8 +166,8 @@ func simpleCall(cmd *cobra.Command, req apiv1.Request, resp any, msg string) err
 
 // jsonCall runs one call and prints its answer as JSON, with or without
 // --json.
-func jsonCall(cmd *cobra.Command, req apiv1.Request, resp any) error {
-	if err := doCall(cmd, req, resp); err != nil {
+func jsonCall(ctx context.Context, req apiv1.Request, resp any) error {
+	if err := doCall(ctx, req, resp); err != nil {
 		return err
 	}
 	return printJSON(resp)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,17 +12,6 @@ import (
 
 	"github.com/agentnas/nas/apiv1"
 )
-
-func newExplainCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "explain REPO COMMIT",
-		Short: "Show the run, lease, events and read manifest behind a commit",
-		Args:  exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return jsonCall(cmd, apiv1.RecordExplainRequest{Repo: args[0], Commit: args[1]}, &apiv1.RecordExplainResponse{})
-		},
-	}
-}
 
 // recordLine is an event on one line: sequence, time, kind and what is set
 // of its run, lease, repository, branch, subject and decision.
@@ -37,82 +27,58 @@ func recordLine(r *apiv1.Event) string {
 	return b.String()
 }
 
+// auditOptions are the flags of `nas audit`.
+type auditOptions struct {
+	run, lease, repo, commit string
+	kinds                    []string
+}
+
+// newAuditCmd builds `nas audit`.
 func newAuditCmd() *cobra.Command {
-	var req apiv1.RecordListRequest
+	var o auditOptions
 	cmd := &cobra.Command{
 		Use:   "audit [--run R] [--lease L] [--repo R] [--kind K]",
 		Short: "List flight-recorder records, oldest first (--json: one apiv1 event per line)",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := newClient()
-			if err != nil {
-				return err
-			}
-			enc := json.NewEncoder(os.Stdout)
-			for {
-				var out apiv1.RecordListResponse
-				if err := c.do(cmd.Context(), req, &out); err != nil {
-					return err
-				}
-				for i := range out.Records {
-					if cf.json {
-						if err := enc.Encode(&out.Records[i]); err != nil {
-							return err
-						}
-						continue
-					}
-					fmt.Println(recordLine(&out.Records[i]))
-				}
-				if out.NextCursor == "" {
-					return nil
-				}
-				req.Cursor = out.NextCursor
-			}
+			return runAudit(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&req.Run, "run", "", "only this run")
-	f.StringVar(&req.Lease, "lease", "", "only this lease")
-	f.StringVar(&req.Repo, "repo", "", "only this repository")
-	f.StringVar(&req.Commit, "commit", "", "only records about this commit")
-	f.StringSliceVar(&req.Kinds, "kind", nil, "only these kinds (lease.issued, commit, denied, ...)")
+	f.StringVar(&o.run, "run", "", "only this run")
+	f.StringVar(&o.lease, "lease", "", "only this lease")
+	f.StringVar(&o.repo, "repo", "", "only this repository")
+	f.StringVar(&o.commit, "commit", "", "only records about this commit")
+	f.StringSliceVar(&o.kinds, "kind", nil, "only these kinds (lease.issued, commit, denied, ...)")
 	return cmd
 }
 
-func newVerifyCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "verify",
-		Short: "Check the flight recorder's hash chain and indexes; fails after any record was altered",
-		Args:  exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var out apiv1.RecordVerifyResponse
-			if err := doCall(cmd, apiv1.RecordVerifyRequest{}, &out); err != nil {
-				return err
-			}
-			if err := printVerify(&out); err != nil {
-				return err
-			}
-			if !out.OK {
-				return fmt.Errorf("the flight recorder does not verify: %d problem(s)", len(out.Problems))
-			}
-			return nil
-		},
+// runAudit pages through the records that match and prints each as it
+// arrives.
+func runAudit(ctx context.Context, o auditOptions) error {
+	c, err := newClient()
+	if err != nil {
+		return err
 	}
-}
-
-// printVerify prints what record/verify answered: the answer with --json,
-// else the records checked and each problem (as JSON).
-func printVerify(out *apiv1.RecordVerifyResponse) error {
-	if cf.json {
-		return printJSON(out)
-	}
-	fmt.Printf("%d records checked\n", out.Report.Records)
-	for _, p := range out.Problems {
-		b, err := json.Marshal(p)
-		if err != nil {
+	enc := json.NewEncoder(os.Stdout)
+	req := apiv1.RecordListRequest{Run: o.run, Lease: o.lease, Repo: o.repo, Commit: o.commit, Kinds: o.kinds}
+	for {
+		var out apiv1.RecordListResponse
+		if err := c.do(ctx, req, &out); err != nil {
 			return err
 		}
-		fmt.Println("problem:", string(b))
+		for i := range out.Records {
+			if cf.json {
+				if err := enc.Encode(&out.Records[i]); err != nil {
+					return err
+				}
+				continue
+			}
+			fmt.Println(recordLine(&out.Records[i]))
+		}
+		if out.NextCursor == "" {
+			return nil
+		}
+		req.Cursor = out.NextCursor
 	}
-	return nil
 }

@@ -11,30 +11,43 @@ import (
 	"github.com/agentnas/nas/bytesize"
 )
 
+// newBranchCmd builds `nas branch`: forking, listing, deleting and
+// protecting branches, and their limits.
+func newBranchCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "branch", Short: "Fork, list, delete and protect branches"}
+	cmd.AddCommand(newBranchCreateCmd(), newBranchShowCmd(), newBranchListCmd(), newBranchDeleteCmd(),
+		newBranchProtectCmd(), newBranchUnprotectCmd(), newBranchLimitsCmd())
+	return cmd
+}
+
 // limitFlags are a branch's time to live and quotas on the command line.
 type limitFlags struct {
 	ttl          string
 	quotaBytes   bytesize.Flag
 	quotaObjects int64
+	changed      func(name string) bool // whether the command line gave flag name
 }
 
+// add declares the flags on cmd; what ends each flag's help text.
 func (l *limitFlags) add(cmd *cobra.Command, what string) {
-	cmd.Flags().StringVar(&l.ttl, "ttl", "", "recycle the branch after this long, e.g. 72h (0 removes the TTL)"+what)
-	cmd.Flags().Var(&l.quotaBytes, "quota-bytes", "most bytes the branch's objects may add up to, e.g. 10GiB (0: no quota)"+what)
-	cmd.Flags().Int64Var(&l.quotaObjects, "quota-objects", 0, "most objects the branch may hold (0: no quota)"+what)
+	f := cmd.Flags()
+	f.StringVar(&l.ttl, "ttl", "", "recycle the branch after this long, e.g. 72h (0 removes the TTL)"+what)
+	f.Var(&l.quotaBytes, "quota-bytes", "most bytes the branch's objects may add up to, e.g. 10GiB (0: no quota)"+what)
+	f.Int64Var(&l.quotaObjects, "quota-objects", 0, "most objects the branch may hold (0: no quota)"+what)
+	l.changed = f.Changed
 }
 
 // limits are the flags the user gave, as a control-API request takes
 // them (unset: unchanged).
-func (l *limitFlags) limits(cmd *cobra.Command) apiv1.Limits {
+func (l *limitFlags) limits() apiv1.Limits {
 	var out apiv1.Limits
-	if cmd.Flags().Changed("ttl") {
+	if l.changed("ttl") {
 		out.TTL = &l.ttl
 	}
-	if cmd.Flags().Changed("quota-bytes") {
+	if l.changed("quota-bytes") {
 		out.QuotaBytes = &l.quotaBytes.V
 	}
-	if cmd.Flags().Changed("quota-objects") {
+	if l.changed("quota-objects") {
 		out.QuotaObjects = &l.quotaObjects
 	}
 	return out
@@ -63,9 +76,9 @@ func describeBranch(b *apiv1.Branch) string {
 }
 
 // showBranch runs a call that answers a branch and prints the branch.
-func showBranch(cmd *cobra.Command, req apiv1.Request) error {
+func showBranch(ctx context.Context, req apiv1.Request) error {
 	var out apiv1.BranchResponse
-	if err := doCall(cmd, req, &out); err != nil {
+	if err := doCall(ctx, req, &out); err != nil {
 		return err
 	}
 	if cf.json {
@@ -76,38 +89,75 @@ func showBranch(cmd *cobra.Command, req apiv1.Request) error {
 	return nil
 }
 
-func newBranchCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "branch", Short: "Fork, list, delete and protect branches"}
-	var from string
-	var createLimits, setLimits limitFlags
-	create := &cobra.Command{
+// branchCreateOptions are the arguments and flags of `nas branch create`.
+type branchCreateOptions struct {
+	repo, name, from string
+	limits           limitFlags
+}
+
+// newBranchCreateCmd builds `nas branch create`.
+func newBranchCreateCmd() *cobra.Command {
+	var o branchCreateOptions
+	cmd := &cobra.Command{
 		Use:   "create REPO NAME [--from BRANCH_OR_COMMIT] [--ttl D] [--quota-bytes N] [--quota-objects N]",
 		Short: "Fork a branch in constant time from a branch's head commit or a commit ID",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := apiv1.BranchCreateRequest{Repo: args[0], Name: args[1], From: from, Limits: createLimits.limits(cmd)}
-			var out apiv1.BranchResponse
-			if err := doCall(cmd, req, &out); err != nil {
-				return err
-			}
-			if cf.json {
-				return printJSON(&out)
-			}
-			fmt.Printf("created branch %s at %s\n", out.Branch.Name, out.Branch.Head)
-			return nil
+			o.repo, o.name = args[0], args[1]
+			return runBranchCreate(cmd.Context(), o)
 		},
 	}
-	create.Flags().StringVar(&from, "from", "", "branch or commit to fork from (default: the repository's default branch)")
-	createLimits.add(create, "")
-	show := &cobra.Command{
+	cmd.Flags().StringVar(&o.from, "from", "", "branch or commit to fork from (default: the repository's default branch)")
+	o.limits.add(cmd, "")
+	return cmd
+}
+
+// runBranchCreate forks the branch.
+func runBranchCreate(ctx context.Context, o branchCreateOptions) error {
+	req := apiv1.BranchCreateRequest{Repo: o.repo, Name: o.name, From: o.from, Limits: o.limits.limits()}
+	var out apiv1.BranchResponse
+	if err := doCall(ctx, req, &out); err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(&out)
+	}
+	fmt.Printf("created branch %s at %s\n", out.Branch.Name, out.Branch.Head)
+	return nil
+}
+
+// branchShowOptions are the arguments of `nas branch show`.
+type branchShowOptions struct{ repo, name string }
+
+// newBranchShowCmd builds `nas branch show`.
+func newBranchShowCmd() *cobra.Command {
+	var o branchShowOptions
+	return &cobra.Command{
 		Use:   "show REPO NAME",
 		Short: "Show a branch: head, protection, time to live, quotas and usage",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return showBranch(cmd, apiv1.BranchGetRequest{Repo: args[0], Name: args[1]})
+			o.repo, o.name = args[0], args[1]
+			return runBranchShow(cmd.Context(), o)
 		},
 	}
-	limits := &cobra.Command{
+}
+
+// runBranchShow prints the branch.
+func runBranchShow(ctx context.Context, o branchShowOptions) error {
+	return showBranch(ctx, apiv1.BranchGetRequest{Repo: o.repo, Name: o.name})
+}
+
+// branchLimitsOptions are the arguments and flags of `nas branch limits`.
+type branchLimitsOptions struct {
+	repo, name string
+	limits     limitFlags
+}
+
+// newBranchLimitsCmd builds `nas branch limits`.
+func newBranchLimitsCmd() *cobra.Command {
+	var o branchLimitsOptions
+	cmd := &cobra.Command{
 		Use:   "limits REPO NAME [--ttl D] [--quota-bytes N] [--quota-objects N]",
 		Short: "Change a branch's time to live (from now) and quotas; 0 removes one",
 		Long: `Change a branch's time to live and quotas. Only the flags given change.
@@ -121,65 +171,61 @@ QuotaExceeded (EDQUOT on a mount); writes that shrink it always pass, so a
 branch over a lowered quota can still be cleaned up.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			lim := setLimits.limits(cmd)
-			if lim == (apiv1.Limits{}) {
-				return usagef("give --ttl, --quota-bytes or --quota-objects")
-			}
-			return showBranch(cmd, apiv1.BranchLimitsRequest{Repo: args[0], Name: args[1], Limits: lim})
+			o.repo, o.name = args[0], args[1]
+			return runBranchLimits(cmd.Context(), o)
 		},
 	}
-	setLimits.add(limits, "")
-	list := &cobra.Command{
+	o.limits.add(cmd, "")
+	return cmd
+}
+
+// runBranchLimits changes the limits given and prints the branch.
+func runBranchLimits(ctx context.Context, o branchLimitsOptions) error {
+	lim := o.limits.limits()
+	if lim == (apiv1.Limits{}) {
+		return usagef("give --ttl, --quota-bytes or --quota-objects")
+	}
+	return showBranch(ctx, apiv1.BranchLimitsRequest{Repo: o.repo, Name: o.name, Limits: lim})
+}
+
+// branchListOptions are the argument of `nas branch list`.
+type branchListOptions struct{ repo string }
+
+// newBranchListCmd builds `nas branch list`.
+func newBranchListCmd() *cobra.Command {
+	var o branchListOptions
+	return &cobra.Command{
 		Use:   "list REPO",
 		Short: "List branches",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, err := listBranches(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return printJSON(&out)
-			}
-			for _, b := range out.Branches {
-				mark := ""
-				if b.Protected {
-					mark = "\tprotected"
-				}
-				if b.ExpiresAt != nil {
-					mark += "\texpires " + b.ExpiresAt.Local().Format(time.RFC3339)
-				}
-				fmt.Printf("%s\t%s%s\n", b.Name, short(b.Head), mark)
-			}
-			return nil
+			o.repo = args[0]
+			return runBranchList(cmd.Context(), o)
 		},
 	}
-	del := &cobra.Command{
-		Use:   "delete REPO NAME",
-		Short: "Delete a branch and its uncommitted changes",
-		Args:  exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return simpleCall(cmd, apiv1.BranchDeleteRequest{Repo: args[0], Name: args[1]}, &apiv1.DeletedResponse{}, "deleted branch "+args[1])
-		},
+}
+
+// runBranchList prints every branch of the repository: name, head,
+// protection and expiry.
+func runBranchList(ctx context.Context, o branchListOptions) error {
+	out, err := listBranches(ctx, o.repo)
+	if err != nil {
+		return err
 	}
-	protect := &cobra.Command{
-		Use:   "protect REPO NAME",
-		Short: "Refuse every direct write to a branch (it then changes only through merges)",
-		Args:  exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return simpleCall(cmd, apiv1.BranchProtectRequest{Repo: args[0], Name: args[1]}, &apiv1.BranchResponse{}, "protected branch "+args[1])
-		},
+	if cf.json {
+		return printJSON(&out)
 	}
-	unprotect := &cobra.Command{
-		Use:   "unprotect REPO NAME",
-		Short: "Allow direct writes to a branch again",
-		Args:  exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return simpleCall(cmd, apiv1.BranchUnprotectRequest{Repo: args[0], Name: args[1]}, &apiv1.BranchResponse{}, "unprotected branch "+args[1])
-		},
+	for _, b := range out.Branches {
+		mark := ""
+		if b.Protected {
+			mark = "\tprotected"
+		}
+		if b.ExpiresAt != nil {
+			mark += "\texpires " + b.ExpiresAt.Local().Format(time.RFC3339)
+		}
+		fmt.Printf("%s\t%s%s\n", b.Name, short(b.Head), mark)
 	}
-	cmd.AddCommand(create, show, list, del, protect, unprotect, limits)
-	return cmd
+	return nil
 }
 
 // listBranches pages through branch/list: every branch of repo, in one
@@ -204,9 +250,76 @@ func listBranches(ctx context.Context, repo string) (apiv1.BranchListResponse, e
 	}
 }
 
+// short is a commit ID cut to 12 characters, as lists show it.
 func short(id string) string {
 	if len(id) > 12 {
 		return id[:12]
 	}
 	return id
+}
+
+// branchDeleteOptions are the arguments of `nas branch delete`.
+type branchDeleteOptions struct{ repo, name string }
+
+// newBranchDeleteCmd builds `nas branch delete`.
+func newBranchDeleteCmd() *cobra.Command {
+	var o branchDeleteOptions
+	return &cobra.Command{
+		Use:   "delete REPO NAME",
+		Short: "Delete a branch and its uncommitted changes",
+		Args:  exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.repo, o.name = args[0], args[1]
+			return runBranchDelete(cmd.Context(), o)
+		},
+	}
+}
+
+// runBranchDelete deletes the branch.
+func runBranchDelete(ctx context.Context, o branchDeleteOptions) error {
+	return simpleCall(ctx, apiv1.BranchDeleteRequest{Repo: o.repo, Name: o.name}, &apiv1.DeletedResponse{}, "deleted branch "+o.name)
+}
+
+// branchProtectOptions are the arguments of `nas branch protect`.
+type branchProtectOptions struct{ repo, name string }
+
+// newBranchProtectCmd builds `nas branch protect`.
+func newBranchProtectCmd() *cobra.Command {
+	var o branchProtectOptions
+	return &cobra.Command{
+		Use:   "protect REPO NAME",
+		Short: "Refuse every direct write to a branch (it then changes only through merges)",
+		Args:  exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.repo, o.name = args[0], args[1]
+			return runBranchProtect(cmd.Context(), o)
+		},
+	}
+}
+
+// runBranchProtect protects the branch.
+func runBranchProtect(ctx context.Context, o branchProtectOptions) error {
+	return simpleCall(ctx, apiv1.BranchProtectRequest{Repo: o.repo, Name: o.name}, &apiv1.BranchResponse{}, "protected branch "+o.name)
+}
+
+// branchUnprotectOptions are the arguments of `nas branch unprotect`.
+type branchUnprotectOptions struct{ repo, name string }
+
+// newBranchUnprotectCmd builds `nas branch unprotect`.
+func newBranchUnprotectCmd() *cobra.Command {
+	var o branchUnprotectOptions
+	return &cobra.Command{
+		Use:   "unprotect REPO NAME",
+		Short: "Allow direct writes to a branch again",
+		Args:  exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.repo, o.name = args[0], args[1]
+			return runBranchUnprotect(cmd.Context(), o)
+		},
+	}
+}
+
+// runBranchUnprotect allows direct writes to the branch again.
+func runBranchUnprotect(ctx context.Context, o branchUnprotectOptions) error {
+	return simpleCall(ctx, apiv1.BranchUnprotectRequest{Repo: o.repo, Name: o.name}, &apiv1.BranchResponse{}, "unprotected branch "+o.name)
 }

@@ -3,92 +3,45 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentnas/nas/apiv1"
 )
 
+// commitOptions are the arguments and flags of `nas commit`.
+type commitOptions struct {
+	repo, branch, message string
+	allowEmpty            bool
+}
+
+// newCommitCmd builds `nas commit`.
 func newCommitCmd() *cobra.Command {
-	var msg string
-	var allowEmpty bool
+	var o commitOptions
 	cmd := &cobra.Command{
 		Use:   "commit REPO BRANCH -m MESSAGE",
 		Short: "Commit a branch's staged changes",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := apiv1.CommitCreateRequest{Repo: args[0], Branch: args[1], Message: msg, AllowEmpty: allowEmpty}
-			var out apiv1.CommitResponse
-			if err := doCall(cmd, req, &out); err != nil {
-				return err
-			}
-			if cf.json {
-				return printJSON(&out)
-			}
-			fmt.Printf("committed %s on %s: %s\n", out.Commit.ID, args[1], out.Commit.Message)
-			return nil
+			o.repo, o.branch = args[0], args[1]
+			return runCommit(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&msg, "message", "m", "", "commit message")
-	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "commit even when nothing is staged")
+	cmd.Flags().StringVarP(&o.message, "message", "m", "", "commit message")
+	cmd.Flags().BoolVar(&o.allowEmpty, "allow-empty", false, "commit even when nothing is staged")
 	return cmd
 }
 
-func newLogCmd() *cobra.Command {
-	var limit int
-	cmd := &cobra.Command{
-		Use:   "log REPO BRANCH_OR_COMMIT",
-		Short: "Show the commits of a branch, newest first",
-		Args:  exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			out, err := commitLog(cmd.Context(), apiv1.CommitLogRequest{Repo: args[0], Ref: args[1]}, limit)
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return printJSON(&out)
-			}
-			for _, cm := range out.Commits {
-				fmt.Printf("commit %s\n", cm.ID)
-				if cm.Principal != "" {
-					fmt.Printf("Author: %s\n", cm.Principal)
-				}
-				fmt.Printf("Date:   %s\n\n    %s\n\n", cm.Time.Local().Format(time.RFC1123Z), cm.Message)
-			}
-			return nil
-		},
+// runCommit commits the branch's staged changes.
+func runCommit(ctx context.Context, o commitOptions) error {
+	req := apiv1.CommitCreateRequest{Repo: o.repo, Branch: o.branch, Message: o.message, AllowEmpty: o.allowEmpty}
+	var out apiv1.CommitResponse
+	if err := doCall(ctx, req, &out); err != nil {
+		return err
 	}
-	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show at most this many commits")
-	return cmd
-}
-
-// commitLog pages through commit/log until limit commits (0: all). Its
-// next_cursor is the commit to continue from when limit cut the history
-// short.
-func commitLog(ctx context.Context, req apiv1.CommitLogRequest, limit int) (apiv1.CommitLogResponse, error) {
-	all := apiv1.CommitLogResponse{Commits: []apiv1.Commit{}}
-	c, err := newClient()
-	if err != nil {
-		return all, err
+	if cf.json {
+		return printJSON(&out)
 	}
-	for {
-		if limit > 0 {
-			req.Limit = min(limit-len(all.Commits), apiv1.MaxLimit)
-		}
-		var page apiv1.CommitLogResponse
-		if err := c.do(ctx, req, &page); err != nil {
-			return all, err
-		}
-		all.Commits = append(all.Commits, page.Commits...)
-		all.NextCursor = page.NextCursor
-		if limit > 0 && len(all.Commits) > limit { // more than asked for
-			all.NextCursor = all.Commits[limit].ID
-			all.Commits = all.Commits[:limit]
-		}
-		if all.NextCursor == "" || limit > 0 && len(all.Commits) == limit {
-			return all, nil
-		}
-		req.Cursor = all.NextCursor
-	}
+	fmt.Printf("committed %s on %s: %s\n", out.Commit.ID, o.branch, out.Commit.Message)
+	return nil
 }

@@ -28,9 +28,15 @@ import (
 // version is the implementation version reported in conformance.json.
 var version = "0.1.0-dev"
 
+// conformanceOptions are the flags of `nas conformance`.
+type conformanceOptions struct {
+	out    string
+	strict bool
+}
+
+// newConformanceCmd builds `nas conformance`.
 func newConformanceCmd() *cobra.Command {
-	var out string
-	var strict bool
+	var o conformanceOptions
 	cmd := &cobra.Command{
 		Use:   "conformance",
 		Short: "Run the Agent NAS L0-L1 acceptance tests and write conformance.json",
@@ -52,36 +58,42 @@ The report (the specification's conformance.json) is printed and, with
 declared deviation fails, or with --strict when any test fails.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := runConformance(cmd.Context())
-			if err != nil {
-				return err
-			}
-			b, err := json.MarshalIndent(rep, "", "  ")
-			if err != nil {
-				return err
-			}
-			b = append(b, '\n')
-			if out != "" {
-				if err := os.WriteFile(out, b, 0o644); err != nil {
-					return err
-				}
-			}
-			if cf.json {
-				os.Stdout.Write(b)
-			} else {
-				printConformance(os.Stdout, rep)
-			}
-			return conformanceVerdict(rep, strict)
+			return runConformance(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "write conformance.json here")
-	cmd.Flags().BoolVar(&strict, "strict", false, "fail on any failing test, even one with a declared deviation")
+	cmd.Flags().StringVar(&o.out, "out", "", "write conformance.json here")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail on any failing test, even one with a declared deviation")
 	return cmd
 }
 
-// runConformance runs the suite against --endpoint, or against a gateway
-// of its own when none is given.
-func runConformance(ctx context.Context) (*conformance.Report, error) {
+// runConformance runs the suite, prints (and with --out writes) its
+// report, and fails as conformanceVerdict says.
+func runConformance(ctx context.Context, o conformanceOptions) error {
+	rep, err := conformanceReport(ctx)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if o.out != "" {
+		if err := os.WriteFile(o.out, b, 0o644); err != nil {
+			return err
+		}
+	}
+	if cf.json {
+		os.Stdout.Write(b)
+	} else {
+		printConformance(os.Stdout, rep)
+	}
+	return conformanceVerdict(rep, o.strict)
+}
+
+// conformanceReport runs the suite against --endpoint, or against a
+// gateway of its own when none is given.
+func conformanceReport(ctx context.Context) (*conformance.Report, error) {
 	t := conformance.Target{Implementation: "agentnas", Version: version, Mount: conformanceMount}
 	if why := fuseUnavailable(); why != "" {
 		t.Mount, t.MountMissing = nil, why
@@ -138,6 +150,8 @@ func conformanceVerdict(rep *conformance.Report, strict bool) error {
 	return fmt.Errorf("conformance: %v failed", failed)
 }
 
+// printConformance prints the report for a person: the level reached,
+// each test's result and the declared deviations.
 func printConformance(w io.Writer, rep *conformance.Report) {
 	ids := make([]string, 0, len(rep.Tests))
 	for id := range rep.Tests {

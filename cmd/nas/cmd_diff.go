@@ -42,40 +42,27 @@ func streamChanges(ctx context.Context, page func(cursor string) apiv1.Request) 
 	}
 }
 
+// diffOptions are the arguments of `nas diff`.
+type diffOptions struct{ repo, from, to string }
+
+// newDiffCmd builds `nas diff`.
 func newDiffCmd() *cobra.Command {
+	var o diffOptions
 	return &cobra.Command{
 		Use:   "diff REPO FROM TO",
 		Short: "List keys added (A), modified (M) and deleted (D) between two branches or commits",
 		Long:  "diff compares committed states; uncommitted changes of a branch are shown by `nas changes`.",
 		Args:  exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return streamChanges(cmd.Context(), func(cursor string) apiv1.Request {
-				return apiv1.DiffListRequest{Repo: args[0], From: args[1], To: args[2], Page: apiv1.Page{Cursor: cursor}}
-			})
+			o.repo, o.from, o.to = args[0], args[1], args[2]
+			return runDiff(cmd.Context(), o)
 		},
 	}
 }
 
-func newChangesCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "changes REPO BRANCH | changes DIR",
-		Short: "List what a branch (or the branch mounted at DIR) changed since its fork point, staged changes included",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 && len(args) != 2 {
-				return usagef("%s takes REPO BRANCH, or the DIR of a mount\nusage: %s", cmd.CommandPath(), cmd.UseLine())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				if ok, err := mountChanges(args[0]); ok {
-					return err
-				}
-				return usagef("%s is neither a mount nor REPO BRANCH", args[0])
-			}
-			return streamChanges(cmd.Context(), func(cursor string) apiv1.Request {
-				return apiv1.ChangesListRequest{Repo: args[0], Branch: args[1], Page: apiv1.Page{Cursor: cursor}}
-			})
-		},
-	}
+// runDiff prints the keys that differ between two committed states.
+func runDiff(ctx context.Context, o diffOptions) error {
+	return streamChanges(ctx, func(cursor string) apiv1.Request {
+		return apiv1.DiffListRequest{Repo: o.repo, From: o.from, To: o.to, Page: apiv1.Page{Cursor: cursor}}
+	})
 }

@@ -7,14 +7,20 @@ import (
 	"os"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/spf13/cobra"
+
 	"github.com/agentnas/nas/apiv1"
 	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/gitexport"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/spf13/cobra"
 )
 
+// exportOptions are the arguments of `nas export`.
+type exportOptions struct{ repo, dest string }
+
+// newExportCmd builds `nas export`.
 func newExportCmd() *cobra.Command {
+	var o exportOptions
 	return &cobra.Command{
 		Use:   "export REPO DEST",
 		Short: "Write a repository and its whole history as a Git repository at DEST",
@@ -26,23 +32,8 @@ it back with the same commit IDs. Uncommitted changes are not exported: the
 command says which branches have some. Owner only.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExport(cmd.Context(), args[0], args[1])
-		},
-	}
-}
-
-func newImportCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "import SRC REPO",
-		Short: "Create REPO from an export (nas export, or a clone of one)",
-		Long: `Import reads the Git repository at SRC, written by nas export (or a git clone
---mirror / git gc of it), and creates REPO, which must not exist, with the
-same tree roots, commit IDs, versions, branches and checkpoints. Everything
-is verified against its hashes; a changed byte, metadata line or commit
-message refuses the import and leaves no repository behind. Owner only.`,
-		Args: exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(cmd.Context(), args[0], args[1])
+			o.repo, o.dest = args[0], args[1]
+			return runExport(cmd.Context(), o)
 		},
 	}
 }
@@ -58,6 +49,8 @@ type transferJSON struct {
 	Seconds float64       `json:"seconds"`
 }
 
+// exportClient is a client for export and import streams, with the
+// credentials and endpoint of every client command.
 func exportClient() (*gitexport.Client, error) {
 	c, err := newClient()
 	if err != nil {
@@ -68,41 +61,25 @@ func exportClient() (*gitexport.Client, error) {
 	return &gitexport.Client{C: api}, nil
 }
 
-func runExport(ctx context.Context, repo, dest string) error {
+// runExport writes the repository as a Git repository and says what was
+// exported, and what was not.
+func runExport(ctx context.Context, o exportOptions) error {
 	c, err := exportClient()
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	rep, err := c.Export(ctx, repo, dest)
+	rep, err := c.Export(ctx, o.repo, o.dest)
 	if err != nil {
-		return fmt.Errorf("export %s: %w", repo, err)
+		return fmt.Errorf("export %s: %w", o.repo, err)
 	}
 	if cf.json {
-		return printJSON(&transferJSON{Repo: repo, Dest: dest, Report: rep, Seconds: time.Since(start).Seconds()})
+		return printJSON(&transferJSON{Repo: o.repo, Dest: o.dest, Report: rep, Seconds: time.Since(start).Seconds()})
 	}
 	fmt.Printf("exported %s to %s: %d commits, %d branches, %d changed keys, %d bytes in %s\n",
-		repo, dest, rep.Commits, rep.Branches, rep.Entries, rep.Bytes, time.Since(start).Round(time.Millisecond))
+		o.repo, o.dest, rep.Commits, rep.Branches, rep.Entries, rep.Bytes, time.Since(start).Round(time.Millisecond))
 	if s := gitexport.Summary(rep); s != "" {
 		fmt.Fprintln(os.Stderr, "nas: not exported:", s)
 	}
-	return nil
-}
-
-func runImport(ctx context.Context, src, repo string) error {
-	c, err := exportClient()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	rep, err := c.Import(ctx, src, repo)
-	if err != nil {
-		return fmt.Errorf("import %s: %w", src, err)
-	}
-	if cf.json {
-		return printJSON(&transferJSON{Repo: repo, Src: src, Report: rep, Seconds: time.Since(start).Seconds()})
-	}
-	fmt.Printf("imported %s as %s: %d commits, %d branches, %d changed keys, %d bytes in %s\n",
-		src, repo, rep.Commits, rep.Branches, rep.Entries, rep.Bytes, time.Since(start).Round(time.Millisecond))
 	return nil
 }

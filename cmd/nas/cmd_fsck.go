@@ -5,17 +5,19 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentnas/nas/apiv1"
-	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gateway"
 )
 
+// fsckOptions are the flags of `nas fsck`.
+type fsckOptions struct{ data string }
+
+// newFsckCmd builds `nas fsck`.
 func newFsckCmd() *cobra.Command {
-	var data string
+	var o fsckOptions
 	cmd := &cobra.Command{
 		Use:   "fsck [--data DIR]",
 		Short: "Verify that every reference resolves and every chunk hashes to its name",
@@ -23,57 +25,33 @@ func newFsckCmd() *cobra.Command {
 			"without it, it asks the running gateway.",
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var out apiv1.FsckResponse
-			var err error
-			if data != "" {
-				out, err = fsckOffline(cmd.Context(), data)
-			} else {
-				err = doCall(cmd, apiv1.FsckRequest{}, &out)
-			}
-			if err != nil {
-				return err
-			}
-			if err := printFsck(&out); err != nil {
-				return err
-			}
-			if !out.OK {
-				return fmt.Errorf("fsck found %d problem(s)", len(out.Report.Problems))
-			}
-			return nil
+			return runFsck(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", "", "check this data directory offline")
+	cmd.Flags().StringVar(&o.data, "data", "", "check this data directory offline")
 	return cmd
 }
 
-func newGCCmd() *cobra.Command {
-	var data string
-	var retention, uploads time.Duration
-	cmd := &cobra.Command{
-		Use:   "gc [--data DIR]",
-		Short: "Reclaim chunks, nodes and history no branch, retained commit or upload needs",
-		Args:  exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var out apiv1.GCResponse
-			var err error
-			if data != "" {
-				out, err = gcOffline(cmd.Context(), data, branch.GCOptions{Retention: retention, UploadExpiry: uploads})
-			} else {
-				err = doCall(cmd, apiv1.GCRequest{RetentionSeconds: int64(retention / time.Second), UploadExpirySeconds: int64(uploads / time.Second)}, &out)
-			}
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return printJSON(&out)
-			}
-			return printJSON(&out.Stats)
-		},
+// runFsck checks the data directory, or asks the gateway to check its
+// own, and fails when a problem was found.
+func runFsck(ctx context.Context, o fsckOptions) error {
+	var out apiv1.FsckResponse
+	var err error
+	if o.data != "" {
+		out, err = fsckOffline(ctx, o.data)
+	} else {
+		err = doCall(ctx, apiv1.FsckRequest{}, &out)
 	}
-	cmd.Flags().StringVar(&data, "data", "", "collect in this data directory offline")
-	cmd.Flags().DurationVar(&retention, "retention", branch.DefaultRetention, "keep history younger than this")
-	cmd.Flags().DurationVar(&uploads, "upload-expiry", branch.DefaultUploadExpiry, "abort multipart uploads older than this")
-	return cmd
+	if err != nil {
+		return err
+	}
+	if err := printFsck(&out); err != nil {
+		return err
+	}
+	if !out.OK {
+		return fmt.Errorf("fsck found %d problem(s)", len(out.Report.Problems))
+	}
+	return nil
 }
 
 // fsckOffline checks the data directory dir (the gateway must be
@@ -105,20 +83,4 @@ func printFsck(out *apiv1.FsckResponse) error {
 		fmt.Println("problem:", p)
 	}
 	return nil
-}
-
-// gcOffline collects garbage in the data directory dir (the gateway must
-// be stopped) and reports as admin/gc does.
-func gcOffline(ctx context.Context, dir string, o branch.GCOptions) (apiv1.GCResponse, error) {
-	g, err := gateway.Open(gateway.Config{DataDir: dir})
-	if err != nil {
-		return apiv1.GCResponse{}, err
-	}
-	defer g.Close()
-	st, err := g.Branches.Collect(ctx, o)
-	if err != nil {
-		return apiv1.GCResponse{}, err
-	}
-	return apiv1.GCResponse{Stats: apiv1.GCStats{Commits: st.Commits, ExpiredCommits: st.ExpiredCommits, Versions: st.Versions,
-		Uploads: st.Uploads, Nodes: st.Nodes, Contents: st.Contents, Chunks: apiv1.SweepStats(st.Chunks)}}, nil
 }

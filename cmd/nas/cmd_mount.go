@@ -3,13 +3,9 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,8 +16,9 @@ import (
 	"github.com/agentnas/nas/fuse"
 )
 
-// mountOpts are the flags of `nas mount`.
-type mountOpts struct {
+// mountOptions are the argument and flags of `nas mount`.
+type mountOptions struct {
+	dir          string
 	repo, branch string
 	readOnly     bool
 	cacheDir     string
@@ -34,7 +31,7 @@ type mountOpts struct {
 
 // newMountCmd builds `nas mount`: a branch as a directory through FUSE.
 func newMountCmd() *cobra.Command {
-	var o mountOpts
+	var o mountOptions
 	cmd := &cobra.Command{
 		Use:   "mount DIR [--repo REPO] [--branch BRANCH] [--read-only]",
 		Short: "Mount a branch as a directory (FUSE), through the gateway and its lease checks",
@@ -43,7 +40,10 @@ func newMountCmd() *cobra.Command {
 			"the AWS_* variables of a lease (repository and branch are asked of the gateway), or the owner's NAS_*\n" +
 			"variables with --repo (and --branch, default main).",
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runMount(cmd.Context(), args[0], o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.dir = args[0]
+			return runMount(cmd.Context(), o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.repo, "repo", "", "repository to mount (default: the lease's)")
@@ -58,28 +58,17 @@ func newMountCmd() *cobra.Command {
 	return cmd
 }
 
-func runMount(ctx context.Context, dir string, o mountOpts) error {
+// runMount mounts the branch at o.dir and serves it in the foreground
+// until it is unmounted or ctx ends.
+func runMount(ctx context.Context, o mountOptions) error {
 	cfg, lf, err := resolveClient()
 	if err != nil {
 		return err
 	}
 	c := nasclient.New(cfg)
-	repo, br := o.repo, o.branch
-	if lf != nil {
-		repo, br = cmp.Or(repo, lf.Repo), cmp.Or(br, lf.Branch)
-	}
-	if (repo == "" || br == "") && c.Temporary() {
-		var out apiv1.LeaseGetResponse
-		if err := wrapClient(c).do(ctx, apiv1.LeaseGetRequest{}, &out); err != nil {
-			return fmt.Errorf("ask the gateway for the lease's branch: %w", err)
-		}
-		repo, br = cmp.Or(repo, out.Lease.Repo), cmp.Or(br, out.Lease.Branch)
-	}
-	if repo == "" {
-		return usagef("nas mount: name the repository with --repo (or mount with a lease's credentials)")
-	}
-	if br == "" {
-		br = "main"
+	repo, br, err := mountTarget(ctx, c, lf, o)
+	if err != nil {
+		return err
 	}
 	limit, err := bytesize.Parse(o.cacheSize)
 	if err != nil {
@@ -90,12 +79,39 @@ func runMount(ctx context.Context, dir string, o mountOpts) error {
 		commitAfter = -1
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	m, err := fuse.New(ctx, dir, fuse.Options{Client: c, Repo: repo, Branch: br, ReadOnly: o.readOnly, CacheDir: o.cacheDir,
+	m, err := fuse.New(ctx, o.dir, fuse.Options{Client: c, Repo: repo, Branch: br, ReadOnly: o.readOnly, CacheDir: o.cacheDir,
 		CacheLimit: limit, CommitAfter: commitAfter, TTL: o.ttl, Log: log, Debug: o.debug, Stream: true, Writeback: o.writeback})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "mounted %s@%s at %s (SIGINT or `nas unmount %s` to stop)\n", repo, br, dir, dir)
+	fmt.Fprintf(os.Stderr, "mounted %s@%s at %s (SIGINT or `nas unmount %s` to stop)\n", repo, br, o.dir, o.dir)
+	return serveMount(ctx, m, o.dir)
+}
+
+// mountTarget is the repository and branch to mount: the flags', else the
+// lease file's, else (with a lease's credentials) the lease's as the
+// gateway tells; the branch defaults to main.
+func mountTarget(ctx context.Context, c *nasclient.Client, lf *nasclient.LeaseFile, o mountOptions) (repo, br string, err error) {
+	repo, br = o.repo, o.branch
+	if lf != nil {
+		repo, br = cmp.Or(repo, lf.Repo), cmp.Or(br, lf.Branch)
+	}
+	if (repo == "" || br == "") && c.Temporary() {
+		var out apiv1.LeaseGetResponse
+		if err := wrapClient(c).do(ctx, apiv1.LeaseGetRequest{}, &out); err != nil {
+			return "", "", fmt.Errorf("ask the gateway for the lease's branch: %w", err)
+		}
+		repo, br = cmp.Or(repo, out.Lease.Repo), cmp.Or(br, out.Lease.Branch)
+	}
+	if repo == "" {
+		return "", "", usagef("nas mount: name the repository with --repo (or mount with a lease's credentials)")
+	}
+	return repo, cmp.Or(br, "main"), nil
+}
+
+// serveMount waits until the mount at dir ends: unmounted from outside,
+// it commits what is pending; when ctx ends, it unmounts (which commits).
+func serveMount(ctx context.Context, m *fuse.Mount, dir string) error {
 	done := make(chan struct{})
 	go func() { m.Wait(); close(done) }()
 	select {
@@ -111,74 +127,11 @@ func runMount(ctx context.Context, dir string, o mountOpts) error {
 	}
 	uctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	err = m.Unmount(uctx)
+	err := m.Unmount(uctx)
 	<-done
 	if err != nil {
 		return fmt.Errorf("unmounted %s, but: %w", dir, err)
 	}
 	fmt.Fprintf(os.Stderr, "unmounted %s\n", dir)
 	return nil
-}
-
-// newUnmountCmd builds `nas unmount`.
-func newUnmountCmd() *cobra.Command {
-	var lazy bool
-	cmd := &cobra.Command{
-		Use:   "unmount DIR [--lazy]",
-		Short: "Unmount a mounted branch (the mount uploads and commits what is pending first)",
-		Args:  exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runUnmount(args[0], lazy)
-		},
-	}
-	cmd.Flags().BoolVar(&lazy, "lazy", false, "detach now even if a process still uses the mount")
-	return cmd
-}
-
-func runUnmount(dir string, lazy bool) error {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	flags := 0
-	if lazy {
-		flags = syscall.MNT_DETACH
-	}
-	err = syscall.Unmount(abs, flags)
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, syscall.EPERM) {
-		// Not root: the setuid helper of the FUSE package can.
-		args := []string{"-u", abs}
-		if lazy {
-			args = []string{"-u", "-z", abs}
-		}
-		for _, helper := range []string{"fusermount3", "fusermount"} {
-			if _, lerr := exec.LookPath(helper); lerr == nil {
-				if out, xerr := exec.Command(helper, args...).CombinedOutput(); xerr != nil {
-					return fmt.Errorf("%s: %s", helper, out)
-				}
-				return nil
-			}
-		}
-	}
-	if errors.Is(err, syscall.EBUSY) {
-		return fmt.Errorf("unmount %s: a process still uses it (close it, or use --lazy): %w", abs, err)
-	}
-	return fmt.Errorf("unmount %s: %w", abs, err)
-}
-
-// mountChanges prints DIR/.nas/changes when `nas changes` is given a
-// mount point.
-func mountChanges(dir string) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ".nas", "changes"))
-	if err != nil {
-		if st, serr := os.Stat(dir); serr == nil && st.IsDir() {
-			return true, fmt.Errorf("%s is not a nas mount: %w", dir, err)
-		}
-		return false, nil
-	}
-	_, err = os.Stdout.Write(b)
-	return true, err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentnas/nas/gateway"
 )
 
+// serveOptions are the flags of `nas serve`.
 type serveOptions struct {
 	addr, data      string
 	tlsCert, tlsKey string
@@ -26,6 +27,7 @@ type serveOptions struct {
 	retention       time.Duration
 }
 
+// newServeCmd builds `nas serve`.
 func newServeCmd() *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
@@ -50,6 +52,8 @@ func newServeCmd() *cobra.Command {
 	return cmd
 }
 
+// runServe opens the data directory and serves S3 and the control API
+// until ctx ends, collecting garbage every --gc-interval.
 func runServe(ctx context.Context, o serveOptions) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {

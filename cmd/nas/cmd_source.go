@@ -22,12 +22,14 @@ func newSourceCmd() *cobra.Command {
 	return cmd
 }
 
+// sourceAddOptions are the arguments and flags of `nas source add`.
 type sourceAddOptions struct {
 	repo, url, prefix, branch, endpoint, region string
 	accessKey, secretKey, sessionToken          string
 	virtualHost, noWait                         bool
 }
 
+// newSourceAddCmd builds `nas source add`.
 func newSourceAddCmd() *cobra.Command {
 	var o sourceAddOptions
 	cmd := &cobra.Command{
@@ -59,6 +61,8 @@ func newSourceAddCmd() *cobra.Command {
 	return cmd
 }
 
+// runSourceAdd attaches the source and, unless --no-wait, waits for its
+// listing to be imported.
 func runSourceAdd(ctx context.Context, o sourceAddOptions) error {
 	c, err := newClient()
 	if err != nil {
@@ -137,7 +141,14 @@ func printSource(s apiv1.Source, line string) error {
 	return nil
 }
 
+// sourceListOptions are the argument of `nas source list`.
+type sourceListOptions struct {
+	repo string // "": every repository
+}
+
+// newSourceListCmd builds `nas source list`.
 func newSourceListCmd() *cobra.Command {
+	var o sourceListOptions
 	return &cobra.Command{
 		Use:   "list [REPO]",
 		Short: "List attached sources (of one repository, or all)",
@@ -148,29 +159,32 @@ func newSourceListCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			repo := ""
-			if len(args) == 1 {
-				repo = args[0]
-			}
-			out, err := listSources(cmd.Context(), repo)
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return printJSON(&out)
-			}
-			for _, s := range out.Sources {
-				state := s.State
-				if s.Error != "" {
-					state += " (" + s.Error + ")"
-				}
-				fmt.Printf("%s\t%s/%s\t%s\t%s\t%d objects\t%s\n", s.ID, s.Repo, s.Branch, orDash(s.Prefix), s.URL, s.Listed, state)
-			}
-			return nil
+			o.repo = optArg(args, 0)
+			return runSourceList(cmd.Context(), o)
 		},
 	}
 }
 
+// runSourceList prints the sources, one a line with their state.
+func runSourceList(ctx context.Context, o sourceListOptions) error {
+	out, err := listSources(ctx, o.repo)
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(&out)
+	}
+	for _, s := range out.Sources {
+		state := s.State
+		if s.Error != "" {
+			state += " (" + s.Error + ")"
+		}
+		fmt.Printf("%s\t%s/%s\t%s\t%s\t%d objects\t%s\n", s.ID, s.Repo, s.Branch, orDash(s.Prefix), s.URL, s.Listed, state)
+	}
+	return nil
+}
+
+// orDash is s, or "-" for an empty s.
 func orDash(s string) string {
 	if s == "" {
 		return "-"
@@ -200,7 +214,15 @@ func listSources(ctx context.Context, repo string) (apiv1.SourceListResponse, er
 	}
 }
 
+// sourceRefreshOptions are the arguments of `nas source refresh`.
+type sourceRefreshOptions struct {
+	repo string
+	ids  []string // none: every source of repo
+}
+
+// newSourceRefreshCmd builds `nas source refresh`.
 func newSourceRefreshCmd() *cobra.Command {
+	var o sourceRefreshOptions
 	return &cobra.Command{
 		Use:   "refresh REPO [SOURCE_ID...]",
 		Short: "List sources again and commit what changed there (added, re-pinned, removed objects)",
@@ -214,38 +236,44 @@ func newSourceRefreshCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			c, err := newClient()
-			if err != nil {
-				return err
-			}
-			ids := args[1:]
-			if len(ids) == 0 {
-				all, err := listSources(ctx, args[0])
-				if err != nil {
-					return err
-				}
-				for _, s := range all.Sources {
-					ids = append(ids, s.ID)
-				}
-			}
-			results := apiv1.SourceListResponse{Sources: []apiv1.Source{}}
-			for _, id := range ids {
-				s, err := refreshSource(ctx, c, args[0], id)
-				if err != nil {
-					return err
-				}
-				results.Sources = append(results.Sources, s)
-				if !cf.json {
-					fmt.Println(refreshLine(&s))
-				}
-			}
-			if cf.json {
-				return printJSON(&results)
-			}
-			return nil
+			o.repo, o.ids = args[0], args[1:]
+			return runSourceRefresh(cmd.Context(), o)
 		},
 	}
+}
+
+// runSourceRefresh refreshes the sources one after the other, waiting for
+// each, and says what each refresh changed.
+func runSourceRefresh(ctx context.Context, o sourceRefreshOptions) error {
+	c, err := newClient()
+	if err != nil {
+		return err
+	}
+	ids := o.ids
+	if len(ids) == 0 {
+		all, err := listSources(ctx, o.repo)
+		if err != nil {
+			return err
+		}
+		for _, s := range all.Sources {
+			ids = append(ids, s.ID)
+		}
+	}
+	results := apiv1.SourceListResponse{Sources: []apiv1.Source{}}
+	for _, id := range ids {
+		s, err := refreshSource(ctx, c, o.repo, id)
+		if err != nil {
+			return err
+		}
+		results.Sources = append(results.Sources, s)
+		if !cf.json {
+			fmt.Println(refreshLine(&s))
+		}
+	}
+	if cf.json {
+		return printJSON(&results)
+	}
+	return nil
 }
 
 // refreshSource refreshes source id of repo and waits for the refresh to
@@ -270,8 +298,15 @@ func refreshLine(s *apiv1.Source) string {
 	return line + " (nothing changed)"
 }
 
+// sourceRemoveOptions are the arguments and flags of `nas source remove`.
+type sourceRemoveOptions struct {
+	repo, id string
+	evict    bool
+}
+
+// newSourceRemoveCmd builds `nas source remove`.
 func newSourceRemoveCmd() *cobra.Command {
-	var evict bool
+	var o sourceRemoveOptions
 	cmd := &cobra.Command{
 		Use:   "remove REPO SOURCE_ID [--evict]",
 		Short: "Detach a source; the gateway forgets its credentials",
@@ -279,32 +314,39 @@ func newSourceRemoveCmd() *cobra.Command {
 			"chunks; the others then answer RemoteSourceRemoved. --evict also drops what was fetched from the source.",
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient()
-			if err != nil {
-				return err
-			}
-			var got apiv1.SourceResponse
-			if err := c.do(cmd.Context(), apiv1.SourceGetRequest{ID: args[1]}, &got); err != nil {
-				return err
-			}
-			if got.Source.Repo != args[0] {
-				return usagef("source %s belongs to repository %s, not %s", args[1], got.Source.Repo, args[0])
-			}
-			var out apiv1.SourceRemoveResponse
-			if err := c.do(cmd.Context(), apiv1.SourceRemoveRequest{ID: args[1], Evict: evict}, &out); err != nil {
-				return err
-			}
-			if cf.json {
-				return printJSON(&out)
-			}
-			msg := "removed source " + args[1]
-			if evict {
-				msg += " and evicted what was fetched from it"
-			}
-			fmt.Println(msg)
-			return nil
+			o.repo, o.id = args[0], args[1]
+			return runSourceRemove(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&evict, "evict", false, "also forget what was materialised from the source")
+	cmd.Flags().BoolVar(&o.evict, "evict", false, "also forget what was materialised from the source")
 	return cmd
+}
+
+// runSourceRemove detaches the source, after checking that it belongs to
+// the repository named.
+func runSourceRemove(ctx context.Context, o sourceRemoveOptions) error {
+	c, err := newClient()
+	if err != nil {
+		return err
+	}
+	var got apiv1.SourceResponse
+	if err := c.do(ctx, apiv1.SourceGetRequest{ID: o.id}, &got); err != nil {
+		return err
+	}
+	if got.Source.Repo != o.repo {
+		return usagef("source %s belongs to repository %s, not %s", o.id, got.Source.Repo, o.repo)
+	}
+	var out apiv1.SourceRemoveResponse
+	if err := c.do(ctx, apiv1.SourceRemoveRequest{ID: o.id, Evict: o.evict}, &out); err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(&out)
+	}
+	msg := "removed source " + o.id
+	if o.evict {
+		msg += " and evicted what was fetched from it"
+	}
+	fmt.Println(msg)
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 )
 
+// main runs nas and exits with its status.
 func main() {
 	os.Exit(run(os.Args[1:]))
 }

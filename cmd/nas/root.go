@@ -28,8 +28,10 @@ var errWaiting = errors.New("waiting for a person")
 // usageError marks errors caused by how the command was called.
 type usageError struct{ error }
 
+// usagef is a usageError with a formatted message.
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// newRootCmd builds the nas command and every subcommand.
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "nas",
@@ -46,6 +48,8 @@ func newRootCmd() *cobra.Command {
 	return root
 }
 
+// run runs nas with args and returns its exit code; with --json a
+// failed call also prints its error document.
 func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -90,16 +94,10 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-// newBenchMovedCmd says where the benchmark harness went: it is the binary
-// nas-bench, so that this one links no test double and no plotting.
-func newBenchMovedCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:                "bench",
-		Short:              "The benchmark harness is the binary nas-bench (go run ./cmd/nas-bench --help)",
-		Hidden:             true,
-		DisableFlagParsing: true,
-		RunE: func(*cobra.Command, []string) error {
-			return usagef("the benchmark harness is the binary nas-bench: go build ./cmd/nas-bench && ./nas-bench --quick (same flags as nas bench had)")
-		},
+// optArg is the optional positional argument i, "" when absent.
+func optArg(args []string, i int) string {
+	if i < len(args) {
+		return args[i]
 	}
+	return ""
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/gateway"
+)
+
+// gcOptions are the flags of `nas gc`.
+type gcOptions struct {
+	data                    string
+	retention, uploadExpiry time.Duration
+}
+
+// newGCCmd builds `nas gc`.
+func newGCCmd() *cobra.Command {
+	var o gcOptions
+	cmd := &cobra.Command{
+		Use:   "gc [--data DIR]",
+		Short: "Reclaim chunks, nodes and history no branch, retained commit or upload needs",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runGC(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.data, "data", "", "collect in this data directory offline")
+	cmd.Flags().DurationVar(&o.retention, "retention", branch.DefaultRetention, "keep history younger than this")
+	cmd.Flags().DurationVar(&o.uploadExpiry, "upload-expiry", branch.DefaultUploadExpiry, "abort multipart uploads older than this")
+	return cmd
+}
+
+// runGC collects garbage in the data directory, or asks the gateway to
+// collect in its own, and prints what was reclaimed.
+func runGC(ctx context.Context, o gcOptions) error {
+	var out apiv1.GCResponse
+	var err error
+	if o.data != "" {
+		out, err = gcOffline(ctx, o.data, branch.GCOptions{Retention: o.retention, UploadExpiry: o.uploadExpiry})
+	} else {
+		req := apiv1.GCRequest{RetentionSeconds: int64(o.retention / time.Second), UploadExpirySeconds: int64(o.uploadExpiry / time.Second)}
+		err = doCall(ctx, req, &out)
+	}
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(&out)
+	}
+	return printJSON(&out.Stats)
+}
+
+// gcOffline collects garbage in the data directory dir (the gateway must
+// be stopped) and reports as admin/gc does.
+func gcOffline(ctx context.Context, dir string, o branch.GCOptions) (apiv1.GCResponse, error) {
+	g, err := gateway.Open(gateway.Config{DataDir: dir})
+	if err != nil {
+		return apiv1.GCResponse{}, err
+	}
+	defer g.Close()
+	st, err := g.Branches.Collect(ctx, o)
+	if err != nil {
+		return apiv1.GCResponse{}, err
+	}
+	return apiv1.GCResponse{Stats: apiv1.GCStats{Commits: st.Commits, ExpiredCommits: st.ExpiredCommits, Versions: st.Versions,
+		Uploads: st.Uploads, Nodes: st.Nodes, Contents: st.Contents, Chunks: apiv1.SweepStats(st.Chunks)}}, nil
+}
