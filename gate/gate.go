@@ -252,9 +252,20 @@ func (s *Service) Propose(ctx context.Context, r ProposeRequest) (*Proposal, err
 			p.Reads = &sum
 		}
 	}
+	if err := s.decideAction(ctx, r, p, deletes); err != nil {
+		return nil, err
+	}
+	return s.act(ctx, p)
+}
+
+// decideAction sets p's action and rule from the repository's policy; a
+// lease that does not grant propose can only ask, and one whose
+// requires_gate names the merge (or, for a diff that deletes, the delete)
+// sends it to a person whatever the policy says.
+func (s *Service) decideAction(ctx context.Context, r ProposeRequest, p *Proposal, deletes bool) error {
 	pol, err := s.Policy(ctx, r.Repo)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	role := "owner"
 	if r.Lease != nil {
@@ -265,9 +276,6 @@ func (s *Service) Propose(ctx context.Context, r ProposeRequest) (*Proposal, err
 		keys[i] = c.Key
 	}
 	p.Action, p.Rule = pol.Decide(facts{role: role, into: r.Into, keys: keys, deletes: deletes})
-	// A lease that does not grant propose can only ask, and one whose
-	// requires_gate names the merge (or, for a diff that deletes, the
-	// delete) sends it to a person whatever the policy says.
 	if l := r.Lease; l != nil && p.Action == Merge {
 		switch {
 		case !l.AllowsAnywhere(lease.Propose, s.now()):
@@ -278,6 +286,11 @@ func (s *Service) Propose(ctx context.Context, r ProposeRequest) (*Proposal, err
 			p.Action, p.Rule = Hold, "the lease requires a gate for deletes (requires_gate)"
 		}
 	}
+	return nil
+}
+
+// act carries out p's action: refuse it, merge it, or open a gate.
+func (s *Service) act(ctx context.Context, p *Proposal) (*Proposal, error) {
 	switch p.Action {
 	case Refuse:
 		p.Status = "refused"
