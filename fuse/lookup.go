@@ -67,17 +67,20 @@ func (d *dirNode) resolve(ctx context.Context, name string) (info, error) {
 	d.m.ns.RLock()
 	key := d.childKey(name)
 	d.m.ns.RUnlock()
-	obj, dir, marker, err := d.m.r.lookup(ctx, key)
+	return d.m.lookupKey(ctx, key)
+}
+
+// lookupKey asks the gateway what key is: a directory (a key lies under
+// it, its marker exists, or the lease's globs name it), an object, or
+// nothing (kind 0).
+func (m *Mount) lookupKey(ctx context.Context, key string) (info, error) {
+	obj, dir, marker, err := m.r.lookup(ctx, key)
 	if err != nil {
 		return info{}, err
 	}
-	if !dir && d.m.viewDir(ctx, key+"/") {
-		dir = true
-	}
 	switch {
-	case dir:
-		in := info{kind: syscall.S_IFDIR, marker: marker}
-		return in, nil
+	case dir || m.viewDir(ctx, key+"/"):
+		return info{kind: syscall.S_IFDIR, marker: marker}, nil
 	case obj != nil:
 		return fileInfo(obj), nil
 	}
@@ -219,11 +222,13 @@ func (d *dirNode) childFor(ctx context.Context, name string, in info, out *gofus
 	return d.NewInode(ctx, ops, fs.StableAttr{Mode: in.kind})
 }
 
+// setTimeouts sets the kernel's cache times of an entry to the mount's TTL.
 func (d *dirNode) setTimeouts(out *gofuse.EntryOut) {
 	out.SetEntryTimeout(d.m.ttl)
 	out.SetAttrTimeout(d.m.ttl)
 }
 
+// setMarker records what a listing or lookup said of d's marker object.
 func (d *dirNode) setMarker(in info) {
 	d.mu.Lock()
 	d.marker = in.marker
@@ -231,4 +236,11 @@ func (d *dirNode) setMarker(in info) {
 		d.meta = in.e
 	}
 	d.mu.Unlock()
+}
+
+// hasMarker reports whether d's marker object exists.
+func (d *dirNode) hasMarker() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.marker
 }

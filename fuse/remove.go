@@ -24,18 +24,27 @@ func (d *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 			}
 		}
 	}
-	empty, err := d.m.emptyDir(ctx, key+"/")
+	if e := d.m.removeDir(ctx, key); e != 0 {
+		return e
+	}
+	d.noteName(name, info{})
+	d.m.changedNow()
+	return 0
+}
+
+// removeDir deletes the marker of directory key when nothing else lies
+// under it (ENOTEMPTY otherwise).
+func (m *Mount) removeDir(ctx context.Context, key string) syscall.Errno {
+	empty, err := m.emptyDir(ctx, key+"/")
 	if err != nil {
-		return d.m.fail(err)
+		return m.fail(err)
 	}
 	if !empty {
 		return syscall.ENOTEMPTY
 	}
-	if _, err := d.m.r.c.Delete(ctx, d.m.r.obj(key+"/")); err != nil {
-		return d.m.fail(err)
+	if _, err := m.r.c.Delete(ctx, m.r.obj(key+"/")); err != nil {
+		return m.fail(err)
 	}
-	d.noteName(name, info{})
-	d.m.changedNow()
 	return 0
 }
 
@@ -87,20 +96,24 @@ func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 // (no marker) from vanishing when its last key goes: POSIX keeps an
 // empty directory until rmdir. The caller holds m.ns.
 func (d *dirNode) keepImplicit(ctx context.Context) {
-	d.mu.Lock()
-	marker := d.marker
-	d.mu.Unlock()
-	if marker || d.key == "" || d.m.viewDir(ctx, d.prefix()) {
+	if d.hasMarker() || d.key == "" || d.m.viewDir(ctx, d.prefix()) {
 		return
 	}
-	empty, err := d.m.emptyDir(ctx, d.prefix())
-	if err != nil || !empty {
-		return
-	}
-	e, err := d.m.putMarker(ctx, d.key, 0o755, time.Now())
-	if err != nil {
+	if err := d.markIfEmpty(ctx, d.key); err != nil {
 		d.m.log.Warn("keeping an emptied directory", "dir", d.key, "err", err)
-		return
+	}
+}
+
+// markIfEmpty stores a marker for d at key when nothing lies under key
+// (a failed listing counts as not empty) and returns the store's error.
+func (d *dirNode) markIfEmpty(ctx context.Context, key string) error {
+	if empty, err := d.m.emptyDir(ctx, key+"/"); err != nil || !empty {
+		return nil
+	}
+	e, err := d.m.putMarker(ctx, key, 0o755, time.Now())
+	if err != nil {
+		return err
 	}
 	d.setMarker(info{kind: syscall.S_IFDIR, e: e, marker: true})
+	return nil
 }

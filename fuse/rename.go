@@ -4,27 +4,19 @@ import (
 	"context"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 )
 
+// renameNoReplace is RENAME_NOREPLACE, the one rename flag a mount
+// honours; RENAME_EXCHANGE (2) and RENAME_WHITEOUT are refused.
+const renameNoReplace = 1
+
 // Rename moves a file or a whole directory without copying bytes.
 func (d *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
-	if err := d.m.writable(); err != nil {
-		return errno(err)
-	}
-	const noReplace, exchange = 1, 2 // RENAME_NOREPLACE, RENAME_EXCHANGE
-	if flags&^noReplace != 0 {
-		return syscall.EINVAL
-	}
-	np, ok := newParent.(*dirNode)
-	if !ok || !validName(newName) || (d.isRoot() && name == ctlName) || (np.isRoot() && newName == ctlName) {
-		return syscall.EACCES
-	}
-	ch := d.GetChild(name)
-	if ch == nil {
-		return syscall.ENOENT
+	np, ch, e := d.renameArgs(name, newParent, newName, flags)
+	if e != 0 {
+		return e
 	}
 	if f, ok := ch.Operations().(*fileNode); ok && !f.localOnly() {
 		// What is unsaved goes to the old name first; the rename moves it.
@@ -35,130 +27,172 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	m := d.m
 	m.ns.Lock()
 	defer m.ns.Unlock()
-	from, to := d.childKey(name), np.childKey(newName)
-	if from == to {
+	mv := move{m: m, dst: np, name: newName, from: d.childKey(name), to: np.childKey(newName), noReplace: flags&renameNoReplace != 0}
+	if mv.from == mv.to {
 		return 0
 	}
-	target, err := np.describe(ctx, newName)
-	if err != nil {
-		return m.fail(err)
+	if e := mv.lookTarget(ctx); e != 0 {
+		return e
 	}
-	// What a successful rename replaces must never upload over it later.
-	done := false
-	defer func(replaced *fs.Inode) {
-		if !done || replaced == nil || replaced == ch {
-			return
-		}
-		if f, ok := replaced.Operations().(*fileNode); ok {
-			f.unlink()
-		}
-	}(np.GetChild(newName))
-	if target.kind != 0 && flags&noReplace != 0 {
-		return syscall.EEXIST
-	}
+	replaced := np.GetChild(newName)
 	switch n := ch.Operations().(type) {
 	case *dirNode:
-		if target.kind != 0 && target.kind != syscall.S_IFDIR {
-			return syscall.ENOTDIR
-		}
-		if strings.HasPrefix(to+"/", from+"/") {
-			return syscall.EINVAL
-		}
-		if target.kind == syscall.S_IFDIR {
-			empty, err := m.emptyDir(ctx, to+"/")
-			if err != nil {
-				return m.fail(err)
-			}
-			if !empty {
-				return syscall.ENOTEMPTY
-			}
-			if _, err := m.r.c.Delete(ctx, m.r.obj(to+"/")); err != nil {
-				return m.fail(err)
-			}
-		}
-		if _, err := m.r.rename(ctx, from+"/", to+"/", true, false); err != nil {
-			return m.fail(err)
-		}
-		n.mu.Lock()
-		hasMarker := n.marker
-		n.mu.Unlock()
-		if !hasMarker {
-			// A directory that held nothing the gateway knows (a view
-			// directory, say) must still exist at its new name.
-			// When that marker is refused (a name outside the lease),
-			// the rename fails: nothing moved.
-			if empty, err := m.emptyDir(ctx, to+"/"); err == nil && empty {
-				e, err := m.putMarker(ctx, to, 0o755, time.Now())
-				if err != nil {
-					return m.fail(err)
-				}
-				n.setMarker(info{kind: syscall.S_IFDIR, e: e, marker: true})
-			}
-		}
-		n.rekey(to)
-		np.noteName(newName, info{kind: syscall.S_IFDIR, marker: true})
+		e = mv.dir(ctx, n)
 	case *fileNode:
-		if target.kind == syscall.S_IFDIR {
-			return syscall.EISDIR
-		}
-		if n.localOnly() {
-			// Not on the gateway yet: it will be uploaded at its new name.
-			n.rekey(to)
-		} else {
-			vid, err := m.r.rename(ctx, from, to, false, flags&noReplace != 0)
-			if err != nil {
-				return m.fail(err)
-			}
-			n.renamed(to, vid)
-		}
-		n.mu.Lock()
-		moved := n.e
-		n.mu.Unlock()
-		if moved != nil && !n.localOnly() {
-			np.noteName(newName, fileInfo(moved))
-		} else {
-			np.forgetNames()
-		}
+		e = mv.file(ctx, n)
 	case *linkNode:
-		if target.kind == syscall.S_IFDIR {
-			return syscall.EISDIR
-		}
-		vid, err := m.r.rename(ctx, from, to, false, flags&noReplace != 0)
-		if err != nil {
-			return m.fail(err)
-		}
-		n.renamed(to, vid)
-		np.forgetNames()
+		e = mv.link(ctx, n)
 	default:
-		return syscall.EACCES
+		e = syscall.EACCES
+	}
+	if e != 0 {
+		return e
 	}
 	d.noteName(name, info{})
 	m.changedNow()
 	d.keepImplicit(ctx)
-	done = true
+	dropReplaced(replaced, ch)
 	return 0
 }
 
+// renameArgs refuses a rename before anything moves: a read-only mount,
+// flags other than RENAME_NOREPLACE, names no key can carry or .nas, and
+// a name d does not hold. It returns the new parent and the inode moved.
+func (d *dirNode) renameArgs(name string, newParent fs.InodeEmbedder, newName string, flags uint32) (*dirNode, *fs.Inode, syscall.Errno) {
+	if err := d.m.writable(); err != nil {
+		return nil, nil, errno(err)
+	}
+	if flags&^renameNoReplace != 0 {
+		return nil, nil, syscall.EINVAL
+	}
+	np, ok := newParent.(*dirNode)
+	if !ok || !validName(newName) || (d.isRoot() && name == ctlName) || (np.isRoot() && newName == ctlName) {
+		return nil, nil, syscall.EACCES
+	}
+	ch := d.GetChild(name)
+	if ch == nil {
+		return nil, nil, syscall.ENOENT
+	}
+	return np, ch, 0
+}
+
+// move is one rename under way; the mount's ns lock is held throughout.
+type move struct {
+	m         *Mount
+	dst       *dirNode // the new parent
+	name      string   // the new name
+	from, to  string   // the old and new keys
+	target    info     // what the new name is before the move (kind 0: nothing)
+	noReplace bool     // RENAME_NOREPLACE
+}
+
+// lookTarget finds what the new name is now; with RENAME_NOREPLACE,
+// anything there is EEXIST.
+func (mv *move) lookTarget(ctx context.Context) syscall.Errno {
+	target, err := mv.dst.describe(ctx, mv.name)
+	if err != nil {
+		return mv.m.fail(err)
+	}
+	if target.kind != 0 && mv.noReplace {
+		return syscall.EEXIST
+	}
+	mv.target = target
+	return 0
+}
+
+// dir moves directory n, its whole prefix in one gateway call, over
+// nothing or an empty directory.
+func (mv *move) dir(ctx context.Context, n *dirNode) syscall.Errno {
+	m := mv.m
+	if mv.target.kind != 0 && mv.target.kind != syscall.S_IFDIR {
+		return syscall.ENOTDIR
+	}
+	if strings.HasPrefix(mv.to+"/", mv.from+"/") {
+		return syscall.EINVAL
+	}
+	if mv.target.kind == syscall.S_IFDIR {
+		if e := m.removeDir(ctx, mv.to); e != 0 {
+			return e
+		}
+	}
+	if _, err := m.r.rename(ctx, mv.from+"/", mv.to+"/", true, false); err != nil {
+		return m.fail(err)
+	}
+	if !n.hasMarker() {
+		// A directory that held nothing the gateway knows (a view
+		// directory, say) must still exist at its new name.
+		// When that marker is refused (a name outside the lease),
+		// the rename fails: nothing moved.
+		if err := n.markIfEmpty(ctx, mv.to); err != nil {
+			return m.fail(err)
+		}
+	}
+	n.rekey(mv.to)
+	mv.dst.noteName(mv.name, info{kind: syscall.S_IFDIR, marker: true})
+	return 0
+}
+
+// file moves file n: on the gateway, or only here while it was never
+// uploaded.
+func (mv *move) file(ctx context.Context, n *fileNode) syscall.Errno {
+	if mv.target.kind == syscall.S_IFDIR {
+		return syscall.EISDIR
+	}
+	if n.localOnly() {
+		// Not on the gateway yet: it will be uploaded at its new name.
+		n.rekey(mv.to)
+	} else {
+		vid, err := mv.m.r.rename(ctx, mv.from, mv.to, false, mv.noReplace)
+		if err != nil {
+			return mv.m.fail(err)
+		}
+		n.renamed(mv.to, vid)
+	}
+	n.mu.Lock()
+	moved := n.e
+	n.mu.Unlock()
+	if moved != nil && !n.localOnly() {
+		mv.dst.noteName(mv.name, fileInfo(moved))
+	} else {
+		mv.dst.forgetNames()
+	}
+	return 0
+}
+
+// link moves symbolic link n on the gateway.
+func (mv *move) link(ctx context.Context, n *linkNode) syscall.Errno {
+	if mv.target.kind == syscall.S_IFDIR {
+		return syscall.EISDIR
+	}
+	vid, err := mv.m.r.rename(ctx, mv.from, mv.to, false, mv.noReplace)
+	if err != nil {
+		return mv.m.fail(err)
+	}
+	n.renamed(mv.to, vid)
+	mv.dst.forgetNames()
+	return 0
+}
+
+// dropReplaced keeps the file a successful rename replaced from ever
+// uploading over the name later.
+func dropReplaced(replaced, moved *fs.Inode) {
+	if replaced == nil || replaced == moved {
+		return
+	}
+	if f, ok := replaced.Operations().(*fileNode); ok {
+		f.unlink()
+	}
+}
+
 // describe says what name is in d now: this mount's own knowledge first,
-// then the gateway's.
+// then the gateway's. The caller holds m.ns.
 func (d *dirNode) describe(ctx context.Context, name string) (info, error) {
 	if ch := d.GetChild(name); ch != nil {
 		if f, ok := ch.Operations().(*fileNode); ok && f.localOnly() {
 			return info{kind: syscall.S_IFREG}, nil
 		}
 	}
-	key := d.childKey(name)
-	obj, dir, marker, err := d.m.r.lookup(ctx, key)
-	if err != nil {
-		return info{}, err
-	}
-	switch {
-	case dir || d.m.viewDir(ctx, key+"/"):
-		return info{kind: syscall.S_IFDIR, marker: marker}, nil
-	case obj != nil:
-		return fileInfo(obj), nil
-	}
-	return info{}, nil
+	return d.m.lookupKey(ctx, d.childKey(name))
 }
 
 // rekey gives a renamed directory and everything loaded under it their
