@@ -269,12 +269,7 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 		}
 		return 0, nil
 	}
-	first := sort.Search(len(c.chunks), func(i int) bool { return c.chunks[i].off+c.chunks[i].size > off })
-	last := first
-	for last < len(c.chunks) && c.chunks[last].off < end {
-		last++
-	}
-	want := c.chunks[first:last]
+	want := chunksIn(c.chunks, off, end)
 	// Which chunks must come over the network.
 	var missing []int
 	for i, ch := range want {
@@ -284,22 +279,8 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 		}
 	}
 	if rd.m.opts.Client.Temporary() {
-		// Charge (and authorize) what the cache serves, before serving it.
-		served := []span{{off, end - off}}
-		for _, i := range missing {
-			served = subtract(served, span{want[i].off, want[i].size})
-		}
-		rd.mu.Lock()
-		todo := served
-		for _, s := range rd.charged[c.VersionID] {
-			todo = subtract(todo, s)
-		}
-		rd.mu.Unlock()
-		if len(todo) > 0 || len(missing) == 0 {
-			if err := rd.m.r.reads(ctx, c.Key, c.VersionID, todo); err != nil {
-				return 0, err
-			}
-			rd.charge(c.VersionID, todo...)
+		if err := rd.chargeCached(ctx, c, want, missing, off, end); err != nil {
+			return 0, err
 		}
 	}
 	fetched := map[int][]byte{}
@@ -308,6 +289,54 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 			putBuf(b)
 		}
 	}()
+	if err := rd.fetchMissing(ctx, c, want, missing, fetched); err != nil {
+		return 0, err
+	}
+	if err := rd.copyOut(ctx, c, want, fetched, p, off, end); err != nil {
+		return 0, err
+	}
+	rd.readAhead(c, off, end)
+	return int(end - off), nil
+}
+
+// chunksIn returns the chunks that hold bytes of [off, end).
+func chunksIn(chunks []chunkAt, off, end int64) []chunkAt {
+	first := sort.Search(len(chunks), func(i int) bool { return chunks[i].off+chunks[i].size > off })
+	last := first
+	for last < len(chunks) && chunks[last].off < end {
+		last++
+	}
+	return chunks[first:last]
+}
+
+// chargeCached charges (and so authorizes) a lease's read of [off, end)
+// for the bytes the cache will serve, those of want but not of missing,
+// before they are served; a range charged before in this open is not
+// charged again.
+func (rd *reader) chargeCached(ctx context.Context, c *content, want []chunkAt, missing []int, off, end int64) error {
+	served := []span{{off, end - off}}
+	for _, i := range missing {
+		served = subtract(served, span{want[i].off, want[i].size})
+	}
+	rd.mu.Lock()
+	todo := served
+	for _, s := range rd.charged[c.VersionID] {
+		todo = subtract(todo, s)
+	}
+	rd.mu.Unlock()
+	if len(todo) > 0 || len(missing) == 0 {
+		if err := rd.m.r.reads(ctx, c.Key, c.VersionID, todo); err != nil {
+			return err
+		}
+		rd.charge(c.VersionID, todo...)
+	}
+	return nil
+}
+
+// fetchMissing GETs the chunks want[i] for i in missing, one ranged GET
+// per run of neighbours, into pooled buffers in fetched (by index in
+// want) that the caller returns to the pool.
+func (rd *reader) fetchMissing(ctx context.Context, c *content, want []chunkAt, missing []int, fetched map[int][]byte) error {
 	for j := 0; j < len(missing); {
 		k := j
 		for k+1 < len(missing) && missing[k+1] == missing[k]+1 {
@@ -320,10 +349,17 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 			fetched[missing[j]+idx] = b
 		})
 		if err != nil {
-			return 0, err
+			return err
 		}
 		j = k + 1
 	}
+	return nil
+}
+
+// copyOut copies [off, end) into p from the fetched chunks of want and,
+// for the others, from the cache; a chunk evicted since it was found
+// there is fetched again.
+func (rd *reader) copyOut(ctx context.Context, c *content, want []chunkAt, fetched map[int][]byte, p []byte, off, end int64) error {
 	for i, ch := range want {
 		from, to := max(off, ch.off), min(end, ch.off+ch.size)
 		dst := p[from-off : to-off]
@@ -337,12 +373,11 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 			if err := rd.fetch(ctx, c, want[i:i+1], func(_ int, data []byte) {
 				copy(dst, data[from-ch.off:to-ch.off])
 			}); err != nil {
-				return 0, err
+				return err
 			}
 		}
 	}
-	rd.readAhead(c, off, end)
-	return int(end - off), nil
+	return nil
 }
 
 // readAhead fetches, in the background, the chunks a sequential reader
