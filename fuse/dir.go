@@ -77,6 +77,7 @@ func (d *dirNode) prefix() string {
 // childKey is the key of name in d; the caller holds m.ns.
 func (d *dirNode) childKey(name string) string { return d.prefix() + name }
 
+// isRoot reports whether d is the mount's root directory.
 func (d *dirNode) isRoot() bool { return d.key == "" && d.IsRoot() }
 
 // validName refuses names no key can carry as one path segment.
@@ -84,12 +85,15 @@ func validName(name string) bool {
 	return name != "" && name != "." && name != ".." && len(name) <= 255 && !strings.ContainsAny(name, "/\x00")
 }
 
+// Getattr answers stat from memory: a directory's attributes are its
+// marker's, or the mount's defaults.
 func (d *dirNode) Getattr(ctx context.Context, fh fs.FileHandle, out *gofuse.AttrOut) syscall.Errno {
 	d.fillAttr(&out.Attr)
 	out.SetTimeout(d.m.ttl)
 	return 0
 }
 
+// fillAttr fills a with d's mode and times (from its marker, if any).
 func (d *dirNode) fillAttr(a *gofuse.Attr) {
 	d.mu.Lock()
 	meta := d.meta
@@ -104,6 +108,8 @@ func (d *dirNode) fillAttr(a *gofuse.Attr) {
 	a.SetTimes(&mt, &mt, &mt)
 }
 
+// Access refuses W_OK on a read-only mount; everything else the gateway
+// decides when it is tried.
 func (d *dirNode) Access(ctx context.Context, mask uint32) syscall.Errno {
 	if mask&2 != 0 && d.m.readOnly.Load() { // W_OK
 		return syscall.EROFS
@@ -111,6 +117,7 @@ func (d *dirNode) Access(ctx context.Context, mask uint32) syscall.Errno {
 	return 0
 }
 
+// Getxattr answers that a directory has no extended attributes.
 func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
 	return 0, syscall.ENODATA
 }

@@ -26,6 +26,7 @@ type handle struct {
 	once  sync.Once
 }
 
+// reader returns the handle's reader, made on first use.
 func (h *handle) reader() *reader {
 	h.once.Do(func() { h.rd = newReader(h.f.m) })
 	return h.rd
@@ -197,12 +198,14 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	return 0
 }
 
+// Getattr is fstat: the file's attributes.
 func (h *handle) Getattr(ctx context.Context, out *gofuse.AttrOut) syscall.Errno {
 	h.f.fillAttr(&out.Attr)
 	out.SetTimeout(h.f.m.ttl)
 	return 0
 }
 
+// Setattr is ftruncate, fchmod and futimens: the file's Setattr.
 func (h *handle) Setattr(ctx context.Context, in *gofuse.SetAttrIn, out *gofuse.AttrOut) syscall.Errno {
 	return h.f.Setattr(ctx, h, in, out)
 }
@@ -231,6 +234,7 @@ type reader struct {
 	loading map[chunk.Hash]chan struct{}
 }
 
+// newReader returns a reader of m's objects with nothing charged yet.
 func newReader(m *Mount) *reader {
 	return &reader{m: m, charged: map[string][]span{}, loading: map[chunk.Hash]chan struct{}{}}
 }
@@ -439,6 +443,7 @@ func (rd *reader) waitLoading(h chunk.Hash) {
 	}
 }
 
+// charge records that the ranges s of version were charged.
 func (rd *reader) charge(version string, s ...span) {
 	rd.mu.Lock()
 	rs := rd.charged[version]
@@ -533,6 +538,7 @@ func subtract(rs []span, s span) []span {
 // bufPool holds chunk-sized buffers.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, chunk.MaxSize); return &b }}
 
+// getBuf returns a buffer of n bytes, pooled when it fits a chunk.
 func getBuf(n int) []byte {
 	if n > chunk.MaxSize {
 		return make([]byte, n)
@@ -540,6 +546,7 @@ func getBuf(n int) []byte {
 	return (*bufPool.Get().(*[]byte))[:n]
 }
 
+// putBuf returns a buffer from getBuf to the pool.
 func putBuf(b []byte) {
 	if cap(b) == chunk.MaxSize {
 		b = b[:cap(b)]

@@ -199,8 +199,10 @@ func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	return 0
 }
 
+// Fsyncdir is fsync of the directory (see dirNode.Fsync).
 func (h *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
 	return h.d.Fsync(ctx, nil, flags)
 }
 
+// Releasedir has nothing to release: a listing holds no resources.
 func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) {}
