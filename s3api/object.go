@@ -197,24 +197,19 @@ func (s *Server) resolve(req *request, repo, br, key, vid string) (*manifest.Ent
 	return e, nil
 }
 
+// getObject answers GET, or HEAD when head is set: the object's headers
+// and, for GET, the bytes of the whole object, of a Range or of a part.
 func (s *Server) getObject(req *request, head bool) error {
-	authorize := s.allow
-	if head {
-		authorize = func(req *request, _ lease.Action, repo, br, key string, nf *Error) error {
-			return s.probe(req, repo, br, key, nf)
-		}
-	}
-	if err := authorize(req, lease.Read, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+	if err := s.authorizeGet(req, head); err != nil {
 		return err
 	}
-	q := req.query
-	e, err := s.resolve(req, req.repo, req.branch, req.key, q.Get("versionId"))
+	e, err := s.resolve(req, req.repo, req.branch, req.key, req.query.Get("versionId"))
 	if err != nil {
 		return err
 	}
-	h := req.w.Header()
 	if ce := conditions(req.r.Header, e); ce != nil {
 		if ce.Status == http.StatusNotModified {
+			h := req.w.Header()
 			h.Set("ETag", quote(e.ETag))
 			h.Set("Last-Modified", httpTime(e.ModTime))
 		}
@@ -224,68 +219,18 @@ func (s *Server) getObject(req *request, head bool) error {
 	if err != nil {
 		return err
 	}
-	rng, partial := byteRange{length: e.Size}, false
-	if pn := q.Get("partNumber"); pn != "" {
-		n, err := strconv.Atoi(pn)
-		if err != nil || n < 1 || n > 10000 {
-			return errInvalidPartNumber()
-		}
-		if len(content.Parts) == 0 {
-			if n != 1 {
-				return errInvalidRange()
-			}
-		} else {
-			if n > len(content.Parts) {
-				return errInvalidRange()
-			}
-			var off int64
-			for _, p := range content.Parts[:n-1] {
-				off += p.Size
-			}
-			rng, partial = byteRange{start: off, length: content.Parts[n-1].Size}, true
-		}
-	} else if v := req.r.Header.Get("Range"); v != "" {
-		r, ok, rerr := parseRange(v, e.Size)
-		if rerr != nil {
-			rerr.Header = http.Header{"Content-Range": {fmt.Sprintf("bytes */%d", e.Size)}}
-			return rerr
-		}
-		if ok {
-			rng, partial = r, true
-		}
-	}
-	var lazy *source.Reader
-	if !head {
-		// Before any object header is set: a refusal carries none.
-		charge, err := s.chargeRead(req, req.repo, req.branch, req.key, e, rng)
-		if err != nil {
-			return err
-		}
-		// A lazy entry's source answers before the status is written.
-		if lazy, err = s.openLazy(req, e, rng, charge); err != nil {
-			return err
-		}
-		if lazy != nil {
-			defer lazy.Close()
-		}
-	} else if _, err := s.chargeRead(req, req.repo, req.branch, req.key, e, byteRange{}); err != nil {
+	rng, partial, err := getRange(req, e, content)
+	if err != nil {
 		return err
 	}
-	setObjectHeaders(h, e)
-	for p, name := range responseOverrides {
-		if v := q.Get(p); v != "" {
-			h.Set(name, v)
-		}
+	lazy, err := s.chargeGet(req, e, rng, head)
+	if err != nil {
+		return err
 	}
-	if !partial && strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED") {
-		setChecksumHeaders(h, e)
+	if lazy != nil {
+		defer lazy.Close()
 	}
-	h.Set("Content-Length", strconv.FormatInt(rng.length, 10))
-	status := http.StatusOK
-	if partial {
-		status = http.StatusPartialContent
-		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", rng.start, rng.start+rng.length-1, e.Size))
-	}
+	status := setGetHeaders(req, e, rng, partial)
 	req.started = true
 	req.w.WriteHeader(status)
 	if head || rng.length == 0 {
@@ -295,6 +240,94 @@ func (s *Server) getObject(req *request, head bool) error {
 		return lazy.Copy(req.ctx(), req.w)
 	}
 	return s.writeContent(req, content, rng)
+}
+
+// authorizeGet asks the door whether the request may read the object:
+// a HEAD probes, leaving a single-use grant for the GET that follows.
+func (s *Server) authorizeGet(req *request, head bool) error {
+	if head {
+		return s.probe(req, req.repo, req.branch, req.key, noSuchKey())
+	}
+	return s.allow(req, lease.Read, req.repo, req.branch, req.key, noSuchKey())
+}
+
+// getRange is the byte range a GET asks for, a part (partNumber) before
+// a Range, else the whole object; partial says the answer is 206.
+func getRange(req *request, e *manifest.Entry, content *manifest.Content) (rng byteRange, partial bool, err error) {
+	if req.query.Get("partNumber") != "" {
+		return partRange(req, e, content)
+	}
+	if v := req.r.Header.Get("Range"); v != "" {
+		r, ok, rerr := parseRange(v, e.Size)
+		if rerr != nil {
+			rerr.Header = http.Header{"Content-Range": {fmt.Sprintf("bytes */%d", e.Size)}}
+			return rng, false, rerr
+		}
+		if ok {
+			return r, true, nil
+		}
+	}
+	return byteRange{length: e.Size}, false, nil
+}
+
+// partRange is the byte range of the part partNumber names; an object
+// stored whole has one part, itself, which is not a partial answer.
+func partRange(req *request, e *manifest.Entry, content *manifest.Content) (rng byteRange, partial bool, err error) {
+	n, err := partNumber(req)
+	if err != nil {
+		return rng, false, err
+	}
+	if len(content.Parts) == 0 {
+		if n != 1 {
+			return rng, false, errInvalidRange()
+		}
+		return byteRange{length: e.Size}, false, nil
+	}
+	if n > len(content.Parts) {
+		return rng, false, errInvalidRange()
+	}
+	var off int64
+	for _, p := range content.Parts[:n-1] {
+		off += p.Size
+	}
+	return byteRange{start: off, length: content.Parts[n-1].Size}, true, nil
+}
+
+// chargeGet charges what a GET sends (a HEAD sends no bytes) before any
+// object header is set, so a refusal carries none, and opens a lazy
+// entry's source, which answers before the status is written. The
+// caller closes the reader it returns (nil but for a lazy GET).
+func (s *Server) chargeGet(req *request, e *manifest.Entry, rng byteRange, head bool) (*source.Reader, error) {
+	if head {
+		_, err := s.chargeRead(req, req.repo, req.branch, req.key, e, byteRange{})
+		return nil, err
+	}
+	charge, err := s.chargeRead(req, req.repo, req.branch, req.key, e, rng)
+	if err != nil {
+		return nil, err
+	}
+	return s.openLazy(req, e, rng, charge)
+}
+
+// setGetHeaders sets the headers of a GET's or HEAD's answer and returns
+// its status.
+func setGetHeaders(req *request, e *manifest.Entry, rng byteRange, partial bool) int {
+	h := req.w.Header()
+	setObjectHeaders(h, e)
+	for p, name := range responseOverrides {
+		if v := req.query.Get(p); v != "" {
+			h.Set(name, v)
+		}
+	}
+	if !partial && strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED") {
+		setChecksumHeaders(h, e)
+	}
+	h.Set("Content-Length", strconv.FormatInt(rng.length, 10))
+	if !partial {
+		return http.StatusOK
+	}
+	h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", rng.start, rng.start+rng.length-1, e.Size))
+	return http.StatusPartialContent
 }
 
 // writeContent streams the bytes of rng from content's chunks; each whole
