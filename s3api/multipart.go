@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/lease"
@@ -193,40 +195,12 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	if err != nil {
 		return err
 	}
-	srcRepo, srcBranch, srcKey, srcVid, err := s.copySource(req)
+	from, src, rng, err := s.partSource(req)
 	if err != nil {
 		return err
 	}
-	if err := s.allow(req, lease.Read, srcRepo, srcBranch, srcKey, noSuchKey()); err != nil {
-		return err
-	}
-	src, err := s.resolve(req, srcRepo, srcBranch, srcKey, srcVid)
+	read, written, err := s.chargeCopy(req, from, src, rng)
 	if err != nil {
-		return err
-	}
-	if ce := copyConditions(req.r.Header, src); ce != nil {
-		return ce
-	}
-	rng := byteRange{length: src.Size}
-	if v := req.r.Header.Get("x-amz-copy-source-range"); v != "" {
-		r, ok, rerr := parseRange(v, src.Size)
-		if rerr != nil || !ok || strings.HasPrefix(strings.TrimPrefix(v, "bytes="), "-") {
-			return errInvalidArgument(fmt.Sprintf("Range specified is not valid for source object of size: %d", src.Size))
-		}
-		rng = r
-	}
-	if rng.length > maxPutSize {
-		return errInvalidRequest("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
-	}
-	// The part's ETag is the MD5 of the range: reading it reveals content,
-	// so it is charged and recorded as a read, and as a write of the part.
-	read, err := s.chargeRead(req, srcRepo, srcBranch, srcKey, src, rng)
-	if err != nil {
-		return err
-	}
-	written, err := s.chargeWrite(req, rng.length)
-	if err != nil {
-		read.Refund(req.ctx())
 		return err
 	}
 	defer func() {
@@ -242,15 +216,7 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	cu := s.chunks.NewUpload()
 	defer cu.Close()
 	md := newMD5()
-	var sum hash.Hash
-	alg, _ := checksum.Parse(up.Entry.ChecksumAlgorithm)
-	if up.Entry.ChecksumAlgorithm != "" {
-		sum = alg.New()
-	}
-	w := io.Writer(md)
-	if sum != nil {
-		w = io.MultiWriter(md, sum)
-	}
+	alg, sum, w := partHashes(up.Entry.ChecksumAlgorithm, md)
 	var refs []chunk.Ref
 	if src.Lazy() {
 		// Its bytes come through the materializer (a read of the source).
@@ -258,34 +224,8 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 			return err
 		}
 	}
-	var off int64
-	end := rng.start + rng.length
-	var buf bytes.Buffer
-	for _, ref := range content.Chunks {
-		size := int64(ref.Size)
-		if off+size <= rng.start || off >= end {
-			off += size
-			continue
-		}
-		from, to := max(rng.start-off, 0), min(end-off, size)
-		if from == 0 && to == size {
-			if err := s.chunks.Read(req.ctx(), w, ref.Hash, 0, size); err != nil {
-				return err
-			}
-			cu.Pin([]chunk.Ref{ref})
-			refs = append(refs, ref)
-		} else {
-			buf.Reset()
-			if err := s.chunks.Read(req.ctx(), io.MultiWriter(w, &buf), ref.Hash, from, to-from); err != nil {
-				return err
-			}
-			nr, err := cu.Put(req.ctx(), buf.Bytes())
-			if err != nil {
-				return err
-			}
-			refs = append(refs, nr)
-		}
-		off += size
+	if refs, err = s.copyChunks(req, cu, w, content, rng, refs); err != nil {
+		return err
 	}
 	if err := cu.Sync(req.ctx()); err != nil {
 		return err
@@ -304,6 +244,109 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	doc := copyPartResult{Xmlns: s3ns, LastModified: isoTime(part.ModTime), ETag: quote(part.ETag), checksumDoc: checksumsOf(part)}
 	doc.ChecksumType = "" // parts have no checksum type
 	return s.writeXML(req, http.StatusOK, doc)
+}
+
+// partSource is what a part copy reads: the source it may read, its
+// entry (whose copy conditions hold) and the range of it.
+func (s *Server) partSource(req *request) (copySrc, *manifest.Entry, byteRange, error) {
+	from, err := s.readableSource(req)
+	if err != nil {
+		return from, nil, byteRange{}, err
+	}
+	src, err := s.sourceEntry(req, from)
+	if err != nil {
+		return from, nil, byteRange{}, err
+	}
+	rng, err := sourceRange(req, src)
+	if err != nil {
+		return from, nil, byteRange{}, err
+	}
+	return from, src, rng, nil
+}
+
+// chargeCopy charges a part copy before anything is read. The part's ETag
+// is the MD5 of the range: reading it reveals content, so the range is
+// charged and recorded as a read, and as a write of the part; both are
+// charged or neither.
+func (s *Server) chargeCopy(req *request, from copySrc, src *manifest.Entry, rng byteRange) (read, written *auth.Charge, err error) {
+	read, err = s.chargeRead(req, from.repo, from.branch, from.key, src, rng)
+	if err != nil {
+		return nil, nil, err
+	}
+	written, err = s.chargeWrite(req, rng.length)
+	if err != nil {
+		read.Refund(req.ctx())
+		return nil, nil, err
+	}
+	return read, written, nil
+}
+
+// sourceRange is the range of src that x-amz-copy-source-range names
+// (all of src without it); no larger than a part may be.
+func sourceRange(req *request, src *manifest.Entry) (byteRange, error) {
+	rng := byteRange{length: src.Size}
+	if v := req.r.Header.Get("x-amz-copy-source-range"); v != "" {
+		r, ok, rerr := parseRange(v, src.Size)
+		if rerr != nil || !ok || strings.HasPrefix(strings.TrimPrefix(v, "bytes="), "-") {
+			return rng, errInvalidArgument(fmt.Sprintf("Range specified is not valid for source object of size: %d", src.Size))
+		}
+		rng = r
+	}
+	if rng.length > maxPutSize {
+		return rng, errInvalidRequest("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
+	}
+	return rng, nil
+}
+
+// partHashes starts the upload's checksum of a copied part (sum is nil
+// when the upload has none) and returns the writer that feeds both it
+// and md, the part's MD5.
+func partHashes(algorithm string, md hash.Hash) (alg checksum.Algorithm, sum hash.Hash, w io.Writer) {
+	alg, _ = checksum.Parse(algorithm)
+	if algorithm != "" {
+		sum = alg.New()
+	}
+	w = io.Writer(md)
+	if sum != nil {
+		w = io.MultiWriter(md, sum)
+	}
+	return alg, sum, w
+}
+
+// copyChunks appends to refs the chunks of content that hold rng, and
+// writes rng's bytes to w: a chunk wholly inside is shared (pinned in
+// cu), a partial one at an edge is stored anew in cu.
+func (s *Server) copyChunks(req *request, cu *cas.Upload, w io.Writer, content *manifest.Content, rng byteRange, refs []chunk.Ref) ([]chunk.Ref, error) {
+	var off int64
+	end := rng.start + rng.length
+	var buf bytes.Buffer
+	for _, ref := range content.Chunks {
+		size := int64(ref.Size)
+		if off+size <= rng.start || off >= end {
+			off += size
+			continue
+		}
+		from, to := max(rng.start-off, 0), min(end-off, size)
+		if from == 0 && to == size {
+			if err := s.chunks.Read(req.ctx(), w, ref.Hash, 0, size); err != nil {
+				return refs, err
+			}
+			cu.Pin([]chunk.Ref{ref})
+			refs = append(refs, ref)
+		} else {
+			buf.Reset()
+			if err := s.chunks.Read(req.ctx(), io.MultiWriter(w, &buf), ref.Hash, from, to-from); err != nil {
+				return refs, err
+			}
+			nr, err := cu.Put(req.ctx(), buf.Bytes())
+			if err != nil {
+				return refs, err
+			}
+			refs = append(refs, nr)
+		}
+		off += size
+	}
+	return refs, nil
 }
 
 type partDoc struct {

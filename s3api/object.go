@@ -375,32 +375,63 @@ func (s *Server) deleteObject(req *request) error {
 	return nil
 }
 
+// copySrc is the object a copy reads, as x-amz-copy-source names it.
+type copySrc struct{ repo, branch, key, vid string }
+
 // copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=v]",
 // URL-encoded. Within the same repository the source is read from the
 // destination's branch unless the source bucket is a branch alias.
-func (s *Server) copySource(req *request) (repo, br, key, vid string, err error) {
+func (s *Server) copySource(req *request) (copySrc, error) {
 	v := req.r.Header.Get("x-amz-copy-source")
 	path, query, _ := strings.Cut(v, "?")
 	path = strings.TrimPrefix(path, "/")
-	if path, err = url.PathUnescape(path); err != nil {
-		return "", "", "", "", errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	path, err := url.PathUnescape(path)
+	if err != nil {
+		return copySrc{}, errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
 	}
 	bucket, key, ok := strings.Cut(path, "/")
 	if !ok || bucket == "" || key == "" {
-		return "", "", "", "", errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+		return copySrc{}, errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
 	}
+	src := copySrc{key: key}
 	if query != "" {
 		qv, perr := url.ParseQuery(query)
 		if perr != nil {
-			return "", "", "", "", errInvalidArgument("malformed x-amz-copy-source query")
+			return copySrc{}, errInvalidArgument("malformed x-amz-copy-source query")
 		}
-		vid = qv.Get("versionId")
+		src.vid = qv.Get("versionId")
 	}
-	repo, br = ParseAlias(bucket)
-	if br == "" && repo == req.repo {
-		br = req.branch
+	src.repo, src.branch = ParseAlias(bucket)
+	if src.branch == "" && src.repo == req.repo {
+		src.branch = req.branch
 	}
-	return repo, br, key, vid, nil
+	return src, nil
+}
+
+// readableSource parses x-amz-copy-source and asks the door whether the
+// request may read it.
+func (s *Server) readableSource(req *request) (copySrc, error) {
+	src, err := s.copySource(req)
+	if err != nil {
+		return copySrc{}, err
+	}
+	if err := s.allow(req, lease.Read, src.repo, src.branch, src.key, noSuchKey()); err != nil {
+		return copySrc{}, err
+	}
+	return src, nil
+}
+
+// sourceEntry resolves the copy source and checks the
+// x-amz-copy-source-if-* conditions against it.
+func (s *Server) sourceEntry(req *request, src copySrc) (*manifest.Entry, error) {
+	e, err := s.resolve(req, src.repo, src.branch, src.key, src.vid)
+	if err != nil {
+		return nil, err
+	}
+	if ce := copyConditions(req.r.Header, e); ce != nil {
+		return nil, ce
+	}
+	return e, nil
 }
 
 type copyObjectResult struct {
@@ -452,23 +483,16 @@ func (s *Server) copyObject(req *request) error {
 	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
 		return err
 	}
-	srcRepo, srcBranch, srcKey, srcVid, err := s.copySource(req)
+	from, err := s.readableSource(req)
 	if err != nil {
-		return err
-	}
-	if err := s.allow(req, lease.Read, srcRepo, srcBranch, srcKey, noSuchKey()); err != nil {
 		return err
 	}
 	if err := s.writableBranch(req); err != nil {
 		return err
 	}
-	src, err := s.resolve(req, srcRepo, srcBranch, srcKey, srcVid)
+	src, err := s.sourceEntry(req, from)
 	if err != nil {
 		return err
-	}
-
-	if ce := copyConditions(h, src); ce != nil {
-		return ce
 	}
 	dst := *src
 	dst.VersionID, dst.ModTime = "", 0
@@ -479,7 +503,7 @@ func (s *Server) copyObject(req *request) error {
 			return err
 		}
 		dst.ContentType, dst.Headers, dst.Meta = m.ContentType, m.Headers, m.Meta
-	} else if srcRepo == req.repo && srcBranch == req.branch && srcKey == req.key && srcVid == "" {
+	} else if from.repo == req.repo && from.branch == req.branch && from.key == req.key && from.vid == "" {
 		return errInvalidRequest("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	// A lazy source is copied as the entry it is: the copy pins the same
@@ -500,7 +524,7 @@ func (s *Server) copyObject(req *request) error {
 		rec = branch.ContentRecord{Hash: src.ContentRef, Data: content.Encode()}
 	}
 	charge, err := s.auth.Copy(req.ctx(), req.p, auth.Target{Repo: req.repo, Branch: req.branch, Key: req.key}, src.Size,
-		auth.Source{Target: auth.Target{Repo: srcRepo, Branch: srcBranch, Key: srcKey}, Entry: src, Range: auth.Range{Len: src.Size}})
+		auth.Source{Target: auth.Target{Repo: from.repo, Branch: from.branch, Key: from.key}, Entry: src, Range: auth.Range{Len: src.Size}})
 	if err != nil {
 		return err
 	}
