@@ -407,19 +407,24 @@ func (s *Server) listParts(req *request) error {
 	return s.writeXML(req, http.StatusOK, doc)
 }
 
+// completeRequest is the CompleteMultipartUpload document.
 type completeRequest struct {
-	XMLName xml.Name `xml:"CompleteMultipartUpload"`
-	Parts   []struct {
-		PartNumber        int    `xml:"PartNumber"`
-		ETag              string `xml:"ETag"`
-		ChecksumCRC32     string `xml:"ChecksumCRC32"`
-		ChecksumCRC32C    string `xml:"ChecksumCRC32C"`
-		ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME"`
-		ChecksumSHA1      string `xml:"ChecksumSHA1"`
-		ChecksumSHA256    string `xml:"ChecksumSHA256"`
-	} `xml:"Part"`
+	XMLName xml.Name       `xml:"CompleteMultipartUpload"`
+	Parts   []completePart `xml:"Part"`
 }
 
+// completePart is a part as CompleteMultipartUpload lists it.
+type completePart struct {
+	PartNumber        int    `xml:"PartNumber"`
+	ETag              string `xml:"ETag"`
+	ChecksumCRC32     string `xml:"ChecksumCRC32"`
+	ChecksumCRC32C    string `xml:"ChecksumCRC32C"`
+	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME"`
+	ChecksumSHA1      string `xml:"ChecksumSHA1"`
+	ChecksumSHA256    string `xml:"ChecksumSHA256"`
+}
+
+// completeResult is the CompleteMultipartUploadResult document.
 type completeResult struct {
 	XMLName  xml.Name `xml:"CompleteMultipartUploadResult"`
 	Xmlns    string   `xml:"xmlns,attr"`
@@ -441,75 +446,18 @@ func (s *Server) completeUpload(req *request) error {
 	if err := readBody(req, 8<<20, &c); err != nil {
 		return err
 	}
-	if len(c.Parts) == 0 {
-		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
-	}
-	numbers := make([]int, len(c.Parts))
-	for i, p := range c.Parts {
-		if i > 0 && p.PartNumber <= c.Parts[i-1].PartNumber {
-			return toS3(branch.ErrInvalidPartOrder)
-		}
-		numbers[i] = p.PartNumber
+	numbers, err := c.numbers()
+	if err != nil {
+		return err
 	}
 	parts, err := s.b.Parts(req.ctx(), req.repo, req.key, up.ID, numbers)
 	if err != nil {
 		return err
 	}
 	e := *up.Entry
-	content := &manifest.Content{}
-	md5s := make([]string, len(parts))
-	var sums [][]byte
-	var crcParts []checksum.Part
-	for i, p := range parts {
-		want := c.Parts[i]
-		if strings.Trim(want.ETag, `" `) != p.Entry.ETag {
-			return toS3(branch.ErrInvalidPart)
-		}
-		if i < len(parts)-1 && p.Entry.Size < minPartSize {
-			return toS3(branch.ErrEntityTooSmall)
-		}
-		for _, given := range []string{want.ChecksumCRC32, want.ChecksumCRC32C, want.ChecksumCRC64NVME, want.ChecksumSHA1, want.ChecksumSHA256} {
-			if given != "" && given != p.Entry.ChecksumValue {
-				return toS3(branch.ErrInvalidPart)
-			}
-		}
-		pc, err := s.ms.Content(req.ctx(), p.Entry)
-		if err != nil {
-			return err
-		}
-		content.Chunks = append(content.Chunks, pc.Chunks...)
-		content.Parts = append(content.Parts, manifest.Part{Size: p.Entry.Size, Checksum: p.Entry.ChecksumValue})
-		e.Size += p.Entry.Size
-		md5s[i] = p.Entry.ETag
-		if e.ChecksumAlgorithm != "" {
-			if p.Entry.ChecksumAlgorithm != e.ChecksumAlgorithm {
-				return errInvalidRequest(fmt.Sprintf("part %d has no %s checksum", p.Number, e.ChecksumAlgorithm))
-			}
-			raw, err := base64.StdEncoding.DecodeString(p.Entry.ChecksumValue)
-			if err != nil {
-				return err
-			}
-			sums = append(sums, raw)
-			crcParts = append(crcParts, checksum.Part{Sum: raw, Size: p.Entry.Size})
-		}
-	}
-	if e.Size > maxObjectSize {
-		return errEntityTooLarge("Your proposed upload exceeds the maximum allowed object size.")
-	}
-	etag, ok := multipartETag(md5s)
-	if !ok {
-		return errInternal()
-	}
-	e.ETag = etag
-	if e.ChecksumAlgorithm != "" {
-		alg, _ := checksum.Parse(e.ChecksumAlgorithm)
-		if e.ChecksumType == "FULL_OBJECT" {
-			if e.ChecksumValue, err = checksum.CombineCRC(alg, crcParts); err != nil {
-				return err
-			}
-		} else {
-			e.ChecksumValue = checksum.Composite(alg, sums)
-		}
+	content, err := s.joinParts(req, &e, c.Parts, parts)
+	if err != nil {
+		return err
 	}
 	if err := checkStatedChecksum(req.r.Header, &e); err != nil {
 		return err
@@ -525,6 +473,104 @@ func (s *Server) completeUpload(req *request) error {
 	req.w.Header().Set("x-amz-version-id", stored.VersionID)
 	doc := completeResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key, Bucket: req.bucket, Key: req.key, ETag: quote(stored.ETag), checksumDoc: checksumsOf(stored)}
 	return s.writeXML(req, http.StatusOK, doc)
+}
+
+// numbers returns the part numbers the request lists: at least one, in
+// ascending order.
+func (c *completeRequest) numbers() ([]int, error) {
+	if len(c.Parts) == 0 {
+		return nil, errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
+	}
+	numbers := make([]int, len(c.Parts))
+	for i, p := range c.Parts {
+		if i > 0 && p.PartNumber <= c.Parts[i-1].PartNumber {
+			return nil, toS3(branch.ErrInvalidPartOrder)
+		}
+		numbers[i] = p.PartNumber
+	}
+	return numbers, nil
+}
+
+// joinParts checks the stored parts against those listed and joins them
+// into e: their chunk lists make its content, their sizes its size, their
+// MD5s its ETag and their checksums its checksum.
+func (s *Server) joinParts(req *request, e *manifest.Entry, listed []completePart, parts []branch.PartInfo) (*manifest.Content, error) {
+	content := &manifest.Content{}
+	md5s := make([]string, len(parts))
+	var sums [][]byte
+	var crcParts []checksum.Part
+	for i, p := range parts {
+		if err := checkPart(listed[i], p, i == len(parts)-1); err != nil {
+			return nil, err
+		}
+		pc, err := s.ms.Content(req.ctx(), p.Entry)
+		if err != nil {
+			return nil, err
+		}
+		content.Chunks = append(content.Chunks, pc.Chunks...)
+		content.Parts = append(content.Parts, manifest.Part{Size: p.Entry.Size, Checksum: p.Entry.ChecksumValue})
+		e.Size += p.Entry.Size
+		md5s[i] = p.Entry.ETag
+		if e.ChecksumAlgorithm != "" {
+			if p.Entry.ChecksumAlgorithm != e.ChecksumAlgorithm {
+				return nil, errInvalidRequest(fmt.Sprintf("part %d has no %s checksum", p.Number, e.ChecksumAlgorithm))
+			}
+			raw, err := base64.StdEncoding.DecodeString(p.Entry.ChecksumValue)
+			if err != nil {
+				return nil, err
+			}
+			sums = append(sums, raw)
+			crcParts = append(crcParts, checksum.Part{Sum: raw, Size: p.Entry.Size})
+		}
+	}
+	if e.Size > maxObjectSize {
+		return nil, errEntityTooLarge("Your proposed upload exceeds the maximum allowed object size.")
+	}
+	etag, ok := multipartETag(md5s)
+	if !ok {
+		return nil, errInternal()
+	}
+	e.ETag = etag
+	if err := combineChecksums(e, sums, crcParts); err != nil {
+		return nil, err
+	}
+	return content, nil
+}
+
+// checkPart checks a stored part against the request's listing of it:
+// the same ETag and checksum, and, but for the last part, the minimum
+// size.
+func checkPart(want completePart, p branch.PartInfo, last bool) error {
+	if strings.Trim(want.ETag, `" `) != p.Entry.ETag {
+		return toS3(branch.ErrInvalidPart)
+	}
+	if !last && p.Entry.Size < minPartSize {
+		return toS3(branch.ErrEntityTooSmall)
+	}
+	for _, given := range []string{want.ChecksumCRC32, want.ChecksumCRC32C, want.ChecksumCRC64NVME, want.ChecksumSHA1, want.ChecksumSHA256} {
+		if given != "" && given != p.Entry.ChecksumValue {
+			return toS3(branch.ErrInvalidPart)
+		}
+	}
+	return nil
+}
+
+// combineChecksums sets e's checksum from its parts': a CRC of the whole
+// object (FULL_OBJECT) or a checksum of their checksums (COMPOSITE).
+func combineChecksums(e *manifest.Entry, sums [][]byte, crcParts []checksum.Part) error {
+	if e.ChecksumAlgorithm == "" {
+		return nil
+	}
+	alg, _ := checksum.Parse(e.ChecksumAlgorithm)
+	if e.ChecksumType == "FULL_OBJECT" {
+		var err error
+		if e.ChecksumValue, err = checksum.CombineCRC(alg, crcParts); err != nil {
+			return err
+		}
+		return nil
+	}
+	e.ChecksumValue = checksum.Composite(alg, sums)
+	return nil
 }
 
 func (s *Server) abortUpload(req *request) error {
