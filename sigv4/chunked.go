@@ -387,6 +387,12 @@ func (c *chunkedReader) readTrailers() error {
 	if !sawSig {
 		return fmt.Errorf("%w: missing %s", ErrIncompleteBody, trailerSigName)
 	}
+	return c.checkTrailerSig(canon, &trailerSig)
+}
+
+// checkTrailerSig checks the trailer signature sig over canon, the
+// trailers' canonical lines, chained to the final chunk's signature.
+func (c *chunkedReader) checkTrailerSig(canon []byte, sig *[32]byte) error {
 	sum := sha256.Sum256(canon)
 	var sumHex [64]byte
 	hex.Encode(sumHex[:], sum[:])
@@ -395,7 +401,7 @@ func (c *chunkedReader) readTrailers() error {
 	c.mac.Write(c.prevSig[:])
 	c.mac.Write(emptyHashLine[:1])
 	c.mac.Write(sumHex[:])
-	if !hmac.Equal(c.mac.Sum(c.sumBuf[:0]), trailerSig[:]) {
+	if !hmac.Equal(c.mac.Sum(c.sumBuf[:0]), sig[:]) {
 		return fmt.Errorf("%w: trailer", ErrSignatureMismatch)
 	}
 	return nil
