@@ -243,6 +243,36 @@ func runDiffCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	}, nil
 }
 
+// curveLister is one series of the list curve and how it lists every key.
+type curveLister struct {
+	s    *Series
+	list func() (ListPage, error)
+}
+
+// measure lists every key reps+1 times, the first untimed, and adds the
+// point of n keys to the series; a listing that misses keys fails.
+func (l curveLister) measure(n, reps int) error {
+	var ds []time.Duration
+	for r := 0; r < reps+1; r++ {
+		start := time.Now()
+		lp, err := l.list()
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.s.Name, err)
+		}
+		if lp.Keys != n {
+			return fmt.Errorf("%s listed %d of %d keys", l.s.Name, lp.Keys, n)
+		}
+		if r > 0 {
+			ds = append(ds, time.Since(start))
+		}
+	}
+	l.s.Points = append(l.s.Points, point(n, ds))
+	return nil
+}
+
+// runListCurve times listing every key against the number of keys: the
+// gateway's committed tree, gofakes3 (up to its limit) and one directory
+// of files.
 func runListCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	p := e.Profile
 	reps := p.curveReps()
@@ -283,18 +313,14 @@ func runListCurve(ctx context.Context, e *Env) ([]*Result, error) {
 		if err := loadRepo(ctx, nas.Gateway.Branches, repo, n); err != nil {
 			return nil, err
 		}
-		type lister struct {
-			s    *Series
-			list func() (ListPage, error)
-		}
-		listers := []lister{{&series[0], func() (ListPage, error) { return nas.Client.List(ctx, repo, "", "", 1000) }}}
+		listers := []curveLister{{&series[0], func() (ListPage, error) { return nas.Client.List(ctx, repo, "", "", 1000) }}}
 		if fake != nil && n <= p.GoFakeS3ListMax {
 			for i := loaded; i < n; i++ {
 				if _, err := fake.Backend.PutObject("list", curveKey(i), map[string]string{}, strings.NewReader(""), 0, nil); err != nil {
 					return nil, fmt.Errorf("load gofakes3: %w", err)
 				}
 			}
-			listers = append(listers, lister{&series[1], func() (ListPage, error) { return fake.Client.List(ctx, "list", "", "", 1000) }})
+			listers = append(listers, curveLister{&series[1], func() (ListPage, error) { return fake.Client.List(ctx, "list", "", "", 1000) }})
 		}
 		for i := loaded; i < n; i++ {
 			if err := files.Put(ctx, "list", curveKey(i), strings.NewReader(""), 0); err != nil {
@@ -302,23 +328,11 @@ func runListCurve(ctx context.Context, e *Env) ([]*Result, error) {
 			}
 		}
 		loaded = n
-		listers = append(listers, lister{&series[len(series)-1], func() (ListPage, error) { return files.List(ctx, "list", "", "", 0) }})
+		listers = append(listers, curveLister{&series[len(series)-1], func() (ListPage, error) { return files.List(ctx, "list", "", "", 0) }})
 		for _, l := range listers {
-			var ds []time.Duration
-			for r := 0; r < reps+1; r++ {
-				start := time.Now()
-				lp, err := l.list()
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", l.s.Name, err)
-				}
-				if lp.Keys != n {
-					return nil, fmt.Errorf("%s listed %d of %d keys", l.s.Name, lp.Keys, n)
-				}
-				if r > 0 {
-					ds = append(ds, time.Since(start))
-				}
+			if err := l.measure(n, reps); err != nil {
+				return nil, err
 			}
-			l.s.Points = append(l.s.Points, point(n, ds))
 		}
 	}
 	notes := []string{"Every key, all pages of 1,000 (ListObjectsV2 over HTTP for the S3 stores)."}
