@@ -67,6 +67,7 @@ func stage(ctx context.Context, b *branch.Service, repo, br string, n, changes, 
 	return g.Wait()
 }
 
+// medianMS is the median of ds in milliseconds.
 func medianMS(ds []time.Duration) float64 {
 	vals := make([]float64, len(ds))
 	for i, d := range ds {
@@ -75,6 +76,7 @@ func medianMS(ds []time.Duration) float64 {
 	return StatOf(vals).Median
 }
 
+// spreadOf is the spread of ds in milliseconds.
 func spreadOf(ds []time.Duration) float64 {
 	vals := make([]float64, len(ds))
 	for i, d := range ds {
@@ -83,6 +85,7 @@ func spreadOf(ds []time.Duration) float64 {
 	return StatOf(vals).Spread()
 }
 
+// point is the curve point of x: the median of ds and its spread.
 func point(x int, ds []time.Duration) Point {
 	return Point{X: float64(x), Y: medianMS(ds), Spread: spreadOf(ds)}
 }
@@ -90,6 +93,7 @@ func point(x int, ds []time.Duration) Point {
 // curveReps is how many times each curve point is measured.
 func (p Profile) curveReps() int { return max(p.Reps, 3) }
 
+// runForkCurve times a fork against the number of objects in the branch.
 func runForkCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	t, err := e.StartReference(ctx)
 	if err != nil {
@@ -173,6 +177,8 @@ func commitDiffCurves(ctx context.Context, e *Env) (byChanges, byTree [2]Series,
 	return r[0], r[1], nil
 }
 
+// measureCommitDiff times commits and diffs against the number of
+// changes and against the tree size, for the commit and diff curves.
 func measureCommitDiff(ctx context.Context, e *Env) (byChanges, byTree [2]Series, err error) {
 	t, err := e.StartReference(ctx)
 	if err != nil {
@@ -217,6 +223,7 @@ func measureCommitDiff(ctx context.Context, e *Env) (byChanges, byTree [2]Series
 	return byChanges, byTree, nil
 }
 
+// runCommitCurve reports the commit curves of measureCommitDiff.
 func runCommitCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	byChanges, byTree, err := commitDiffCurves(ctx, e)
 	if err != nil {
@@ -230,6 +237,7 @@ func runCommitCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	}, nil
 }
 
+// runDiffCurve reports the diff curves of measureCommitDiff.
 func runDiffCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	byChanges, byTree, err := commitDiffCurves(ctx, e)
 	if err != nil {

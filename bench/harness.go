@@ -35,6 +35,7 @@ var (
 	registry   []registered
 )
 
+// registered is a workload of the registry and whether it is built in.
 type registered struct {
 	w       Workload
 	builtin bool
@@ -53,6 +54,7 @@ type registered struct {
 // to report.
 func Register(w Workload) { register(w, false) }
 
+// register adds w to the registry, built in or not (see Register).
 func register(w Workload, builtin bool) {
 	if w.Name == "" || w.Run == nil {
 		panic("bench: Register needs a name and a Run function")
@@ -148,6 +150,7 @@ type Env struct {
 	memo  map[string]memoized
 }
 
+// memoized is what a Memo function returned.
 type memoized struct {
 	v   any
 	err error

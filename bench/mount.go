@@ -21,6 +21,7 @@ import (
 // disk, side by side in one run. The mount is the owner's; a lease's mount
 // adds one authorization call to the gateway per read.
 
+// init registers the FUSE workloads.
 func init() {
 	Register(Workload{Name: "mount-seq", Doc: "FUSE: sequential write and read of one large file vs a local directory", Run: runMountSeq})
 	Register(Workload{Name: "mount-small", Doc: "FUSE: create, read and delete many 4 KiB files vs a local directory", Run: runMountSmall})
@@ -36,6 +37,7 @@ type mountSizes struct {
 	git   int   // files in the git tree
 }
 
+// sizesFor returns the sizes of the FUSE workloads in mode.
 func sizesFor(mode string) mountSizes {
 	switch mode {
 	case "tiny":
@@ -126,6 +128,7 @@ func (mt *mounted) again(ctx context.Context, e *Env, writeback bool) (string, e
 	return dir, nil
 }
 
+// close unmounts every mount of mt and stops and removes its gateway.
 func (mt *mounted) close() {
 	for _, m := range mt.extra {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -462,6 +465,7 @@ func lsDir(ctx context.Context, dir string) error {
 // limitedBuffer keeps the first 4 KiB written to it.
 type limitedBuffer struct{ b []byte }
 
+// Write keeps what fits of p and reports all of it written.
 func (l *limitedBuffer) Write(p []byte) (int, error) {
 	if room := 4096 - len(l.b); room > 0 {
 		l.b = append(l.b, p[:min(room, len(p))]...)
@@ -469,8 +473,11 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String returns what was kept.
 func (l *limitedBuffer) String() string { return string(l.b) }
 
+// runMountLs times ls -l of a directory of many entries through the
+// mount and in a local directory.
 func runMountLs(ctx context.Context, e *Env) ([]*Result, error) {
 	sz := sizesFor(e.Profile.Mode)
 	// The entries go in by the branch service's bulk import (their bytes
@@ -538,6 +545,8 @@ func gitTree(ctx context.Context, dir string, n int, content *Content) error {
 	return nil
 }
 
+// gitIn runs git with args in dir, as a fixed author, without the
+// system's configuration.
 func gitIn(ctx context.Context, dir string, args ...string) error {
 	// Through sh's cd, never cmd.Dir: a child that chdirs into a mount this
 	// process serves, before it execs, can deadlock with the parent's
@@ -553,6 +562,8 @@ func gitIn(ctx context.Context, dir string, args ...string) error {
 	return nil
 }
 
+// runMountGit times git status in a tree of many files through the
+// mount and in a local directory.
 func runMountGit(ctx context.Context, e *Env) ([]*Result, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, errors.New("git is not installed")

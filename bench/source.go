@@ -25,6 +25,7 @@ import (
 // gateway. The remote answers from memory, so "direct" is the cost of
 // moving bytes from it, not of a disk or a network.
 
+// init registers the source workload.
 func init() {
 	Register(Workload{Name: "source", Doc: "lazy sources: attach time vs remote objects against listing them, first read against a direct GET from the remote, second read against a local object", Run: runSource})
 }
@@ -38,6 +39,7 @@ type sourceSizes struct {
 	firstBytes int64
 }
 
+// sourceSizesFor returns the sizes of the source workload in mode.
 func sourceSizesFor(mode string) sourceSizes {
 	switch mode {
 	case "tiny":
@@ -72,6 +74,7 @@ type srcRemote struct {
 	stop   func() error
 }
 
+// startSrcRemote starts an empty remote on loopback.
 func startSrcRemote(ctx context.Context) (*srcRemote, error) {
 	mem := s3mem.New()
 	url, stop, err := ServeHandler(ctx, gofakes3.New(mem).Server())
@@ -82,11 +85,14 @@ func startSrcRemote(ctx context.Context) (*srcRemote, error) {
 	return &srcRemote{url: url, mem: mem, client: NewClient(url, "us-east-1", creds), stop: stop}, nil
 }
 
+// close stops the remote and its client.
 func (r *srcRemote) close() error {
 	r.client.Close()
 	return r.stop()
 }
 
+// put stores body at key of bucket on the remote, straight into its
+// backend.
 func (r *srcRemote) put(bucket, key string, body []byte) error {
 	if _, err := r.mem.PutObject(bucket, key, map[string]string{}, bytes.NewReader(body), int64(len(body)), nil); err != nil {
 		return fmt.Errorf("remote put %s/%s: %w", bucket, key, err)
@@ -103,6 +109,8 @@ func (r *srcRemote) attach(ctx context.Context, t *Target, bucket, repo string) 
 	return r.attachTo(ctx, t, bucket, repo)
 }
 
+// attachTo attaches the whole of remote bucket to the existing repo at
+// "ds/" and waits until the import is done.
 func (r *srcRemote) attachTo(ctx context.Context, t *Target, bucket, repo string) (*source.Info, error) {
 	reg := t.Gateway.Sources
 	info, err := reg.Add(ctx, source.Spec{Repo: repo, Prefix: "ds/", URL: "s3://" + bucket, Endpoint: r.url,
@@ -146,6 +154,8 @@ func getTimed(ctx context.Context, c *Client, bucket, key string) (n int64, ttfb
 	return 1 + rest, ttfb, time.Since(start), nil
 }
 
+// runSource runs the source workload: the attach curve, then the first
+// and second reads at every size.
 func runSource(ctx context.Context, e *Env) ([]*Result, error) {
 	sz := sourceSizesFor(e.Profile.Mode)
 	rm, err := startSrcRemote(ctx)

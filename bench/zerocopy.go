@@ -79,6 +79,8 @@ func copyFile(dst, src string, times int) error {
 	return syncDir(filepath.Dir(dst))
 }
 
+// runCopy times a CopyObject of a large object on every target against
+// copying the file, with the bytes each store grew by.
 func runCopy(ctx context.Context, e *Env) ([]*Result, error) {
 	p := e.Profile
 	ts, err := e.StartTargets(ctx)
@@ -140,6 +142,9 @@ func runCopy(ctx context.Context, e *Env) ([]*Result, error) {
 		Notes: []string{"Disk growth is the data directory's allocated size after the copy minus before (metadata included)."}}}, nil
 }
 
+// runMultipart times CompleteMultipartUpload of many parts on every
+// target against concatenating the part files, with the bytes each
+// store grew by.
 func runMultipart(ctx context.Context, e *Env) ([]*Result, error) {
 	p := e.Profile
 	ts, err := e.StartTargets(ctx)

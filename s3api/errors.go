@@ -28,8 +28,10 @@ type Error struct {
 	Header http.Header
 }
 
+// Error returns the code and message.
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
+// s3err is an Error of status, code and message.
 func s3err(status int, code, msg string) *Error {
 	return &Error{Status: status, Code: code, Message: msg}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/agentnas/nas/manifest"
 )
 
+// initiateResult is the InitiateMultipartUploadResult document.
 type initiateResult struct {
 	XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
 	Xmlns    string   `xml:"xmlns,attr"`
@@ -42,6 +43,8 @@ func (s *Server) branchName(req *request) (string, error) {
 	return r.DefaultBranch, nil
 }
 
+// createUpload answers CreateMultipartUpload: a new upload to the
+// addressed key, with the checksum its parts will carry.
 func (s *Server) createUpload(req *request) error {
 	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
 		return err
@@ -112,6 +115,7 @@ func (s *Server) openUpload(req *request, a lease.Action) (*branch.Upload, error
 	return up, nil
 }
 
+// partNumber parses the partNumber query parameter (1 to 10000).
 func partNumber(req *request) (int, error) {
 	n, err := strconv.Atoi(req.query.Get("partNumber"))
 	if err != nil || n < 1 || n > 10000 {
@@ -120,6 +124,8 @@ func partNumber(req *request) (int, error) {
 	return n, nil
 }
 
+// uploadPart answers UploadPart: the body stored as part partNumber of
+// the upload.
 func (s *Server) uploadPart(req *request) error {
 	n, err := partNumber(req)
 	if err != nil {
@@ -166,6 +172,8 @@ func (s *Server) uploadPart(req *request) error {
 	return nil
 }
 
+// hasChecksumHeader reports whether the request carries a checksum, as a
+// header or as a trailer.
 func hasChecksumHeader(h http.Header) bool {
 	for name := range h {
 		if strings.HasPrefix(strings.ToLower(name), "x-amz-checksum-") && !strings.EqualFold(name, "x-amz-checksum-type") {
@@ -175,6 +183,7 @@ func hasChecksumHeader(h http.Header) bool {
 	return strings.Contains(strings.ToLower(h.Get("x-amz-trailer")), "x-amz-checksum-")
 }
 
+// copyPartResult is the CopyPartResult document.
 type copyPartResult struct {
 	XMLName      xml.Name `xml:"CopyPartResult"`
 	Xmlns        string   `xml:"xmlns,attr"`
@@ -349,6 +358,7 @@ func (s *Server) copyChunks(req *request, cu *cas.Upload, w io.Writer, content *
 	return refs, nil
 }
 
+// partDoc is a part of the ListPartsResult document.
 type partDoc struct {
 	PartNumber   int    `xml:"PartNumber"`
 	LastModified string `xml:"LastModified"`
@@ -357,6 +367,7 @@ type partDoc struct {
 	checksumDoc
 }
 
+// listPartsResult is the ListPartsResult document.
 type listPartsResult struct {
 	XMLName              xml.Name  `xml:"ListPartsResult"`
 	Xmlns                string    `xml:"xmlns,attr"`
@@ -375,6 +386,7 @@ type listPartsResult struct {
 	Parts                []partDoc `xml:"Part"`
 }
 
+// listParts answers ListParts: the upload's parts, a page at a time.
 func (s *Server) listParts(req *request) error {
 	up, err := s.openUpload(req, lease.List)
 	if err != nil {
@@ -573,6 +585,7 @@ func combineChecksums(e *manifest.Entry, sums [][]byte, crcParts []checksum.Part
 	return nil
 }
 
+// abortUpload answers AbortMultipartUpload.
 func (s *Server) abortUpload(req *request) error {
 	up, err := s.openUpload(req, lease.Write)
 	if err != nil {
@@ -586,6 +599,7 @@ func (s *Server) abortUpload(req *request) error {
 	return nil
 }
 
+// uploadDoc is an upload of the ListMultipartUploadsResult document.
 type uploadDoc struct {
 	Key               string `xml:"Key"`
 	UploadID          string `xml:"UploadId"`
@@ -597,6 +611,7 @@ type uploadDoc struct {
 	ChecksumType      string `xml:"ChecksumType,omitempty"`
 }
 
+// listUploadsResult is the ListMultipartUploadsResult document.
 type listUploadsResult struct {
 	XMLName            xml.Name    `xml:"ListMultipartUploadsResult"`
 	Xmlns              string      `xml:"xmlns,attr"`
@@ -614,6 +629,8 @@ type listUploadsResult struct {
 	CommonPrefixes     []prefixDoc `xml:"CommonPrefixes"`
 }
 
+// listUploads answers ListMultipartUploads: the repository's uploads
+// in progress, a page at a time.
 func (s *Server) listUploads(req *request) error {
 	q := req.query
 	enc, err := encodingType(q.Get("encoding-type"))

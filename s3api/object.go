@@ -29,6 +29,7 @@ const (
 	maxObjectSize = manifest.MaxSize
 )
 
+// newMD5 returns a new MD5 hash (ETags are MD5s).
 func newMD5() hash.Hash { return md5.New() }
 
 // ingested is a request body stored in the chunk store but not yet
@@ -119,6 +120,8 @@ func writeCondition(req *request) branch.Condition {
 	}
 }
 
+// putObject answers PutObject: the body stored as a new version of the
+// addressed key.
 func (s *Server) putObject(req *request) error {
 	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
 		return err
@@ -163,6 +166,8 @@ func (s *Server) putObject(req *request) error {
 	return nil
 }
 
+// setChecksumHeaders sets the x-amz-checksum-* headers of e's checksum,
+// if it has one.
 func setChecksumHeaders(h http.Header, e *manifest.Entry) {
 	if e.ChecksumAlgorithm == "" {
 		return
@@ -336,6 +341,8 @@ func (s *Server) writeContent(req *request, c *manifest.Content, rng byteRange) 
 	return s.chunks.ReadRefs(req.ctx(), req.w, c.Chunks, rng.start, rng.length)
 }
 
+// deleteObject answers DeleteObject: a delete marker, or with versionId
+// the removal of that version.
 func (s *Server) deleteObject(req *request) error {
 	if err := s.allow(req, lease.Delete, req.repo, req.branch, req.key, noSuchKey()); err != nil {
 		if toS3(err).Code == "NoSuchKey" {
@@ -434,6 +441,7 @@ func (s *Server) sourceEntry(req *request, src copySrc) (*manifest.Entry, error)
 	return e, nil
 }
 
+// copyObjectResult is the CopyObjectResult document.
 type copyObjectResult struct {
 	XMLName      xml.Name `xml:"CopyObjectResult"`
 	Xmlns        string   `xml:"xmlns,attr"`

@@ -504,6 +504,7 @@ type bufferedBody struct {
 	orig io.Closer
 }
 
+// Close closes the original body.
 func (b bufferedBody) Close() error { return b.orig.Close() }
 
 // sha256Reader passes a body through and checks its SHA-256 at EOF.
@@ -514,6 +515,8 @@ type sha256Reader struct {
 	err  error // sticky
 }
 
+// Read passes the body through, hashing it; at EOF a hash that differs
+// is ErrContentSHA256Mismatch.
 func (s *sha256Reader) Read(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
@@ -533,6 +536,7 @@ func (s *sha256Reader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close closes the body.
 func (s *sha256Reader) Close() error { return s.src.Close() }
 
 // bodyError translates a read error of the underlying body.
