@@ -67,6 +67,7 @@ func stage(ctx context.Context, b *branch.Service, repo, br string, n, changes, 
 	return g.Wait()
 }
 
+// medianMS is the median of ds in milliseconds.
 func medianMS(ds []time.Duration) float64 {
 	vals := make([]float64, len(ds))
 	for i, d := range ds {
@@ -75,6 +76,7 @@ func medianMS(ds []time.Duration) float64 {
 	return StatOf(vals).Median
 }
 
+// spreadOf is the spread of ds in milliseconds.
 func spreadOf(ds []time.Duration) float64 {
 	vals := make([]float64, len(ds))
 	for i, d := range ds {
@@ -83,6 +85,7 @@ func spreadOf(ds []time.Duration) float64 {
 	return StatOf(vals).Spread()
 }
 
+// point is the curve point of x: the median of ds and its spread.
 func point(x int, ds []time.Duration) Point {
 	return Point{X: float64(x), Y: medianMS(ds), Spread: spreadOf(ds)}
 }
@@ -90,6 +93,7 @@ func point(x int, ds []time.Duration) Point {
 // curveReps is how many times each curve point is measured.
 func (p Profile) curveReps() int { return max(p.Reps, 3) }
 
+// runForkCurve times a fork against the number of objects in the branch.
 func runForkCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	t, err := e.StartReference(ctx)
 	if err != nil {
@@ -173,6 +177,8 @@ func commitDiffCurves(ctx context.Context, e *Env) (byChanges, byTree [2]Series,
 	return r[0], r[1], nil
 }
 
+// measureCommitDiff times commits and diffs against the number of
+// changes and against the tree size, for the commit and diff curves.
 func measureCommitDiff(ctx context.Context, e *Env) (byChanges, byTree [2]Series, err error) {
 	t, err := e.StartReference(ctx)
 	if err != nil {
@@ -217,6 +223,7 @@ func measureCommitDiff(ctx context.Context, e *Env) (byChanges, byTree [2]Series
 	return byChanges, byTree, nil
 }
 
+// runCommitCurve reports the commit curves of measureCommitDiff.
 func runCommitCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	byChanges, byTree, err := commitDiffCurves(ctx, e)
 	if err != nil {
@@ -230,6 +237,7 @@ func runCommitCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	}, nil
 }
 
+// runDiffCurve reports the diff curves of measureCommitDiff.
 func runDiffCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	byChanges, byTree, err := commitDiffCurves(ctx, e)
 	if err != nil {
@@ -243,6 +251,36 @@ func runDiffCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	}, nil
 }
 
+// curveLister is one series of the list curve and how it lists every key.
+type curveLister struct {
+	s    *Series
+	list func() (ListPage, error)
+}
+
+// measure lists every key reps+1 times, the first untimed, and adds the
+// point of n keys to the series; a listing that misses keys fails.
+func (l curveLister) measure(n, reps int) error {
+	var ds []time.Duration
+	for r := 0; r < reps+1; r++ {
+		start := time.Now()
+		lp, err := l.list()
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.s.Name, err)
+		}
+		if lp.Keys != n {
+			return fmt.Errorf("%s listed %d of %d keys", l.s.Name, lp.Keys, n)
+		}
+		if r > 0 {
+			ds = append(ds, time.Since(start))
+		}
+	}
+	l.s.Points = append(l.s.Points, point(n, ds))
+	return nil
+}
+
+// runListCurve times listing every key against the number of keys: the
+// gateway's committed tree, gofakes3 (up to its limit) and one directory
+// of files.
 func runListCurve(ctx context.Context, e *Env) ([]*Result, error) {
 	p := e.Profile
 	reps := p.curveReps()
@@ -283,18 +321,14 @@ func runListCurve(ctx context.Context, e *Env) ([]*Result, error) {
 		if err := loadRepo(ctx, nas.Gateway.Branches, repo, n); err != nil {
 			return nil, err
 		}
-		type lister struct {
-			s    *Series
-			list func() (ListPage, error)
-		}
-		listers := []lister{{&series[0], func() (ListPage, error) { return nas.Client.List(ctx, repo, "", "", 1000) }}}
+		listers := []curveLister{{&series[0], func() (ListPage, error) { return nas.Client.List(ctx, repo, "", "", 1000) }}}
 		if fake != nil && n <= p.GoFakeS3ListMax {
 			for i := loaded; i < n; i++ {
 				if _, err := fake.Backend.PutObject("list", curveKey(i), map[string]string{}, strings.NewReader(""), 0, nil); err != nil {
 					return nil, fmt.Errorf("load gofakes3: %w", err)
 				}
 			}
-			listers = append(listers, lister{&series[1], func() (ListPage, error) { return fake.Client.List(ctx, "list", "", "", 1000) }})
+			listers = append(listers, curveLister{&series[1], func() (ListPage, error) { return fake.Client.List(ctx, "list", "", "", 1000) }})
 		}
 		for i := loaded; i < n; i++ {
 			if err := files.Put(ctx, "list", curveKey(i), strings.NewReader(""), 0); err != nil {
@@ -302,23 +336,11 @@ func runListCurve(ctx context.Context, e *Env) ([]*Result, error) {
 			}
 		}
 		loaded = n
-		listers = append(listers, lister{&series[len(series)-1], func() (ListPage, error) { return files.List(ctx, "list", "", "", 0) }})
+		listers = append(listers, curveLister{&series[len(series)-1], func() (ListPage, error) { return files.List(ctx, "list", "", "", 0) }})
 		for _, l := range listers {
-			var ds []time.Duration
-			for r := 0; r < reps+1; r++ {
-				start := time.Now()
-				lp, err := l.list()
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", l.s.Name, err)
-				}
-				if lp.Keys != n {
-					return nil, fmt.Errorf("%s listed %d of %d keys", l.s.Name, lp.Keys, n)
-				}
-				if r > 0 {
-					ds = append(ds, time.Since(start))
-				}
+			if err := l.measure(n, reps); err != nil {
+				return nil, err
 			}
-			l.s.Points = append(l.s.Points, point(n, ds))
 		}
 	}
 	notes := []string{"Every key, all pages of 1,000 (ListObjectsV2 over HTTP for the S3 stores)."}

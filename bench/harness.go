@@ -35,6 +35,7 @@ var (
 	registry   []registered
 )
 
+// registered is a workload of the registry and whether it is built in.
 type registered struct {
 	w       Workload
 	builtin bool
@@ -53,6 +54,7 @@ type registered struct {
 // to report.
 func Register(w Workload) { register(w, false) }
 
+// register adds w to the registry, built in or not (see Register).
 func register(w Workload, builtin bool) {
 	if w.Name == "" || w.Run == nil {
 		panic("bench: Register needs a name and a Run function")
@@ -148,6 +150,7 @@ type Env struct {
 	memo  map[string]memoized
 }
 
+// memoized is what a Memo function returned.
 type memoized struct {
 	v   any
 	err error
@@ -272,6 +275,41 @@ type Options struct {
 // which ratios are taken.
 const ReferenceName = KindNAS
 
+// selectWorkloads returns the registered workloads named (all of them
+// when none is).
+func selectWorkloads(names []string) ([]Workload, error) {
+	all := Registered()
+	if len(names) == 0 {
+		return all, nil
+	}
+	var selected []Workload
+	for _, name := range names {
+		i := slices.IndexFunc(all, func(w Workload) bool { return w.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("bench: no workload %q (have %s)", name, strings.Join(WorkloadNames(), ", "))
+		}
+		selected = append(selected, all[i])
+	}
+	return selected, nil
+}
+
+// targetSpecs returns the targets given, with the reference target first
+// when it is not among them; a name given twice is an error.
+func targetSpecs(given []TargetSpec) ([]TargetSpec, error) {
+	specs := slices.Clone(given)
+	if !slices.ContainsFunc(specs, func(s TargetSpec) bool { return s.Name == ReferenceName }) {
+		specs = append([]TargetSpec{{Name: ReferenceName, Kind: KindNAS}}, specs...)
+	}
+	seen := map[string]bool{}
+	for _, s := range specs {
+		if seen[s.Name] {
+			return nil, fmt.Errorf("bench: target %q given twice", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return specs, nil
+}
+
 // Run runs the selected workloads against every target and returns the
 // report. A workload that fails is recorded in the report and the run goes
 // on; Run itself fails only on bad options or when ctx ends.
@@ -283,29 +321,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	all := Registered()
-	var selected []Workload
-	if len(o.Workloads) == 0 {
-		selected = all
-	} else {
-		for _, name := range o.Workloads {
-			i := slices.IndexFunc(all, func(w Workload) bool { return w.Name == name })
-			if i < 0 {
-				return nil, fmt.Errorf("bench: no workload %q (have %s)", name, strings.Join(WorkloadNames(), ", "))
-			}
-			selected = append(selected, all[i])
-		}
+	selected, err := selectWorkloads(o.Workloads)
+	if err != nil {
+		return nil, err
 	}
-	specs := slices.Clone(o.Targets)
-	if !slices.ContainsFunc(specs, func(s TargetSpec) bool { return s.Name == ReferenceName }) {
-		specs = append([]TargetSpec{{Name: ReferenceName, Kind: KindNAS}}, specs...)
-	}
-	seen := map[string]bool{}
-	for _, s := range specs {
-		if seen[s.Name] {
-			return nil, fmt.Errorf("bench: target %q given twice", s.Name)
-		}
-		seen[s.Name] = true
+	specs, err := targetSpecs(o.Targets)
+	if err != nil {
+		return nil, err
 	}
 	dir := o.Dir
 	if dir == "" {

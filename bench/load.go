@@ -70,82 +70,108 @@ func (l Load) Run(ctx context.Context, op Op) (Sample, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var (
-		seq     atomic.Int64 // next operation number
-		counted atomic.Int64 // measured operations claimed so far
-		mu      sync.Mutex   // guards firstErr and the merged sample
-		first   error
-		s       Sample
-		wg      sync.WaitGroup
-		ready   sync.WaitGroup
-		start   = make(chan struct{})
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if first == nil {
-			first = err
-		}
-		mu.Unlock()
-		cancel()
-	}
-	var t0 time.Time
-	ready.Add(l.Concurrency)
+	r := &loadRun{l: l, op: op, cancel: cancel, start: make(chan struct{})}
+	var wg sync.WaitGroup
+	r.ready.Add(l.Concurrency)
 	for w := 0; w < l.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			warm := op
-			if l.WarmupOp != nil {
-				warm = l.WarmupOp
-			}
-			for i := 0; i < l.Warmup; i++ {
-				if _, err := warm(ctx, w, int(seq.Add(1)-1)); err != nil {
-					fail(fmt.Errorf("warm-up: %w", err))
-					break
-				}
-			}
-			ready.Done()
-			<-start
-			var lat []time.Duration
-			var bytes int64
-			for ctx.Err() == nil {
-				n := counted.Add(1)
-				if l.Ops > 0 && n > int64(l.Ops) {
-					break
-				}
-				if l.Duration > 0 && time.Since(t0) >= l.Duration && (l.MinOps <= 0 || n > int64(l.MinOps)) {
-					break
-				}
-				begin := time.Now()
-				b, err := op(ctx, w, int(seq.Add(1)-1))
-				if err != nil {
-					if ctx.Err() == nil {
-						fail(err)
-					}
-					break
-				}
-				lat = append(lat, time.Since(begin))
-				bytes += b
-			}
-			mu.Lock()
-			s.Ops += len(lat)
-			s.Bytes += bytes
-			s.Latency = append(s.Latency, lat...)
-			mu.Unlock()
+			r.worker(ctx, w)
 		}()
 	}
-	ready.Wait()
-	t0 = time.Now()
-	close(start)
+	r.ready.Wait()
+	r.t0 = time.Now()
+	close(r.start)
 	wg.Wait()
-	s.Elapsed = time.Since(t0)
-	if first != nil {
-		return s, first
+	s := r.s
+	s.Elapsed = time.Since(r.t0)
+	if r.first != nil {
+		return s, r.first
 	}
 	if err := ctx.Err(); err != nil && s.Ops == 0 {
 		return s, err
 	}
 	return s, nil
+}
+
+// loadRun is one Run of a Load, shared by its workers.
+type loadRun struct {
+	l      Load
+	op     Op
+	cancel context.CancelFunc // stops every worker
+
+	seq     atomic.Int64   // next operation number
+	counted atomic.Int64   // measured operations claimed so far
+	ready   sync.WaitGroup // workers done warming up
+	start   chan struct{}  // closed when the clock starts
+	t0      time.Time      // when the clock started; set before start is closed
+
+	mu    sync.Mutex // guards first and s
+	first error      // the first error of any operation
+	s     Sample     // the workers' samples, merged
+}
+
+// next is the number of the next operation, warm-up or measured.
+func (r *loadRun) next() int { return int(r.seq.Add(1) - 1) }
+
+// fail records err if it is the first and stops every worker.
+func (r *loadRun) fail(err error) {
+	r.mu.Lock()
+	if r.first == nil {
+		r.first = err
+	}
+	r.mu.Unlock()
+	r.cancel()
+}
+
+// worker is worker w: its warm-up, then, once the clock starts, measured
+// operations, merged into the run's sample at the end.
+func (r *loadRun) worker(ctx context.Context, w int) {
+	warm := r.op
+	if r.l.WarmupOp != nil {
+		warm = r.l.WarmupOp
+	}
+	for i := 0; i < r.l.Warmup; i++ {
+		if _, err := warm(ctx, w, r.next()); err != nil {
+			r.fail(fmt.Errorf("warm-up: %w", err))
+			break
+		}
+	}
+	r.ready.Done()
+	<-r.start
+	lat, bytes := r.measure(ctx, w)
+	r.mu.Lock()
+	r.s.Ops += len(lat)
+	r.s.Bytes += bytes
+	r.s.Latency = append(r.s.Latency, lat...)
+	r.mu.Unlock()
+}
+
+// measure runs worker w's measured operations until the Load's limit,
+// an error or the end of ctx, and returns their latencies and bytes.
+func (r *loadRun) measure(ctx context.Context, w int) (lat []time.Duration, bytes int64) {
+	l := r.l
+	for ctx.Err() == nil {
+		n := r.counted.Add(1)
+		if l.Ops > 0 && n > int64(l.Ops) {
+			break
+		}
+		if l.Duration > 0 && time.Since(r.t0) >= l.Duration && (l.MinOps <= 0 || n > int64(l.MinOps)) {
+			break
+		}
+		begin := time.Now()
+		b, err := r.op(ctx, w, r.next())
+		if err != nil {
+			if ctx.Err() == nil {
+				r.fail(err)
+			}
+			break
+		}
+		lat = append(lat, time.Since(begin))
+		bytes += b
+	}
+	return lat, bytes
 }
 
 // Once measures a single operation as a Sample, for workloads whose unit is

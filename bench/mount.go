@@ -21,6 +21,7 @@ import (
 // disk, side by side in one run. The mount is the owner's; a lease's mount
 // adds one authorization call to the gateway per read.
 
+// init registers the FUSE workloads.
 func init() {
 	Register(Workload{Name: "mount-seq", Doc: "FUSE: sequential write and read of one large file vs a local directory", Run: runMountSeq})
 	Register(Workload{Name: "mount-small", Doc: "FUSE: create, read and delete many 4 KiB files vs a local directory", Run: runMountSmall})
@@ -36,6 +37,7 @@ type mountSizes struct {
 	git   int   // files in the git tree
 }
 
+// sizesFor returns the sizes of the FUSE workloads in mode.
 func sizesFor(mode string) mountSizes {
 	switch mode {
 	case "tiny":
@@ -126,6 +128,7 @@ func (mt *mounted) again(ctx context.Context, e *Env, writeback bool) (string, e
 	return dir, nil
 }
 
+// close unmounts every mount of mt and stops and removes its gateway.
 func (mt *mounted) close() {
 	for _, m := range mt.extra {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -175,90 +178,51 @@ func readFile(p string) (int64, error) {
 	return io.CopyBuffer(io.Discard, onlyReader{f}, make([]byte, 1<<20))
 }
 
+// mountIfCan mounts repo of a fresh gateway (filled by fill, if set)
+// unless this machine cannot mount; skip then says why and mt is nil.
+// The caller closes mt.
+func mountIfCan(ctx context.Context, e *Env, repo string, fill func(*Target) error) (mt *mounted, skip string, err error) {
+	if skip = canMount(); skip != "" {
+		return nil, skip, nil
+	}
+	mt, err = mountFresh(ctx, e, repo, fill, nil)
+	return mt, "", err
+}
+
+// runMountSeq writes one large file and reads it back, cold and from the
+// chunk cache, through the mount and in a local directory.
 func runMountSeq(ctx context.Context, e *Env) ([]*Result, error) {
 	sz := sizesFor(e.Profile.Mode)
 	name := fmt.Sprintf("%d MiB", sz.seq>>20)
-	skip := canMount()
-	var mt *mounted
-	if skip == "" {
-		var err error
-		if mt, err = mountFresh(ctx, e, "seq", nil, nil); err != nil {
-			return nil, err
-		}
+	mt, skip, err := mountIfCan(ctx, e, "seq", nil)
+	if err != nil {
+		return nil, err
+	}
+	if mt != nil {
 		defer mt.close()
 	}
 	local, err := e.TempDir("local-seq")
 	if err != nil {
 		return nil, err
 	}
-	content := DefaultContent()
-	mountPath := func(rep int) string { return filepath.Join(mt.dir, fmt.Sprintf("seq-%d", rep)) }
-	localPath := func(rep int) string { return filepath.Join(local, fmt.Sprintf("seq-%d", rep)) }
-	writes := []Subject{
-		{Name: "nas mount", Skip: skip, Note: "close returns once the gateway has the file (durable)",
-			Measure: func(ctx context.Context, rep int) (Sample, error) {
-				return Once(ctx, sz.seq, func(context.Context) error { return writeFile(mountPath(rep), content, uint64(rep), sz.seq, false) })
-			}},
-		{Name: "local dir", Baseline: true, Note: "write, fsync, close",
-			Measure: func(ctx context.Context, rep int) (Sample, error) {
-				return Once(ctx, sz.seq, func(context.Context) error { return writeFile(localPath(rep), content, uint64(rep), sz.seq, true) })
-			}},
-	}
-	wrows, err := Compare(ctx, e.Profile.Reps, writes, ByThroughput)
+	f := &seqFiles{e: e, mt: mt, local: local, size: sz.seq, content: DefaultContent()}
+	wrows, err := Compare(ctx, e.Profile.Reps, []Subject{
+		{Name: "nas mount", Skip: skip, Note: "close returns once the gateway has the file (durable)", Measure: f.write(f.mountPath, false)},
+		{Name: "local dir", Baseline: true, Note: "write, fsync, close", Measure: f.write(f.localPath, true)},
+	}, ByThroughput)
 	if err != nil {
 		return nil, err
 	}
-	cold := func(rep int) error {
-		if mt == nil {
-			return nil
-		}
-		// Nothing local: an empty chunk cache, the gateway's files out of
-		// the page cache.
-		if err := os.RemoveAll(filepath.Join(mt.cache, "chunks")); err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Join(mt.cache, "chunks"), 0o700); err != nil {
-			return err
-		}
-		_, err := EvictDir(mt.t.DataDir, e.DropCaches)
-		return err
-	}
-	readMount := func(evict bool) func(ctx context.Context, rep int) (Sample, error) {
-		return func(ctx context.Context, rep int) (Sample, error) {
-			if evict {
-				if err := cold(rep); err != nil {
-					return Sample{}, err
-				}
-			}
-			return Once(ctx, sz.seq, func(context.Context) error {
-				n, err := readFile(mountPath(0))
-				if err == nil && n != sz.seq {
-					err = fmt.Errorf("read %d bytes of %d", n, sz.seq)
-				}
-				return err
-			})
-		}
-	}
-	readLocal := func(evict bool) func(ctx context.Context, rep int) (Sample, error) {
-		return func(ctx context.Context, rep int) (Sample, error) {
-			if evict {
-				if _, err := EvictDir(local, e.DropCaches); err != nil {
-					return Sample{}, err
-				}
-			}
-			return Once(ctx, sz.seq, func(context.Context) error { _, err := readFile(localPath(0)); return err })
-		}
-	}
 	coldRows, err := Compare(ctx, e.Profile.Reps, []Subject{
-		{Name: "nas mount", Skip: skip, Note: "empty chunk cache, gateway's data out of the page cache", Measure: readMount(true)},
-		{Name: "local dir", Baseline: true, Note: "out of the page cache", Measure: readLocal(true)},
+		{Name: "nas mount", Skip: skip, Note: "empty chunk cache, gateway's data out of the page cache", Measure: f.readMount(true)},
+		{Name: "local dir", Baseline: true, Note: "out of the page cache", Measure: f.readLocal(true)},
 	}, ByThroughput)
 	if err != nil {
 		return nil, err
 	}
 	warmRows, err := Compare(ctx, e.Profile.Reps, []Subject{
-		{Name: "nas mount", Skip: skip, Note: "chunks in the host's chunk cache (the kernel's page cache is dropped at every open)", Measure: readMount(false)},
-		{Name: "local dir", Baseline: true, Note: "in the page cache", Measure: readLocal(false)},
+		{Name: "nas mount", Skip: skip, Note: "chunks in the host's chunk cache (the kernel's page cache is dropped at every open)", Measure: f.readMount(false)},
+		{Name: "local dir", Baseline: true, Note: "in the page cache", Measure: f.readLocal(false)},
 	}, ByThroughput)
 	if err != nil {
 		return nil, err
@@ -269,6 +233,82 @@ func runMountSeq(ctx context.Context, e *Env) ([]*Result, error) {
 		{Case: "read " + name + ", cold", Reference: "nas mount", Rows: coldRows},
 		{Case: "read " + name + ", chunk cache", Reference: "nas mount", Rows: warmRows},
 	}, nil
+}
+
+// seqFiles are the files of mount-seq, one a run, in the mount and in a
+// local directory; each read reads run 0's.
+type seqFiles struct {
+	e       *Env
+	mt      *mounted // nil when the machine cannot mount
+	local   string
+	size    int64
+	content *Content
+}
+
+// mountPath is the mount's file of run rep.
+func (f *seqFiles) mountPath(rep int) string {
+	return filepath.Join(f.mt.dir, fmt.Sprintf("seq-%d", rep))
+}
+
+// localPath is the local directory's file of run rep.
+func (f *seqFiles) localPath(rep int) string {
+	return filepath.Join(f.local, fmt.Sprintf("seq-%d", rep))
+}
+
+// write measures writing the file of each run at path, with an fsync
+// before close when sync is set.
+func (f *seqFiles) write(path func(rep int) string, sync bool) func(ctx context.Context, rep int) (Sample, error) {
+	return func(ctx context.Context, rep int) (Sample, error) {
+		return Once(ctx, f.size, func(context.Context) error { return writeFile(path(rep), f.content, uint64(rep), f.size, sync) })
+	}
+}
+
+// cold leaves nothing of the file local: an empty chunk cache, the
+// gateway's files out of the page cache.
+func (f *seqFiles) cold() error {
+	if f.mt == nil {
+		return nil
+	}
+	if err := os.RemoveAll(filepath.Join(f.mt.cache, "chunks")); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(f.mt.cache, "chunks"), 0o700); err != nil {
+		return err
+	}
+	_, err := EvictDir(f.mt.t.DataDir, f.e.DropCaches)
+	return err
+}
+
+// readMount measures reading the file through the mount, cold when evict
+// is set.
+func (f *seqFiles) readMount(evict bool) func(ctx context.Context, rep int) (Sample, error) {
+	return func(ctx context.Context, rep int) (Sample, error) {
+		if evict {
+			if err := f.cold(); err != nil {
+				return Sample{}, err
+			}
+		}
+		return Once(ctx, f.size, func(context.Context) error {
+			n, err := readFile(f.mountPath(0))
+			if err == nil && n != f.size {
+				err = fmt.Errorf("read %d bytes of %d", n, f.size)
+			}
+			return err
+		})
+	}
+}
+
+// readLocal measures reading the local file, out of the page cache when
+// evict is set.
+func (f *seqFiles) readLocal(evict bool) func(ctx context.Context, rep int) (Sample, error) {
+	return func(ctx context.Context, rep int) (Sample, error) {
+		if evict {
+			if _, err := EvictDir(f.local, f.e.DropCaches); err != nil {
+				return Sample{}, err
+			}
+		}
+		return Once(ctx, f.size, func(context.Context) error { _, err := readFile(f.localPath(0)); return err })
+	}
 }
 
 // smallPhase runs one phase of mount-small over n files, one at a time
@@ -290,15 +330,16 @@ func smallPhase(ctx context.Context, n int, fn func(i int) error) (Sample, error
 	return s, nil
 }
 
+// runMountSmall creates, reads and deletes many 4 KiB files one at a
+// time, through the mount (with and without write-back) and in a local
+// directory (with and without fsync).
 func runMountSmall(ctx context.Context, e *Env) ([]*Result, error) {
 	sz := sizesFor(e.Profile.Mode)
-	skip := canMount()
-	var mt *mounted
-	if skip == "" {
-		var err error
-		if mt, err = mountFresh(ctx, e, "small", nil, nil); err != nil {
-			return nil, err
-		}
+	mt, skip, err := mountIfCan(ctx, e, "small", nil)
+	if err != nil {
+		return nil, err
+	}
+	if mt != nil {
 		defer mt.close()
 	}
 	local, err := e.TempDir("local-small")
@@ -306,59 +347,20 @@ func runMountSmall(ctx context.Context, e *Env) ([]*Result, error) {
 		return nil, err
 	}
 	content := DefaultContent()
-	type tree struct {
-		name, root string
-		sync       bool
-		skip, note string
+	trees, err := smallTrees(ctx, e, mt, skip, local)
+	if err != nil {
+		return nil, err
 	}
-	trees := []tree{{name: "local dir", root: local}, {name: "local dir, fsync each", root: local, sync: true,
-		note: "each file fsynced before close, as the mount's close is durable"}}
-	if mt != nil {
-		wb, err := mt.again(ctx, e, true)
-		if err != nil {
-			return nil, err
-		}
-		trees = append([]tree{{name: "nas mount", root: mt.dir, note: "close returns once the gateway has the file"},
-			{name: "nas mount --writeback", root: wb, note: "close returns once the file is staged locally; the phase ends after fsync of the mount root"}}, trees...)
-	} else {
-		trees = append([]tree{{name: "nas mount", skip: skip}, {name: "nas mount --writeback", skip: skip}}, trees...)
-	}
-	// Each subject its own directory: both mounts are of one branch.
-	dirOf := func(t tree, rep int) string {
-		return filepath.Join(t.root, fmt.Sprintf("small-%x-%d", fnv32(t.name), rep))
-	}
-	phase := func(what string, fn func(t tree, rep int) func(i int) error) ([]Row, error) {
-		var subjects []Subject
-		for _, t := range trees {
-			subjects = append(subjects, Subject{Name: t.name, Skip: t.skip, Note: t.note, Baseline: !strings.HasPrefix(t.name, "nas mount"),
-				Measure: func(ctx context.Context, rep int) (Sample, error) {
-					if what == "create" {
-						if err := os.MkdirAll(dirOf(t, rep), 0o755); err != nil {
-							return Sample{}, err
-						}
-					}
-					smp, err := smallPhase(ctx, sz.small, fn(t, rep))
-					if err == nil && t.name == "nas mount --writeback" {
-						// The phase is over when the gateway has it all.
-						begin := time.Now()
-						err = syncDir(t.root)
-						smp.Elapsed += time.Since(begin)
-					}
-					return smp, err
-				}})
-		}
-		return Compare(ctx, e.Profile.Reps, subjects, ByRate)
-	}
-	file := func(t tree, rep, i int) string { return filepath.Join(dirOf(t, rep), fmt.Sprintf("f%06d", i)) }
-	created, err := phase("create", func(t tree, rep int) func(int) error {
-		return func(i int) error { return writeFile(file(t, rep, i), content, uint64(rep<<32|i), 4096, t.sync) }
+	b := &smallBench{e: e, trees: trees, n: sz.small}
+	created, err := b.phase(ctx, "create", func(t smallTree, rep int) func(int) error {
+		return func(i int) error { return writeFile(t.file(rep, i), content, uint64(rep<<32|i), 4096, t.sync) }
 	})
 	if err != nil {
 		return nil, err
 	}
-	read, err := phase("read", func(t tree, rep int) func(int) error {
+	read, err := b.phase(ctx, "read", func(t smallTree, rep int) func(int) error {
 		return func(i int) error {
-			n, err := readFile(file(t, rep, i))
+			n, err := readFile(t.file(rep, i))
 			if err == nil && n != 4096 {
 				err = fmt.Errorf("read %d bytes of 4096", n)
 			}
@@ -368,8 +370,8 @@ func runMountSmall(ctx context.Context, e *Env) ([]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	deleted, err := phase("delete", func(t tree, rep int) func(int) error {
-		return func(i int) error { return os.Remove(file(t, rep, i)) }
+	deleted, err := b.phase(ctx, "delete", func(t smallTree, rep int) func(int) error {
+		return func(i int) error { return os.Remove(t.file(rep, i)) }
 	})
 	if err != nil {
 		return nil, err
@@ -380,6 +382,72 @@ func runMountSmall(ctx context.Context, e *Env) ([]*Result, error) {
 		{Case: "read " + n, Reference: "nas mount", Rows: read},
 		{Case: "delete " + n, Reference: "nas mount", Rows: deleted},
 	}, nil
+}
+
+// smallTree is one subject of mount-small: where its files go.
+type smallTree struct {
+	name, root string
+	sync       bool // fsync each file before close
+	skip, note string
+}
+
+// smallTrees are the subjects of mount-small: the mount and a second,
+// write-back mount of the same branch (skipped, with the reason skip,
+// when mt is nil), and local, with and without an fsync of each file.
+func smallTrees(ctx context.Context, e *Env, mt *mounted, skip, local string) ([]smallTree, error) {
+	trees := []smallTree{{name: "local dir", root: local}, {name: "local dir, fsync each", root: local, sync: true,
+		note: "each file fsynced before close, as the mount's close is durable"}}
+	if mt == nil {
+		return append([]smallTree{{name: "nas mount", skip: skip}, {name: "nas mount --writeback", skip: skip}}, trees...), nil
+	}
+	wb, err := mt.again(ctx, e, true)
+	if err != nil {
+		return nil, err
+	}
+	return append([]smallTree{{name: "nas mount", root: mt.dir, note: "close returns once the gateway has the file"},
+		{name: "nas mount --writeback", root: wb, note: "close returns once the file is staged locally; the phase ends after fsync of the mount root"}}, trees...), nil
+}
+
+// dir is t's directory of run rep: each subject has its own, as both
+// mounts are of one branch.
+func (t smallTree) dir(rep int) string {
+	return filepath.Join(t.root, fmt.Sprintf("small-%x-%d", fnv32(t.name), rep))
+}
+
+// file is file i of run rep in t.
+func (t smallTree) file(rep, i int) string { return filepath.Join(t.dir(rep), fmt.Sprintf("f%06d", i)) }
+
+// smallBench runs the phases of mount-small: n files, in every tree.
+type smallBench struct {
+	e     *Env
+	trees []smallTree
+	n     int
+}
+
+// phase compares the trees at one phase (what), fn doing file i of a run;
+// the create phase makes each run's directory first, and a write-back
+// mount's phase ends once the gateway has everything.
+func (b *smallBench) phase(ctx context.Context, what string, fn func(t smallTree, rep int) func(i int) error) ([]Row, error) {
+	var subjects []Subject
+	for _, t := range b.trees {
+		subjects = append(subjects, Subject{Name: t.name, Skip: t.skip, Note: t.note, Baseline: !strings.HasPrefix(t.name, "nas mount"),
+			Measure: func(ctx context.Context, rep int) (Sample, error) {
+				if what == "create" {
+					if err := os.MkdirAll(t.dir(rep), 0o755); err != nil {
+						return Sample{}, err
+					}
+				}
+				smp, err := smallPhase(ctx, b.n, fn(t, rep))
+				if err == nil && t.name == "nas mount --writeback" {
+					// The phase is over when the gateway has it all.
+					begin := time.Now()
+					err = syncDir(t.root)
+					smp.Elapsed += time.Since(begin)
+				}
+				return smp, err
+			}})
+	}
+	return Compare(ctx, b.e.Profile.Reps, subjects, ByRate)
 }
 
 // lsDir lists dir with `ls -l` (every entry stat'ed), output discarded.
@@ -397,6 +465,7 @@ func lsDir(ctx context.Context, dir string) error {
 // limitedBuffer keeps the first 4 KiB written to it.
 type limitedBuffer struct{ b []byte }
 
+// Write keeps what fits of p and reports all of it written.
 func (l *limitedBuffer) Write(p []byte) (int, error) {
 	if room := 4096 - len(l.b); room > 0 {
 		l.b = append(l.b, p[:min(room, len(p))]...)
@@ -404,21 +473,22 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String returns what was kept.
 func (l *limitedBuffer) String() string { return string(l.b) }
 
+// runMountLs times ls -l of a directory of many entries through the
+// mount and in a local directory.
 func runMountLs(ctx context.Context, e *Env) ([]*Result, error) {
 	sz := sizesFor(e.Profile.Mode)
-	skip := canMount()
-	var mt *mounted
-	if skip == "" {
-		// The entries go in by the branch service's bulk import (their
-		// bytes are never read by ls): filling through 100,000 PUTs would
-		// measure the PUTs.
-		fill := func(t *Target) error { return loadRepo(ctx, t.Gateway.Branches, "listing", sz.ls) }
-		var err error
-		if mt, err = mountFresh(ctx, e, "listing", fill, nil); err != nil {
-			return nil, err
-		}
+	// The entries go in by the branch service's bulk import (their bytes
+	// are never read by ls): filling through 100,000 PUTs would measure
+	// the PUTs.
+	fill := func(t *Target) error { return loadRepo(ctx, t.Gateway.Branches, "listing", sz.ls) }
+	mt, skip, err := mountIfCan(ctx, e, "listing", fill)
+	if err != nil {
+		return nil, err
+	}
+	if mt != nil {
 		defer mt.close()
 	}
 	local, err := e.TempDir("local-ls")
@@ -475,6 +545,8 @@ func gitTree(ctx context.Context, dir string, n int, content *Content) error {
 	return nil
 }
 
+// gitIn runs git with args in dir, as a fixed author, without the
+// system's configuration.
 func gitIn(ctx context.Context, dir string, args ...string) error {
 	// Through sh's cd, never cmd.Dir: a child that chdirs into a mount this
 	// process serves, before it execs, can deadlock with the parent's
@@ -490,6 +562,8 @@ func gitIn(ctx context.Context, dir string, args ...string) error {
 	return nil
 }
 
+// runMountGit times git status in a tree of many files through the
+// mount and in a local directory.
 func runMountGit(ctx context.Context, e *Env) ([]*Result, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, errors.New("git is not installed")
@@ -503,12 +577,11 @@ func runMountGit(ctx context.Context, e *Env) ([]*Result, error) {
 	if err := gitTree(ctx, local, sz.git, content); err != nil {
 		return nil, err
 	}
-	skip := canMount()
-	var mt *mounted
-	if skip == "" {
-		if mt, err = mountFresh(ctx, e, "git", nil, nil); err != nil {
-			return nil, err
-		}
+	mt, skip, err := mountIfCan(ctx, e, "git", nil)
+	if err != nil {
+		return nil, err
+	}
+	if mt != nil {
 		defer mt.close()
 		// The same tree goes in through the mount (cp -a), as a checkout
 		// into a sandbox would: git's index then matches what it sees.

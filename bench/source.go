@@ -25,6 +25,7 @@ import (
 // gateway. The remote answers from memory, so "direct" is the cost of
 // moving bytes from it, not of a disk or a network.
 
+// init registers the source workload.
 func init() {
 	Register(Workload{Name: "source", Doc: "lazy sources: attach time vs remote objects against listing them, first read against a direct GET from the remote, second read against a local object", Run: runSource})
 }
@@ -38,6 +39,7 @@ type sourceSizes struct {
 	firstBytes int64
 }
 
+// sourceSizesFor returns the sizes of the source workload in mode.
 func sourceSizesFor(mode string) sourceSizes {
 	switch mode {
 	case "tiny":
@@ -72,6 +74,7 @@ type srcRemote struct {
 	stop   func() error
 }
 
+// startSrcRemote starts an empty remote on loopback.
 func startSrcRemote(ctx context.Context) (*srcRemote, error) {
 	mem := s3mem.New()
 	url, stop, err := ServeHandler(ctx, gofakes3.New(mem).Server())
@@ -82,11 +85,14 @@ func startSrcRemote(ctx context.Context) (*srcRemote, error) {
 	return &srcRemote{url: url, mem: mem, client: NewClient(url, "us-east-1", creds), stop: stop}, nil
 }
 
+// close stops the remote and its client.
 func (r *srcRemote) close() error {
 	r.client.Close()
 	return r.stop()
 }
 
+// put stores body at key of bucket on the remote, straight into its
+// backend.
 func (r *srcRemote) put(bucket, key string, body []byte) error {
 	if _, err := r.mem.PutObject(bucket, key, map[string]string{}, bytes.NewReader(body), int64(len(body)), nil); err != nil {
 		return fmt.Errorf("remote put %s/%s: %w", bucket, key, err)
@@ -103,6 +109,8 @@ func (r *srcRemote) attach(ctx context.Context, t *Target, bucket, repo string) 
 	return r.attachTo(ctx, t, bucket, repo)
 }
 
+// attachTo attaches the whole of remote bucket to the existing repo at
+// "ds/" and waits until the import is done.
 func (r *srcRemote) attachTo(ctx context.Context, t *Target, bucket, repo string) (*source.Info, error) {
 	reg := t.Gateway.Sources
 	info, err := reg.Add(ctx, source.Spec{Repo: repo, Prefix: "ds/", URL: "s3://" + bucket, Endpoint: r.url,
@@ -146,6 +154,8 @@ func getTimed(ctx context.Context, c *Client, bucket, key string) (n int64, ttfb
 	return 1 + rest, ttfb, time.Since(start), nil
 }
 
+// runSource runs the source workload: the attach curve, then the first
+// and second reads at every size.
 func runSource(ctx context.Context, e *Env) ([]*Result, error) {
 	sz := sourceSizesFor(e.Profile.Mode)
 	rm, err := startSrcRemote(ctx)
@@ -267,135 +277,173 @@ func sourceFirstRead(ctx context.Context, e *Env, rm *srcRemote, sz sourceSizes,
 		return nil, err
 	}
 	defer Targets{t}.Close()
-	bucket, repo := fmt.Sprintf("first-%d", sizeIdx), fmt.Sprintf("first-%d", sizeIdx)
-	if err := rm.mem.CreateBucket(bucket); err != nil {
+	fr := &firstRead{t: t, rm: rm, content: DefaultContent(), size: size, sizeIdx: sizeIdx,
+		bucket: fmt.Sprintf("first-%d", sizeIdx), repo: fmt.Sprintf("first-%d", sizeIdx),
+		prepared: -1, ttfbs: map[string][]time.Duration{}}
+	if err := rm.mem.CreateBucket(fr.bucket); err != nil {
 		return nil, err
 	}
-	defer rm.mem.ForceDeleteBucket(bucket)
-	content := DefaultContent()
-	stampOf := func(rep, i int) uint64 { return 1<<48 | uint64(sizeIdx)<<40 | uint64(rep)<<20 | uint64(i) }
-	// A seed object, read both ways first, opens the connections.
-	if err := rm.put(bucket, "seed", content.Bytes(stampOf(1<<19, 0), size)); err != nil {
+	defer rm.mem.ForceDeleteBucket(fr.bucket)
+	if err := fr.seed(ctx); err != nil {
 		return nil, err
 	}
-	info, err := rm.attach(ctx, t, bucket, repo)
-	if err != nil {
-		return nil, err
-	}
-	if _, _, _, err := getTimed(ctx, t.Client, repo, "ds/seed"); err != nil {
-		return nil, err
-	}
-	if _, _, _, err := getTimed(ctx, rm.client, bucket, "seed"); err != nil {
-		return nil, err
-	}
-	if err := rm.mem.ForceDeleteBucket(bucket); err != nil { // the seed's memory back
-		return nil, err
-	}
-	if err := rm.mem.CreateBucket(bucket); err != nil {
-		return nil, err
-	}
-	k := sz.firstObjects(size)
-	key := func(rep, i int) string { return fmt.Sprintf("r%03d/o%03d", rep, i) }
-	// prepared is the last run whose objects are on the remote and pinned.
-	prepared := -1
-	prepare := func(ctx context.Context, rep int) error {
-		if rep == prepared {
-			return nil
-		}
-		if prepared >= 0 { // the last run's objects are read: free them
-			for i := 0; i < k; i++ {
-				if _, err := rm.mem.DeleteObject(bucket, key(prepared, i)); err != nil {
-					return err
-				}
-			}
-		}
-		for i := 0; i < k; i++ {
-			if err := rm.put(bucket, key(rep, i), content.Bytes(stampOf(rep, i), size)); err != nil {
-				return err
-			}
-		}
-		reg := t.Gateway.Sources
-		if _, err := reg.Refresh(ctx, info.ID, ""); err != nil {
-			return err
-		}
-		ri, err := waitReady(ctx, reg, info.ID)
-		if err != nil {
-			return err
-		}
-		if ri.Added != int64(k) {
-			return fmt.Errorf("refresh pinned %d new objects, want %d", ri.Added, k)
-		}
-		prepared = rep
-		return nil
-	}
-	ttfbs := map[string][]time.Duration{}
-	read := func(name string, c *Client, bucket, prefix string) func(ctx context.Context, rep int) (Sample, error) {
-		return func(ctx context.Context, rep int) (Sample, error) {
-			if err := prepare(ctx, rep); err != nil {
-				return Sample{}, err
-			}
-			fetches := t.Gateway.Sources.Materializer().Stats().Fetches
-			var s Sample
-			for i := 0; i < k; i++ {
-				n, ttfb, total, err := getTimed(ctx, c, bucket, prefix+key(rep, i))
-				if err == nil && n != size {
-					err = fmt.Errorf("read %d bytes of %d", n, size)
-				}
-				if err != nil {
-					return Sample{}, err
-				}
-				s.Ops++
-				s.Bytes += n
-				s.Elapsed += total
-				s.Latency = append(s.Latency, total)
-				ttfbs[name] = append(ttfbs[name], ttfb)
-			}
-			if name == srcFirst {
-				if got := t.Gateway.Sources.Materializer().Stats().Fetches - fetches; got < int64(k) {
-					return Sample{}, fmt.Errorf("%d first reads made %d remote fetches: something was already local", k, got)
-				}
-			}
-			return s, nil
-		}
-	}
+	fr.k = sz.firstObjects(size)
 	rows, err := Compare(ctx, e.Profile.Reps, []Subject{
 		{Name: srcFirst, Note: "not yet materialised: the gateway fetches the object from the remote, verifies its MD5, chunks and stores it while streaming it",
-			Measure: read(srcFirst, t.Client, repo, "ds/")},
+			Measure: fr.read(srcFirst, t.Client, fr.repo, "ds/")},
 		{Name: srcDirect, Baseline: true, Note: "the same objects, GET from the remote by the load generator's client",
-			Measure: read(srcDirect, rm.client, bucket, "")},
+			Measure: fr.read(srcDirect, rm.client, fr.bucket, "")},
 		{Name: srcPut, Baseline: true, Note: "as many new objects of the same size PUT into the same repository: the chunking and storing a first read does too, without the fetch",
-			Measure: func(ctx context.Context, rep int) (Sample, error) {
-				var s Sample
-				for i := 0; i < k; i++ {
-					body := content.Reader(stampOf(rep, i)|1<<47, size)
-					begin := time.Now()
-					if err := t.Client.Put(ctx, repo, "put/"+key(rep, i), body, size); err != nil {
-						return Sample{}, err
-					}
-					d := time.Since(begin)
-					s.Ops++
-					s.Bytes += size
-					s.Elapsed += d
-					s.Latency = append(s.Latency, d)
-				}
-				return s, nil
-			}},
+			Measure: fr.put},
 	}, ByThroughput)
 	if err != nil {
 		return nil, err
 	}
 	for i := range rows {
-		if ds := ttfbs[rows[i].Subject]; len(ds) > 0 && rows[i].Skipped == "" {
+		if ds := fr.ttfbs[rows[i].Subject]; len(ds) > 0 && rows[i].Skipped == "" {
 			m := Metric{Name: "ttfb p50", Unit: "ms", Value: medianMS(ds), Better: Lower}
 			rows[i].Metrics = append(rows[i].Metrics[:1], append([]Metric{m}, rows[i].Metrics[1:]...)...)
 		}
 	}
 	notes := []string{fmt.Sprintf("%d new object%s per run, read one at a time; ttfb is the time to the first byte of the body. "+
-		"The workload runs on the in-process gateway alone: a lazy source is a feature of ours, not of the other targets.", k, plural(k))}
+		"The workload runs on the in-process gateway alone: a lazy source is a feature of ours, not of the other targets.", fr.k, plural(fr.k))}
 	if f, d := metricOf(rows, srcFirst, "ttfb p50"), metricOf(rows, srcDirect, "ttfb p50"); f > 0 && d > 0 {
 		notes = append(notes, fmt.Sprintf("Time to first byte: %s ms through the gateway, %s ms direct (ratio %s).", formatFloat(f), formatFloat(d), formatRatio(d/f)))
 	}
 	return &Result{Case: "first read, " + FormatSize(size), Reference: srcFirst, Rows: rows, Notes: notes}, nil
+}
+
+// firstRead is the first-read workload at one size: a remote bucket
+// attached to a repository of the reference target, and k new objects
+// per run.
+type firstRead struct {
+	t            *Target
+	rm           *srcRemote
+	content      *Content
+	info         *source.Info // the attached source
+	bucket, repo string
+	size         int64
+	sizeIdx      int
+	k            int                        // objects per run
+	prepared     int                        // the last run whose objects are on the remote and pinned
+	ttfbs        map[string][]time.Duration // times to first byte, by subject
+}
+
+// stamp is the content stamp of object i of run rep.
+func (fr *firstRead) stamp(rep, i int) uint64 {
+	return 1<<48 | uint64(fr.sizeIdx)<<40 | uint64(rep)<<20 | uint64(i)
+}
+
+// key is the remote key of object i of run rep.
+func (fr *firstRead) key(rep, i int) string { return fmt.Sprintf("r%03d/o%03d", rep, i) }
+
+// seed attaches the bucket with a seed object, read both ways first to
+// open the connections, then empties the bucket.
+func (fr *firstRead) seed(ctx context.Context) error {
+	rm := fr.rm
+	if err := rm.put(fr.bucket, "seed", fr.content.Bytes(fr.stamp(1<<19, 0), fr.size)); err != nil {
+		return err
+	}
+	info, err := rm.attach(ctx, fr.t, fr.bucket, fr.repo)
+	if err != nil {
+		return err
+	}
+	fr.info = info
+	if _, _, _, err := getTimed(ctx, fr.t.Client, fr.repo, "ds/seed"); err != nil {
+		return err
+	}
+	if _, _, _, err := getTimed(ctx, rm.client, fr.bucket, "seed"); err != nil {
+		return err
+	}
+	if err := rm.mem.ForceDeleteBucket(fr.bucket); err != nil { // the seed's memory back
+		return err
+	}
+	return rm.mem.CreateBucket(fr.bucket)
+}
+
+// prepare puts run rep's objects on the remote, freeing the last run's,
+// and pins them with a refresh; a run already prepared is left as it is.
+func (fr *firstRead) prepare(ctx context.Context, rep int) error {
+	if rep == fr.prepared {
+		return nil
+	}
+	if fr.prepared >= 0 { // the last run's objects are read: free them
+		for i := 0; i < fr.k; i++ {
+			if _, err := fr.rm.mem.DeleteObject(fr.bucket, fr.key(fr.prepared, i)); err != nil {
+				return err
+			}
+		}
+	}
+	for i := 0; i < fr.k; i++ {
+		if err := fr.rm.put(fr.bucket, fr.key(rep, i), fr.content.Bytes(fr.stamp(rep, i), fr.size)); err != nil {
+			return err
+		}
+	}
+	reg := fr.t.Gateway.Sources
+	if _, err := reg.Refresh(ctx, fr.info.ID, ""); err != nil {
+		return err
+	}
+	ri, err := waitReady(ctx, reg, fr.info.ID)
+	if err != nil {
+		return err
+	}
+	if ri.Added != int64(fr.k) {
+		return fmt.Errorf("refresh pinned %d new objects, want %d", ri.Added, fr.k)
+	}
+	fr.prepared = rep
+	return nil
+}
+
+// read measures subject name: GETs of a run's objects through c, from
+// bucket under prefix. The first read checks that every object came from
+// the remote.
+func (fr *firstRead) read(name string, c *Client, bucket, prefix string) func(ctx context.Context, rep int) (Sample, error) {
+	return func(ctx context.Context, rep int) (Sample, error) {
+		if err := fr.prepare(ctx, rep); err != nil {
+			return Sample{}, err
+		}
+		fetches := fr.t.Gateway.Sources.Materializer().Stats().Fetches
+		var s Sample
+		for i := 0; i < fr.k; i++ {
+			n, ttfb, total, err := getTimed(ctx, c, bucket, prefix+fr.key(rep, i))
+			if err == nil && n != fr.size {
+				err = fmt.Errorf("read %d bytes of %d", n, fr.size)
+			}
+			if err != nil {
+				return Sample{}, err
+			}
+			s.Ops++
+			s.Bytes += n
+			s.Elapsed += total
+			s.Latency = append(s.Latency, total)
+			fr.ttfbs[name] = append(fr.ttfbs[name], ttfb)
+		}
+		if name == srcFirst {
+			if got := fr.t.Gateway.Sources.Materializer().Stats().Fetches - fetches; got < int64(fr.k) {
+				return Sample{}, fmt.Errorf("%d first reads made %d remote fetches: something was already local", fr.k, got)
+			}
+		}
+		return s, nil
+	}
+}
+
+// put measures the PUT of as many new objects of the same size into the
+// repository.
+func (fr *firstRead) put(ctx context.Context, rep int) (Sample, error) {
+	var s Sample
+	for i := 0; i < fr.k; i++ {
+		body := fr.content.Reader(fr.stamp(rep, i)|1<<47, fr.size)
+		begin := time.Now()
+		if err := fr.t.Client.Put(ctx, fr.repo, "put/"+fr.key(rep, i), body, fr.size); err != nil {
+			return Sample{}, err
+		}
+		d := time.Since(begin)
+		s.Ops++
+		s.Bytes += fr.size
+		s.Elapsed += d
+		s.Latency = append(s.Latency, d)
+	}
+	return s, nil
 }
 
 // metricOf is the value of metric name in the row of subject (0 if none).

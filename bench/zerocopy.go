@@ -79,6 +79,8 @@ func copyFile(dst, src string, times int) error {
 	return syncDir(filepath.Dir(dst))
 }
 
+// runCopy times a CopyObject of a large object on every target against
+// copying the file, with the bytes each store grew by.
 func runCopy(ctx context.Context, e *Env) ([]*Result, error) {
 	p := e.Profile
 	ts, err := e.StartTargets(ctx)
@@ -140,6 +142,9 @@ func runCopy(ctx context.Context, e *Env) ([]*Result, error) {
 		Notes: []string{"Disk growth is the data directory's allocated size after the copy minus before (metadata included)."}}}, nil
 }
 
+// runMultipart times CompleteMultipartUpload of many parts on every
+// target against concatenating the part files, with the bytes each
+// store grew by.
 func runMultipart(ctx context.Context, e *Env) ([]*Result, error) {
 	p := e.Profile
 	ts, err := e.StartTargets(ctx)
@@ -147,9 +152,8 @@ func runMultipart(ctx context.Context, e *Env) ([]*Result, error) {
 		return nil, err
 	}
 	defer ts.Close()
-	c := DefaultContent()
+	mp := &multipartRun{e: e, c: DefaultContent(), written: map[string][]float64{}}
 	reps := min(p.Reps, 3) // each run uploads every part again
-	written := map[string][]float64{}
 	var subjects []Subject
 	noRatio := map[string]bool{}
 	for _, t := range ts {
@@ -165,48 +169,83 @@ func runMultipart(ctx context.Context, e *Env) ([]*Result, error) {
 			note = fmt.Sprintf("%d parts, not %d: gofakes3 holds every part and then the joined object in memory", parts, p.Parts)
 			noRatio[t.Name] = true
 		}
-		subjects = append(subjects, Subject{Name: t.Name, Note: note, Measure: func(ctx context.Context, rep int) (Sample, error) {
-			key := fmt.Sprintf("mp-%d", rep)
-			id, err := t.Client.CreateUpload(ctx, bucket, key)
-			if err != nil {
-				return Sample{}, err
-			}
-			e.Logf("  multipart: uploading %d parts to %s", parts, t.Name)
-			etags := make([]string, parts)
-			start := time.Now()
-			for i := range etags {
-				// Every part has the same content (completion never reads it),
-				// so a store that deduplicates keeps one part's bytes.
-				if etags[i], err = t.Client.UploadPart(ctx, bucket, key, id, i+1, c.Reader(uint64(rep), p.PartSize), p.PartSize); err != nil {
-					return Sample{}, err
-				}
-			}
-			e.Logf("  multipart: parts uploaded in %s", time.Since(start).Round(time.Millisecond))
-			var smp Sample
-			d, err := usageDelta(t.DataDir, func() (err error) {
-				smp, err = Once(ctx, int64(parts)*p.PartSize, func(ctx context.Context) error {
-					return t.Client.CompleteUpload(ctx, bucket, key, id, etags)
-				})
-				return err
-			})
-			written[t.Name] = append(written[t.Name], float64(d))
-			if err == nil {
-				// Untimed: stores that do not deduplicate free the space again.
-				err = t.Client.Delete(ctx, bucket, key)
-			}
-			return smp, err
-		}})
+		subjects = append(subjects, Subject{Name: t.Name, Note: note, Measure: mp.complete(t, bucket, parts)})
 	}
-	dir, err := e.TempDir("multipart-files")
+	files, err := mp.files(ctx)
 	if err != nil {
 		return nil, err
 	}
-	part := filepath.Join(dir, "part")
-	ds := &DirStore{Root: dir}
-	if err := ds.Put(ctx, "", "part", c.Reader(0, p.PartSize), p.PartSize); err != nil {
+	subjects = append(subjects, files)
+	rows, err := Compare(ctx, reps, subjects, ByTime)
+	if err != nil {
 		return nil, err
 	}
-	subjects = append(subjects, Subject{Name: baseFiles, Baseline: true,
+	withWritten(rows, mp.written)
+	for i := range rows {
+		rows[i].NoRatio = noRatio[rows[i].Subject]
+	}
+	return []*Result{{Case: fmt.Sprintf("%s parts of %s (%s)", groupThousands(int64(p.Parts)), FormatSize(p.PartSize), FormatSize(int64(p.Parts)*p.PartSize)),
+		Rows: rows, Notes: []string{"Timed: the CompleteMultipartUpload request alone; the parts are uploaded before it, untimed."}}}, nil
+}
+
+// multipartRun is the multipart workload under way: the bytes each
+// subject's store grew by, run by run.
+type multipartRun struct {
+	e       *Env
+	c       *Content
+	written map[string][]float64
+}
+
+// complete measures a CompleteMultipartUpload of parts parts into bucket
+// of t, the parts uploaded first, untimed.
+func (mp *multipartRun) complete(t *Target, bucket string, parts int) func(ctx context.Context, rep int) (Sample, error) {
+	e, p := mp.e, mp.e.Profile
+	return func(ctx context.Context, rep int) (Sample, error) {
+		key := fmt.Sprintf("mp-%d", rep)
+		id, err := t.Client.CreateUpload(ctx, bucket, key)
+		if err != nil {
+			return Sample{}, err
+		}
+		e.Logf("  multipart: uploading %d parts to %s", parts, t.Name)
+		etags := make([]string, parts)
+		start := time.Now()
+		for i := range etags {
+			// Every part has the same content (completion never reads it),
+			// so a store that deduplicates keeps one part's bytes.
+			if etags[i], err = t.Client.UploadPart(ctx, bucket, key, id, i+1, mp.c.Reader(uint64(rep), p.PartSize), p.PartSize); err != nil {
+				return Sample{}, err
+			}
+		}
+		e.Logf("  multipart: parts uploaded in %s", time.Since(start).Round(time.Millisecond))
+		var smp Sample
+		d, err := usageDelta(t.DataDir, func() (err error) {
+			smp, err = Once(ctx, int64(parts)*p.PartSize, func(ctx context.Context) error {
+				return t.Client.CompleteUpload(ctx, bucket, key, id, etags)
+			})
+			return err
+		})
+		mp.written[t.Name] = append(mp.written[t.Name], float64(d))
+		if err == nil {
+			// Untimed: stores that do not deduplicate free the space again.
+			err = t.Client.Delete(ctx, bucket, key)
+		}
+		return smp, err
+	}
+}
+
+// files is the baseline: the parts as files, joined into a new file.
+func (mp *multipartRun) files(ctx context.Context) (Subject, error) {
+	p := mp.e.Profile
+	dir, err := mp.e.TempDir("multipart-files")
+	if err != nil {
+		return Subject{}, err
+	}
+	part := filepath.Join(dir, "part")
+	ds := &DirStore{Root: dir}
+	if err := ds.Put(ctx, "", "part", mp.c.Reader(0, p.PartSize), p.PartSize); err != nil {
+		return Subject{}, err
+	}
+	return Subject{Name: baseFiles, Baseline: true,
 		Note: fmt.Sprintf("concatenate %d part files into a new file (copy_file_range), fsync it and the directory", p.Parts),
 		Measure: func(ctx context.Context, rep int) (Sample, error) {
 			// The previous run's file goes first, so runs do not fill the disk.
@@ -219,17 +258,7 @@ func runMultipart(ctx context.Context, e *Env) ([]*Result, error) {
 				smp, err = Once(ctx, int64(p.Parts)*p.PartSize, func(context.Context) error { return copyFile(dst, part, p.Parts) })
 				return err
 			})
-			written[baseFiles] = append(written[baseFiles], float64(d))
+			mp.written[baseFiles] = append(mp.written[baseFiles], float64(d))
 			return smp, err
-		}})
-	rows, err := Compare(ctx, reps, subjects, ByTime)
-	if err != nil {
-		return nil, err
-	}
-	withWritten(rows, written)
-	for i := range rows {
-		rows[i].NoRatio = noRatio[rows[i].Subject]
-	}
-	return []*Result{{Case: fmt.Sprintf("%s parts of %s (%s)", groupThousands(int64(p.Parts)), FormatSize(p.PartSize), FormatSize(int64(p.Parts)*p.PartSize)),
-		Rows: rows, Notes: []string{"Timed: the CompleteMultipartUpload request alone; the parts are uploaded before it, untimed."}}}, nil
+		}}, nil
 }

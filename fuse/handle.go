@@ -26,6 +26,7 @@ type handle struct {
 	once  sync.Once
 }
 
+// reader returns the handle's reader, made on first use.
 func (h *handle) reader() *reader {
 	h.once.Do(func() { h.rd = newReader(h.f.m) })
 	return h.rd
@@ -197,12 +198,14 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	return 0
 }
 
+// Getattr is fstat: the file's attributes.
 func (h *handle) Getattr(ctx context.Context, out *gofuse.AttrOut) syscall.Errno {
 	h.f.fillAttr(&out.Attr)
 	out.SetTimeout(h.f.m.ttl)
 	return 0
 }
 
+// Setattr is ftruncate, fchmod and futimens: the file's Setattr.
 func (h *handle) Setattr(ctx context.Context, in *gofuse.SetAttrIn, out *gofuse.AttrOut) syscall.Errno {
 	return h.f.Setattr(ctx, h, in, out)
 }
@@ -231,6 +234,7 @@ type reader struct {
 	loading map[chunk.Hash]chan struct{}
 }
 
+// newReader returns a reader of m's objects with nothing charged yet.
 func newReader(m *Mount) *reader {
 	return &reader{m: m, charged: map[string][]span{}, loading: map[chunk.Hash]chan struct{}{}}
 }
@@ -269,12 +273,7 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 		}
 		return 0, nil
 	}
-	first := sort.Search(len(c.chunks), func(i int) bool { return c.chunks[i].off+c.chunks[i].size > off })
-	last := first
-	for last < len(c.chunks) && c.chunks[last].off < end {
-		last++
-	}
-	want := c.chunks[first:last]
+	want := chunksIn(c.chunks, off, end)
 	// Which chunks must come over the network.
 	var missing []int
 	for i, ch := range want {
@@ -284,22 +283,8 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 		}
 	}
 	if rd.m.opts.Client.Temporary() {
-		// Charge (and authorize) what the cache serves, before serving it.
-		served := []span{{off, end - off}}
-		for _, i := range missing {
-			served = subtract(served, span{want[i].off, want[i].size})
-		}
-		rd.mu.Lock()
-		todo := served
-		for _, s := range rd.charged[c.VersionID] {
-			todo = subtract(todo, s)
-		}
-		rd.mu.Unlock()
-		if len(todo) > 0 || len(missing) == 0 {
-			if err := rd.m.r.reads(ctx, c.Key, c.VersionID, todo); err != nil {
-				return 0, err
-			}
-			rd.charge(c.VersionID, todo...)
+		if err := rd.chargeCached(ctx, c, want, missing, off, end); err != nil {
+			return 0, err
 		}
 	}
 	fetched := map[int][]byte{}
@@ -308,6 +293,54 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 			putBuf(b)
 		}
 	}()
+	if err := rd.fetchMissing(ctx, c, want, missing, fetched); err != nil {
+		return 0, err
+	}
+	if err := rd.copyOut(ctx, c, want, fetched, p, off, end); err != nil {
+		return 0, err
+	}
+	rd.readAhead(c, off, end)
+	return int(end - off), nil
+}
+
+// chunksIn returns the chunks that hold bytes of [off, end).
+func chunksIn(chunks []chunkAt, off, end int64) []chunkAt {
+	first := sort.Search(len(chunks), func(i int) bool { return chunks[i].off+chunks[i].size > off })
+	last := first
+	for last < len(chunks) && chunks[last].off < end {
+		last++
+	}
+	return chunks[first:last]
+}
+
+// chargeCached charges (and so authorizes) a lease's read of [off, end)
+// for the bytes the cache will serve, those of want but not of missing,
+// before they are served; a range charged before in this open is not
+// charged again.
+func (rd *reader) chargeCached(ctx context.Context, c *content, want []chunkAt, missing []int, off, end int64) error {
+	served := []span{{off, end - off}}
+	for _, i := range missing {
+		served = subtract(served, span{want[i].off, want[i].size})
+	}
+	rd.mu.Lock()
+	todo := served
+	for _, s := range rd.charged[c.VersionID] {
+		todo = subtract(todo, s)
+	}
+	rd.mu.Unlock()
+	if len(todo) > 0 || len(missing) == 0 {
+		if err := rd.m.r.reads(ctx, c.Key, c.VersionID, todo); err != nil {
+			return err
+		}
+		rd.charge(c.VersionID, todo...)
+	}
+	return nil
+}
+
+// fetchMissing GETs the chunks want[i] for i in missing, one ranged GET
+// per run of neighbours, into pooled buffers in fetched (by index in
+// want) that the caller returns to the pool.
+func (rd *reader) fetchMissing(ctx context.Context, c *content, want []chunkAt, missing []int, fetched map[int][]byte) error {
 	for j := 0; j < len(missing); {
 		k := j
 		for k+1 < len(missing) && missing[k+1] == missing[k]+1 {
@@ -320,10 +353,17 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 			fetched[missing[j]+idx] = b
 		})
 		if err != nil {
-			return 0, err
+			return err
 		}
 		j = k + 1
 	}
+	return nil
+}
+
+// copyOut copies [off, end) into p from the fetched chunks of want and,
+// for the others, from the cache; a chunk evicted since it was found
+// there is fetched again.
+func (rd *reader) copyOut(ctx context.Context, c *content, want []chunkAt, fetched map[int][]byte, p []byte, off, end int64) error {
 	for i, ch := range want {
 		from, to := max(off, ch.off), min(end, ch.off+ch.size)
 		dst := p[from-off : to-off]
@@ -337,12 +377,11 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 			if err := rd.fetch(ctx, c, want[i:i+1], func(_ int, data []byte) {
 				copy(dst, data[from-ch.off:to-ch.off])
 			}); err != nil {
-				return 0, err
+				return err
 			}
 		}
 	}
-	rd.readAhead(c, off, end)
-	return int(end - off), nil
+	return nil
 }
 
 // readAhead fetches, in the background, the chunks a sequential reader
@@ -404,6 +443,7 @@ func (rd *reader) waitLoading(h chunk.Hash) {
 	}
 }
 
+// charge records that the ranges s of version were charged.
 func (rd *reader) charge(version string, s ...span) {
 	rd.mu.Lock()
 	rs := rd.charged[version]
@@ -498,6 +538,7 @@ func subtract(rs []span, s span) []span {
 // bufPool holds chunk-sized buffers.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, chunk.MaxSize); return &b }}
 
+// getBuf returns a buffer of n bytes, pooled when it fits a chunk.
 func getBuf(n int) []byte {
 	if n > chunk.MaxSize {
 		return make([]byte, n)
@@ -505,6 +546,7 @@ func getBuf(n int) []byte {
 	return (*bufPool.Get().(*[]byte))[:n]
 }
 
+// putBuf returns a buffer from getBuf to the pool.
 func putBuf(b []byte) {
 	if cap(b) == chunk.MaxSize {
 		b = b[:cap(b)]

@@ -107,33 +107,54 @@ type leaseInfo struct {
 	doc *lease.Lease
 }
 
+// setDefaults fills in what o leaves unset.
+func (o *Options) setDefaults() {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.CacheDir == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			d = os.TempDir()
+		}
+		o.CacheDir = filepath.Join(d, "nas")
+	}
+	if o.CacheLimit == 0 {
+		o.CacheLimit = 10 << 30
+	}
+	if o.CommitAfter == 0 {
+		o.CommitAfter = 5 * time.Second
+	}
+	if o.TTL <= 0 {
+		o.TTL = time.Second
+	}
+	if o.UID == 0 && o.GID == 0 {
+		o.UID, o.GID = uint32(os.Getuid()), uint32(os.Getgid())
+	}
+}
+
+// fsOptions are go-fuse's options for a mount with o: the kernel trusts
+// entries, attributes and absences for the TTL.
+func (o *Options) fsOptions() *fs.Options {
+	ttl := o.TTL
+	mo := gofuse.MountOptions{
+		FsName: "nas:" + o.Repo + "@" + o.Branch, Name: "nas",
+		MaxWrite: 1 << 20, MaxReadAhead: 1 << 20, MaxBackground: 32,
+		DisableXAttrs: true, Debug: o.Debug, DirectMount: os.Geteuid() == 0,
+	}
+	if o.ReadOnly {
+		mo.Options = append(mo.Options, "ro")
+	}
+	return &fs.Options{MountOptions: mo, EntryTimeout: &ttl, AttrTimeout: &ttl, NegativeTimeout: &ttl,
+		UID: o.UID, GID: o.GID}
+}
+
 // New mounts opts.Repo@opts.Branch at dir and serves it until Unmount.
 func New(ctx context.Context, dir string, opts Options) (*Mount, error) {
 	if opts.Client == nil || opts.Repo == "" || opts.Branch == "" {
 		return nil, errors.New("mount: a client, a repository and a branch are required")
 	}
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	if opts.CacheDir == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			d = os.TempDir()
-		}
-		opts.CacheDir = filepath.Join(d, "nas")
-	}
-	if opts.CacheLimit == 0 {
-		opts.CacheLimit = 10 << 30
-	}
-	if opts.CommitAfter == 0 {
-		opts.CommitAfter = 5 * time.Second
-	}
-	if opts.TTL <= 0 {
-		opts.TTL = time.Second
-	}
-	if opts.UID == 0 && opts.GID == 0 {
-		opts.UID, opts.GID = uint32(os.Getuid()), uint32(os.Getgid())
-	}
+	opts.setDefaults()
 	cache, err := chunkcache.Open(filepath.Join(opts.CacheDir, "chunks"), opts.CacheLimit, opts.Log)
 	if err != nil {
 		return nil, err
@@ -159,17 +180,7 @@ func New(ctx context.Context, dir string, opts Options) (*Mount, error) {
 		m.wb = newWriteback(m)
 	}
 	m.root = &dirNode{m: m}
-	ttl := opts.TTL
-	mo := gofuse.MountOptions{
-		FsName: "nas:" + opts.Repo + "@" + opts.Branch, Name: "nas",
-		MaxWrite: 1 << 20, MaxReadAhead: 1 << 20, MaxBackground: 32,
-		DisableXAttrs: true, Debug: opts.Debug, DirectMount: os.Geteuid() == 0,
-	}
-	if opts.ReadOnly {
-		mo.Options = append(mo.Options, "ro")
-	}
-	server, err := fs.Mount(dir, m.root, &fs.Options{MountOptions: mo, EntryTimeout: &ttl, AttrTimeout: &ttl, NegativeTimeout: &ttl,
-		UID: opts.UID, GID: opts.GID})
+	server, err := fs.Mount(dir, m.root, opts.fsOptions())
 	if err != nil {
 		if m.wb != nil {
 			m.wb.stop()

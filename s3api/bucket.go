@@ -280,7 +280,7 @@ func (s *Server) ownerOnly(req *request, op string) error {
 }
 
 func noSuchKey() *Error {
-	return s3err(http.StatusNotFound, "NoSuchKey", "The specified key does not exist.")
+	return s3err(http.StatusNotFound, "NoSuchKey", msgNoSuchKey)
 }
 
 func noSuchUpload() *Error {

@@ -28,8 +28,10 @@ type Error struct {
 	Header http.Header
 }
 
+// Error returns the code and message.
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
+// s3err is an Error of status, code and message.
 func s3err(status int, code, msg string) *Error {
 	return &Error{Status: status, Code: code, Message: msg}
 }
@@ -43,7 +45,7 @@ var (
 	errNotImplemented     = func(msg string) *Error { return s3err(http.StatusNotImplemented, "NotImplemented", msg) }
 	errMethodNotAllowed   = func(msg string) *Error { return s3err(http.StatusMethodNotAllowed, "MethodNotAllowed", msg) }
 	errPreconditionFailed = func() *Error {
-		return s3err(http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+		return s3err(http.StatusPreconditionFailed, "PreconditionFailed", msgPrecondition)
 	}
 	errInvalidRange = func() *Error {
 		return s3err(http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "The requested range is not satisfiable")
@@ -55,13 +57,13 @@ var (
 	errInvalidBucketName = func(msg string) *Error { return s3err(http.StatusBadRequest, "InvalidBucketName", msg) }
 	errKeyTooLong        = func() *Error { return s3err(http.StatusBadRequest, "KeyTooLongError", "Your key is too long") }
 	errNoSuchBucket      = func(b string) *Error {
-		e := s3err(http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist")
+		e := s3err(http.StatusNotFound, "NoSuchBucket", msgNoSuchBucket)
 		e.Bucket = b
 		return e
 	}
 	errIncompleteBody = func(msg string) *Error { return s3err(http.StatusBadRequest, "IncompleteBody", msg) }
 	errInternal       = func() *Error {
-		return s3err(http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+		return s3err(http.StatusInternalServerError, "InternalError", msgInternal)
 	}
 	errServiceUnavailable = func(msg string) *Error { return s3err(http.StatusServiceUnavailable, "ServiceUnavailable", msg) }
 	errNotModified        = func() *Error { return &Error{Status: http.StatusNotModified, Code: "NotModified"} }
@@ -77,140 +79,153 @@ var (
 )
 
 // toS3 translates an internal error into the S3 error a client gets. This
-// is the only translation table of the S3 edge.
+// is the only translation table of the S3 edge: an *Error is answered as
+// it is; anything else by the first row of s3Codes it matches, else
+// InternalError.
 func toS3(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	var mm *checksum.MismatchError
-	switch {
-	case errors.Is(err, context.Canceled):
-		return s3err(499, "RequestCanceled", "the client closed the connection")
-	case errors.Is(err, context.DeadlineExceeded):
-		return s3err(http.StatusServiceUnavailable, "SlowDown", "request timed out; reduce your request rate")
+	for i := range s3Codes {
+		if c := &s3Codes[i]; c.matches(err) {
+			msg := c.msg
+			if c.detail != nil {
+				msg += c.detail(err)
+			}
+			return s3err(c.status, c.code, msg)
+		}
+	}
+	return errInternal()
+}
+
+// s3Code is one row of the S3 edge's translation table.
+type s3Code struct {
+	is     error              // the row matches errors.Is(err, is)...
+	match  func(error) bool   // ...or, when is is nil, match(err)
+	status int                // HTTP status
+	code   string             // S3 error code
+	msg    string             // the message, or its start when detail is set
+	detail func(error) string // what of the error ends the message
+}
+
+// matches reports whether the row translates err.
+func (c *s3Code) matches(err error) bool {
+	if c.is != nil {
+		return errors.Is(err, c.is)
+	}
+	return c.match(err)
+}
+
+// Messages the table shares with the errors the protocol layer raises.
+const (
+	msgInternal     = "We encountered an internal error. Please try again."
+	msgPrecondition = "At least one of the pre-conditions you specified did not hold"
+	msgNoSuchKey    = "The specified key does not exist."
+	msgNoSuchBucket = "The specified bucket does not exist"
+)
+
+// s3Codes is the translation table, walked in order: the first row an
+// error matches answers it, so a specific error comes before the
+// category it wraps, and a chain holding several errors (a lease error
+// inside a signature error, say) gets the earlier row's answer.
+var s3Codes = []s3Code{
+	{is: context.Canceled, status: 499, code: "RequestCanceled", msg: "the client closed the connection"},
+	{is: context.DeadlineExceeded, status: http.StatusServiceUnavailable, code: "SlowDown", msg: "request timed out; reduce your request rate"},
 
 	// Authentication and authorization (package auth).
-	case errors.Is(err, auth.ErrUnsignedHeaders):
-		return errAccessDenied("There were headers present in the request which were not signed")
-	case errors.Is(err, auth.ErrUnsignedPayload):
-		return errAccessDenied("This endpoint requires a header-signed request with a signed payload")
-	case errors.Is(err, auth.ErrOverBudget):
-		return s3err(http.StatusForbidden, "QuotaExceeded", "The lease's budget does not allow this request: "+refusalRule(err))
-	case errors.Is(err, auth.ErrNoSuchVersion):
-		return s3err(http.StatusNotFound, "NoSuchVersion", "The specified version does not exist.")
-	case errors.Is(err, auth.ErrNoSuchBucket):
-		return s3err(http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist")
-	case errors.Is(err, auth.ErrNotFound):
-		return noSuchKey()
-	case errors.Is(err, auth.ErrDenied):
-		return errAccessDenied("Access Denied: " + refusalRule(err))
-	case errors.Is(err, auth.ErrInvalid):
-		return errInvalidArgument(err.Error())
-	case errors.Is(err, lease.ErrExpired):
-		return s3err(http.StatusBadRequest, "ExpiredToken", "The provided token has expired.")
-	case errors.Is(err, sigv4.ErrMissingAuth):
-		return errAccessDenied("Access Denied: anonymous requests are not allowed")
-	case errors.Is(err, sigv4.ErrUnsupportedAuth):
-		return errInvalidRequest("The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.")
-	case errors.Is(err, sigv4.ErrMalformedPresign):
-		return s3err(http.StatusBadRequest, "AuthorizationQueryParametersError", err.Error())
-	case errors.Is(err, sigv4.ErrMalformedAuth):
-		return s3err(http.StatusBadRequest, "AuthorizationHeaderMalformed", err.Error())
-	case errors.Is(err, sigv4.ErrUnknownKey):
-		return s3err(http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
-	case errors.Is(err, sigv4.ErrInvalidToken):
-		return s3err(http.StatusBadRequest, "InvalidToken", "The provided token is malformed or otherwise invalid.")
-	case errors.Is(err, sigv4.ErrSignatureMismatch):
-		return s3err(http.StatusForbidden, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your key and signing method.")
-	case errors.Is(err, sigv4.ErrRequestTimeTooSkewed):
-		return s3err(http.StatusForbidden, "RequestTimeTooSkewed", "The difference between the request time and the server's time is too large.")
-	case errors.Is(err, sigv4.ErrExpired):
-		return errAccessDenied("Request has expired")
-	case errors.Is(err, sigv4.ErrMissingDate):
-		return errAccessDenied("AWS authentication requires a valid Date or x-amz-date header")
-	case errors.Is(err, sigv4.ErrContentSHA256Mismatch):
-		return s3err(http.StatusBadRequest, "XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match what was computed.")
-	case errors.Is(err, sigv4.ErrInvalidContentSHA256):
-		return errInvalidArgument(err.Error())
-	case errors.Is(err, sigv4.ErrIncompleteBody):
-		return errIncompleteBody("You did not provide the number of bytes specified by the Content-Length HTTP header.")
-	case errors.Is(err, sigv4.ErrMalformedChunk):
-		return errInvalidRequest("malformed aws-chunked body: " + err.Error())
+	{is: auth.ErrUnsignedHeaders, status: http.StatusForbidden, code: "AccessDenied", msg: "There were headers present in the request which were not signed"},
+	{is: auth.ErrUnsignedPayload, status: http.StatusForbidden, code: "AccessDenied", msg: "This endpoint requires a header-signed request with a signed payload"},
+	{is: auth.ErrOverBudget, status: http.StatusForbidden, code: "QuotaExceeded", msg: "The lease's budget does not allow this request: ", detail: refusalRule},
+	{is: auth.ErrNoSuchVersion, status: http.StatusNotFound, code: "NoSuchVersion", msg: "The specified version does not exist."},
+	{is: auth.ErrNoSuchBucket, status: http.StatusNotFound, code: "NoSuchBucket", msg: msgNoSuchBucket},
+	{is: auth.ErrNotFound, status: http.StatusNotFound, code: "NoSuchKey", msg: msgNoSuchKey},
+	{is: auth.ErrDenied, status: http.StatusForbidden, code: "AccessDenied", msg: "Access Denied: ", detail: refusalRule},
+	{is: auth.ErrInvalid, status: http.StatusBadRequest, code: "InvalidArgument", detail: errorText},
+	{is: lease.ErrExpired, status: http.StatusBadRequest, code: "ExpiredToken", msg: "The provided token has expired."},
+	{is: sigv4.ErrMissingAuth, status: http.StatusForbidden, code: "AccessDenied", msg: "Access Denied: anonymous requests are not allowed"},
+	{is: sigv4.ErrUnsupportedAuth, status: http.StatusBadRequest, code: "InvalidRequest", msg: "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."},
+	{is: sigv4.ErrMalformedPresign, status: http.StatusBadRequest, code: "AuthorizationQueryParametersError", detail: errorText},
+	{is: sigv4.ErrMalformedAuth, status: http.StatusBadRequest, code: "AuthorizationHeaderMalformed", detail: errorText},
+	{is: sigv4.ErrUnknownKey, status: http.StatusForbidden, code: "InvalidAccessKeyId", msg: "The AWS Access Key Id you provided does not exist in our records."},
+	{is: sigv4.ErrInvalidToken, status: http.StatusBadRequest, code: "InvalidToken", msg: "The provided token is malformed or otherwise invalid."},
+	{is: sigv4.ErrSignatureMismatch, status: http.StatusForbidden, code: "SignatureDoesNotMatch", msg: "The request signature we calculated does not match the signature you provided. Check your key and signing method."},
+	{is: sigv4.ErrRequestTimeTooSkewed, status: http.StatusForbidden, code: "RequestTimeTooSkewed", msg: "The difference between the request time and the server's time is too large."},
+	{is: sigv4.ErrExpired, status: http.StatusForbidden, code: "AccessDenied", msg: "Request has expired"},
+	{is: sigv4.ErrMissingDate, status: http.StatusForbidden, code: "AccessDenied", msg: "AWS authentication requires a valid Date or x-amz-date header"},
+	{is: sigv4.ErrContentSHA256Mismatch, status: http.StatusBadRequest, code: "XAmzContentSHA256Mismatch", msg: "The provided 'x-amz-content-sha256' header does not match what was computed."},
+	{is: sigv4.ErrInvalidContentSHA256, status: http.StatusBadRequest, code: "InvalidArgument", detail: errorText},
+	{is: sigv4.ErrIncompleteBody, status: http.StatusBadRequest, code: "IncompleteBody", msg: "You did not provide the number of bytes specified by the Content-Length HTTP header."},
+	{is: sigv4.ErrMalformedChunk, status: http.StatusBadRequest, code: "InvalidRequest", msg: "malformed aws-chunked body: ", detail: errorText},
 
 	// Checksums.
-	case errors.As(err, &mm):
-		return s3err(http.StatusBadRequest, "BadDigest", fmt.Sprintf("The %s you specified did not match the calculated checksum.", mm.Algorithm))
-	case errors.Is(err, checksum.ErrBadDigest):
-		return s3err(http.StatusBadRequest, "BadDigest", "The Content-MD5 you specified did not match what we received.")
-	case errors.Is(err, checksum.ErrInvalidDigest):
-		return s3err(http.StatusBadRequest, "InvalidDigest", "The Content-MD5 you specified is not valid.")
-	case errors.Is(err, checksum.ErrChecksumMismatch):
-		return s3err(http.StatusBadRequest, "BadDigest", err.Error())
-	case errors.Is(err, checksum.ErrInvalidChecksum),
-		errors.Is(err, checksum.ErrInvalidAlgorithm),
-		errors.Is(err, checksum.ErrMultipleChecksums):
-		return errInvalidRequest(err.Error())
-	case errors.Is(err, checksum.ErrMissingTrailer):
-		return s3err(http.StatusBadRequest, "MalformedTrailerError", "The request contained trailing data that was not well-formed or did not conform to our published schema.")
+	{match: isChecksumMismatch, status: http.StatusBadRequest, code: "BadDigest", detail: checksumMismatch},
+	{is: checksum.ErrBadDigest, status: http.StatusBadRequest, code: "BadDigest", msg: "The Content-MD5 you specified did not match what we received."},
+	{is: checksum.ErrInvalidDigest, status: http.StatusBadRequest, code: "InvalidDigest", msg: "The Content-MD5 you specified is not valid."},
+	{is: checksum.ErrChecksumMismatch, status: http.StatusBadRequest, code: "BadDigest", detail: errorText},
+	{is: checksum.ErrInvalidChecksum, status: http.StatusBadRequest, code: "InvalidRequest", detail: errorText},
+	{is: checksum.ErrInvalidAlgorithm, status: http.StatusBadRequest, code: "InvalidRequest", detail: errorText},
+	{is: checksum.ErrMultipleChecksums, status: http.StatusBadRequest, code: "InvalidRequest", detail: errorText},
+	{is: checksum.ErrMissingTrailer, status: http.StatusBadRequest, code: "MalformedTrailerError", msg: "The request contained trailing data that was not well-formed or did not conform to our published schema."},
 
 	// Branches and objects.
-	case errors.Is(err, branch.ErrNoSuchRepo):
-		return s3err(http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist")
-	case errors.Is(err, branch.ErrNoSuchBranch):
-		return s3err(http.StatusNotFound, "NoSuchBucket", "The specified branch does not exist: "+err.Error())
-	case errors.Is(err, branch.ErrNoSuchKey):
-		return s3err(http.StatusNotFound, "NoSuchKey", "The specified key does not exist.")
-	case errors.Is(err, branch.ErrNoSuchVersion), errors.Is(err, manifest.ErrNoSuchCommit):
-		return s3err(http.StatusNotFound, "NoSuchVersion", "The specified version does not exist.")
-	case errors.Is(err, branch.ErrNoSuchUpload):
-		return s3err(http.StatusNotFound, "NoSuchUpload", "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
-	case errors.Is(err, branch.ErrRepoExists):
-		return s3err(http.StatusConflict, "BucketAlreadyOwnedByYou", "Your previous request to create the named bucket succeeded and you already own it.")
-	case errors.Is(err, branch.ErrRepoNotEmpty):
-		return s3err(http.StatusConflict, "BucketNotEmpty", "The bucket you tried to delete is not empty: "+err.Error())
-	case errors.Is(err, branch.ErrPrecondition):
-		return errPreconditionFailed()
-	case errors.Is(err, branch.ErrProtected):
-		return errAccessDenied("Access Denied: " + err.Error())
-	case errors.Is(err, branch.ErrImmutable):
-		return errAccessDenied("Access Denied: " + err.Error())
-	case errors.Is(err, branch.ErrQuotaExceeded):
-		return s3err(http.StatusForbidden, "QuotaExceeded", "The branch's quota does not allow this write: "+err.Error())
-	case errors.Is(err, branch.ErrInvalidPartOrder):
-		return s3err(http.StatusBadRequest, "InvalidPartOrder", "The list of parts was not in ascending order. Parts must be ordered by part number.")
-	case errors.Is(err, branch.ErrInvalidPart):
-		return s3err(http.StatusBadRequest, "InvalidPart", "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
-	case errors.Is(err, branch.ErrEntityTooSmall):
-		return s3err(http.StatusBadRequest, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed object size.")
-	case errors.Is(err, branch.ErrInvalidName):
-		return errInvalidBucketName(err.Error())
-	case errors.Is(err, branch.ErrInvalid):
-		return errInvalidArgument(err.Error())
-	case errors.Is(err, branch.ErrConflict), errors.Is(err, kv.ErrConflict):
-		return s3err(http.StatusConflict, "OperationAborted", "A conflicting conditional operation is currently in progress against this resource. Please try again.")
-	case errors.Is(err, kv.ErrTooBig):
-		return errInvalidRequest("the request touches too many keys at once: " + err.Error())
-	case errors.Is(err, cas.ErrCorrupt), errors.Is(err, manifest.ErrCorrupt):
-		return errInternal()
+	{is: branch.ErrNoSuchRepo, status: http.StatusNotFound, code: "NoSuchBucket", msg: msgNoSuchBucket},
+	{is: branch.ErrNoSuchBranch, status: http.StatusNotFound, code: "NoSuchBucket", msg: "The specified branch does not exist: ", detail: errorText},
+	{is: branch.ErrNoSuchKey, status: http.StatusNotFound, code: "NoSuchKey", msg: msgNoSuchKey},
+	{is: branch.ErrNoSuchVersion, status: http.StatusNotFound, code: "NoSuchVersion", msg: "The specified version does not exist."},
+	{is: manifest.ErrNoSuchCommit, status: http.StatusNotFound, code: "NoSuchVersion", msg: "The specified version does not exist."},
+	{is: branch.ErrNoSuchUpload, status: http.StatusNotFound, code: "NoSuchUpload", msg: "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."},
+	{is: branch.ErrRepoExists, status: http.StatusConflict, code: "BucketAlreadyOwnedByYou", msg: "Your previous request to create the named bucket succeeded and you already own it."},
+	{is: branch.ErrRepoNotEmpty, status: http.StatusConflict, code: "BucketNotEmpty", msg: "The bucket you tried to delete is not empty: ", detail: errorText},
+	{is: branch.ErrPrecondition, status: http.StatusPreconditionFailed, code: "PreconditionFailed", msg: msgPrecondition},
+	{is: branch.ErrProtected, status: http.StatusForbidden, code: "AccessDenied", msg: "Access Denied: ", detail: errorText},
+	{is: branch.ErrImmutable, status: http.StatusForbidden, code: "AccessDenied", msg: "Access Denied: ", detail: errorText},
+	{is: branch.ErrQuotaExceeded, status: http.StatusForbidden, code: "QuotaExceeded", msg: "The branch's quota does not allow this write: ", detail: errorText},
+	{is: branch.ErrInvalidPartOrder, status: http.StatusBadRequest, code: "InvalidPartOrder", msg: "The list of parts was not in ascending order. Parts must be ordered by part number."},
+	{is: branch.ErrInvalidPart, status: http.StatusBadRequest, code: "InvalidPart", msg: "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."},
+	{is: branch.ErrEntityTooSmall, status: http.StatusBadRequest, code: "EntityTooSmall", msg: "Your proposed upload is smaller than the minimum allowed object size."},
+	{is: branch.ErrInvalidName, status: http.StatusBadRequest, code: "InvalidBucketName", detail: errorText},
+	{is: branch.ErrInvalid, status: http.StatusBadRequest, code: "InvalidArgument", detail: errorText},
+	{is: branch.ErrConflict, status: http.StatusConflict, code: "OperationAborted", msg: msgConflict},
+	{is: kv.ErrConflict, status: http.StatusConflict, code: "OperationAborted", msg: msgConflict},
+	{is: kv.ErrTooBig, status: http.StatusBadRequest, code: "InvalidRequest", msg: "the request touches too many keys at once: ", detail: errorText},
+	{is: cas.ErrCorrupt, status: http.StatusInternalServerError, code: "InternalError", msg: msgInternal},
+	{is: manifest.ErrCorrupt, status: http.StatusInternalServerError, code: "InternalError", msg: msgInternal},
 
 	// Attached sources (lazy entries). Messages name neither the remote nor
 	// its credentials: a lease reading through the gateway learns nothing
 	// of them.
-	case errors.Is(err, source.ErrChanged):
-		return s3err(http.StatusConflict, "RemoteObjectChanged", "This object lives in an attached source, and the source no longer holds the version this branch pinned (it was changed or deleted there). Nothing was served from the new version. The repository's owner can run `nas source refresh` to pin what the source holds now.")
-	case errors.Is(err, source.ErrRemoved):
-		return s3err(http.StatusConflict, "RemoteSourceRemoved", "This object lives in a source that was detached from the repository before the object was ever read, so its bytes are not available.")
-	case errors.Is(err, source.ErrThrottled):
-		return s3err(http.StatusServiceUnavailable, "SlowDown", "The attached source this object lives in is throttling the gateway; please reduce your request rate and retry.")
-	case errors.Is(err, source.ErrUnavailable), errors.Is(err, source.ErrCorrupt):
-		return errServiceUnavailable("The attached source this object lives in could not be read (unreachable, failing, or its bytes did not verify); nothing was stored. Please retry later.")
-	case errors.Is(err, manifest.ErrLazy):
-		return errNotImplemented("this operation does not support objects of attached sources")
-	case isTimeout(err):
-		return s3err(http.StatusBadRequest, "RequestTimeout", "Your socket connection to the server was not read from or written to within the timeout period: "+err.Error())
-	}
-	return errInternal()
+	{is: source.ErrChanged, status: http.StatusConflict, code: "RemoteObjectChanged", msg: "This object lives in an attached source, and the source no longer holds the version this branch pinned (it was changed or deleted there). Nothing was served from the new version. The repository's owner can run `nas source refresh` to pin what the source holds now."},
+	{is: source.ErrRemoved, status: http.StatusConflict, code: "RemoteSourceRemoved", msg: "This object lives in a source that was detached from the repository before the object was ever read, so its bytes are not available."},
+	{is: source.ErrThrottled, status: http.StatusServiceUnavailable, code: "SlowDown", msg: "The attached source this object lives in is throttling the gateway; please reduce your request rate and retry."},
+	{is: source.ErrUnavailable, status: http.StatusServiceUnavailable, code: "ServiceUnavailable", msg: msgSourceUnavailable},
+	{is: source.ErrCorrupt, status: http.StatusServiceUnavailable, code: "ServiceUnavailable", msg: msgSourceUnavailable},
+	{is: manifest.ErrLazy, status: http.StatusNotImplemented, code: "NotImplemented", msg: "this operation does not support objects of attached sources"},
+	{match: isTimeout, status: http.StatusBadRequest, code: "RequestTimeout", msg: "Your socket connection to the server was not read from or written to within the timeout period: ", detail: errorText},
+}
+
+// Messages that two rows of the table share.
+const (
+	msgConflict          = "A conflicting conditional operation is currently in progress against this resource. Please try again."
+	msgSourceUnavailable = "The attached source this object lives in could not be read (unreachable, failing, or its bytes did not verify); nothing was stored. Please retry later."
+)
+
+// errorText ends a message with the error itself.
+func errorText(err error) string { return err.Error() }
+
+// isChecksumMismatch reports a checksum the client sent that the body
+// did not match.
+func isChecksumMismatch(err error) bool {
+	var mm *checksum.MismatchError
+	return errors.As(err, &mm)
+}
+
+// checksumMismatch is S3's message for a checksum mismatch, naming the
+// algorithm.
+func checksumMismatch(err error) string {
+	var mm *checksum.MismatchError
+	errors.As(err, &mm)
+	return fmt.Sprintf("The %s you specified did not match the calculated checksum.", mm.Algorithm)
 }
 
 // refusalRule is the rule an authorization refusal names.

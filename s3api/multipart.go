@@ -13,13 +13,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
 
+// initiateResult is the InitiateMultipartUploadResult document.
 type initiateResult struct {
 	XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
 	Xmlns    string   `xml:"xmlns,attr"`
@@ -40,6 +43,8 @@ func (s *Server) branchName(req *request) (string, error) {
 	return r.DefaultBranch, nil
 }
 
+// createUpload answers CreateMultipartUpload: a new upload to the
+// addressed key, with the checksum its parts will carry.
 func (s *Server) createUpload(req *request) error {
 	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
 		return err
@@ -110,6 +115,7 @@ func (s *Server) openUpload(req *request, a lease.Action) (*branch.Upload, error
 	return up, nil
 }
 
+// partNumber parses the partNumber query parameter (1 to 10000).
 func partNumber(req *request) (int, error) {
 	n, err := strconv.Atoi(req.query.Get("partNumber"))
 	if err != nil || n < 1 || n > 10000 {
@@ -118,6 +124,8 @@ func partNumber(req *request) (int, error) {
 	return n, nil
 }
 
+// uploadPart answers UploadPart: the body stored as part partNumber of
+// the upload.
 func (s *Server) uploadPart(req *request) error {
 	n, err := partNumber(req)
 	if err != nil {
@@ -164,6 +172,8 @@ func (s *Server) uploadPart(req *request) error {
 	return nil
 }
 
+// hasChecksumHeader reports whether the request carries a checksum, as a
+// header or as a trailer.
 func hasChecksumHeader(h http.Header) bool {
 	for name := range h {
 		if strings.HasPrefix(strings.ToLower(name), "x-amz-checksum-") && !strings.EqualFold(name, "x-amz-checksum-type") {
@@ -173,6 +183,7 @@ func hasChecksumHeader(h http.Header) bool {
 	return strings.Contains(strings.ToLower(h.Get("x-amz-trailer")), "x-amz-checksum-")
 }
 
+// copyPartResult is the CopyPartResult document.
 type copyPartResult struct {
 	XMLName      xml.Name `xml:"CopyPartResult"`
 	Xmlns        string   `xml:"xmlns,attr"`
@@ -193,40 +204,12 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	if err != nil {
 		return err
 	}
-	srcRepo, srcBranch, srcKey, srcVid, err := s.copySource(req)
+	from, src, rng, err := s.partSource(req)
 	if err != nil {
 		return err
 	}
-	if err := s.allow(req, lease.Read, srcRepo, srcBranch, srcKey, noSuchKey()); err != nil {
-		return err
-	}
-	src, err := s.resolve(req, srcRepo, srcBranch, srcKey, srcVid)
+	read, written, err := s.chargeCopy(req, from, src, rng)
 	if err != nil {
-		return err
-	}
-	if ce := copyConditions(req.r.Header, src); ce != nil {
-		return ce
-	}
-	rng := byteRange{length: src.Size}
-	if v := req.r.Header.Get("x-amz-copy-source-range"); v != "" {
-		r, ok, rerr := parseRange(v, src.Size)
-		if rerr != nil || !ok || strings.HasPrefix(strings.TrimPrefix(v, "bytes="), "-") {
-			return errInvalidArgument(fmt.Sprintf("Range specified is not valid for source object of size: %d", src.Size))
-		}
-		rng = r
-	}
-	if rng.length > maxPutSize {
-		return errInvalidRequest("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
-	}
-	// The part's ETag is the MD5 of the range: reading it reveals content,
-	// so it is charged and recorded as a read, and as a write of the part.
-	read, err := s.chargeRead(req, srcRepo, srcBranch, srcKey, src, rng)
-	if err != nil {
-		return err
-	}
-	written, err := s.chargeWrite(req, rng.length)
-	if err != nil {
-		read.Refund(req.ctx())
 		return err
 	}
 	defer func() {
@@ -242,15 +225,7 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	cu := s.chunks.NewUpload()
 	defer cu.Close()
 	md := newMD5()
-	var sum hash.Hash
-	alg, _ := checksum.Parse(up.Entry.ChecksumAlgorithm)
-	if up.Entry.ChecksumAlgorithm != "" {
-		sum = alg.New()
-	}
-	w := io.Writer(md)
-	if sum != nil {
-		w = io.MultiWriter(md, sum)
-	}
+	alg, sum, w := partHashes(up.Entry.ChecksumAlgorithm, md)
 	var refs []chunk.Ref
 	if src.Lazy() {
 		// Its bytes come through the materializer (a read of the source).
@@ -258,34 +233,8 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 			return err
 		}
 	}
-	var off int64
-	end := rng.start + rng.length
-	var buf bytes.Buffer
-	for _, ref := range content.Chunks {
-		size := int64(ref.Size)
-		if off+size <= rng.start || off >= end {
-			off += size
-			continue
-		}
-		from, to := max(rng.start-off, 0), min(end-off, size)
-		if from == 0 && to == size {
-			if err := s.chunks.Read(req.ctx(), w, ref.Hash, 0, size); err != nil {
-				return err
-			}
-			cu.Pin([]chunk.Ref{ref})
-			refs = append(refs, ref)
-		} else {
-			buf.Reset()
-			if err := s.chunks.Read(req.ctx(), io.MultiWriter(w, &buf), ref.Hash, from, to-from); err != nil {
-				return err
-			}
-			nr, err := cu.Put(req.ctx(), buf.Bytes())
-			if err != nil {
-				return err
-			}
-			refs = append(refs, nr)
-		}
-		off += size
+	if refs, err = s.copyChunks(req, cu, w, content, rng, refs); err != nil {
+		return err
 	}
 	if err := cu.Sync(req.ctx()); err != nil {
 		return err
@@ -306,6 +255,110 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	return s.writeXML(req, http.StatusOK, doc)
 }
 
+// partSource is what a part copy reads: the source it may read, its
+// entry (whose copy conditions hold) and the range of it.
+func (s *Server) partSource(req *request) (copySrc, *manifest.Entry, byteRange, error) {
+	from, err := s.readableSource(req)
+	if err != nil {
+		return from, nil, byteRange{}, err
+	}
+	src, err := s.sourceEntry(req, from)
+	if err != nil {
+		return from, nil, byteRange{}, err
+	}
+	rng, err := sourceRange(req, src)
+	if err != nil {
+		return from, nil, byteRange{}, err
+	}
+	return from, src, rng, nil
+}
+
+// chargeCopy charges a part copy before anything is read. The part's ETag
+// is the MD5 of the range: reading it reveals content, so the range is
+// charged and recorded as a read, and as a write of the part; both are
+// charged or neither.
+func (s *Server) chargeCopy(req *request, from copySrc, src *manifest.Entry, rng byteRange) (read, written *auth.Charge, err error) {
+	read, err = s.chargeRead(req, from.repo, from.branch, from.key, src, rng)
+	if err != nil {
+		return nil, nil, err
+	}
+	written, err = s.chargeWrite(req, rng.length)
+	if err != nil {
+		read.Refund(req.ctx())
+		return nil, nil, err
+	}
+	return read, written, nil
+}
+
+// sourceRange is the range of src that x-amz-copy-source-range names
+// (all of src without it); no larger than a part may be.
+func sourceRange(req *request, src *manifest.Entry) (byteRange, error) {
+	rng := byteRange{length: src.Size}
+	if v := req.r.Header.Get("x-amz-copy-source-range"); v != "" {
+		r, ok, rerr := parseRange(v, src.Size)
+		if rerr != nil || !ok || strings.HasPrefix(strings.TrimPrefix(v, "bytes="), "-") {
+			return rng, errInvalidArgument(fmt.Sprintf("Range specified is not valid for source object of size: %d", src.Size))
+		}
+		rng = r
+	}
+	if rng.length > maxPutSize {
+		return rng, errInvalidRequest("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
+	}
+	return rng, nil
+}
+
+// partHashes starts the upload's checksum of a copied part (sum is nil
+// when the upload has none) and returns the writer that feeds both it
+// and md, the part's MD5.
+func partHashes(algorithm string, md hash.Hash) (alg checksum.Algorithm, sum hash.Hash, w io.Writer) {
+	alg, _ = checksum.Parse(algorithm)
+	if algorithm != "" {
+		sum = alg.New()
+	}
+	w = io.Writer(md)
+	if sum != nil {
+		w = io.MultiWriter(md, sum)
+	}
+	return alg, sum, w
+}
+
+// copyChunks appends to refs the chunks of content that hold rng, and
+// writes rng's bytes to w: a chunk wholly inside is shared (pinned in
+// cu), a partial one at an edge is stored anew in cu.
+func (s *Server) copyChunks(req *request, cu *cas.Upload, w io.Writer, content *manifest.Content, rng byteRange, refs []chunk.Ref) ([]chunk.Ref, error) {
+	var off int64
+	end := rng.start + rng.length
+	var buf bytes.Buffer
+	for _, ref := range content.Chunks {
+		size := int64(ref.Size)
+		if off+size <= rng.start || off >= end {
+			off += size
+			continue
+		}
+		from, to := max(rng.start-off, 0), min(end-off, size)
+		if from == 0 && to == size {
+			if err := s.chunks.Read(req.ctx(), w, ref.Hash, 0, size); err != nil {
+				return refs, err
+			}
+			cu.Pin([]chunk.Ref{ref})
+			refs = append(refs, ref)
+		} else {
+			buf.Reset()
+			if err := s.chunks.Read(req.ctx(), io.MultiWriter(w, &buf), ref.Hash, from, to-from); err != nil {
+				return refs, err
+			}
+			nr, err := cu.Put(req.ctx(), buf.Bytes())
+			if err != nil {
+				return refs, err
+			}
+			refs = append(refs, nr)
+		}
+		off += size
+	}
+	return refs, nil
+}
+
+// partDoc is a part of the ListPartsResult document.
 type partDoc struct {
 	PartNumber   int    `xml:"PartNumber"`
 	LastModified string `xml:"LastModified"`
@@ -314,6 +367,7 @@ type partDoc struct {
 	checksumDoc
 }
 
+// listPartsResult is the ListPartsResult document.
 type listPartsResult struct {
 	XMLName              xml.Name  `xml:"ListPartsResult"`
 	Xmlns                string    `xml:"xmlns,attr"`
@@ -332,6 +386,7 @@ type listPartsResult struct {
 	Parts                []partDoc `xml:"Part"`
 }
 
+// listParts answers ListParts: the upload's parts, a page at a time.
 func (s *Server) listParts(req *request) error {
 	up, err := s.openUpload(req, lease.List)
 	if err != nil {
@@ -364,19 +419,24 @@ func (s *Server) listParts(req *request) error {
 	return s.writeXML(req, http.StatusOK, doc)
 }
 
+// completeRequest is the CompleteMultipartUpload document.
 type completeRequest struct {
-	XMLName xml.Name `xml:"CompleteMultipartUpload"`
-	Parts   []struct {
-		PartNumber        int    `xml:"PartNumber"`
-		ETag              string `xml:"ETag"`
-		ChecksumCRC32     string `xml:"ChecksumCRC32"`
-		ChecksumCRC32C    string `xml:"ChecksumCRC32C"`
-		ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME"`
-		ChecksumSHA1      string `xml:"ChecksumSHA1"`
-		ChecksumSHA256    string `xml:"ChecksumSHA256"`
-	} `xml:"Part"`
+	XMLName xml.Name       `xml:"CompleteMultipartUpload"`
+	Parts   []completePart `xml:"Part"`
 }
 
+// completePart is a part as CompleteMultipartUpload lists it.
+type completePart struct {
+	PartNumber        int    `xml:"PartNumber"`
+	ETag              string `xml:"ETag"`
+	ChecksumCRC32     string `xml:"ChecksumCRC32"`
+	ChecksumCRC32C    string `xml:"ChecksumCRC32C"`
+	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME"`
+	ChecksumSHA1      string `xml:"ChecksumSHA1"`
+	ChecksumSHA256    string `xml:"ChecksumSHA256"`
+}
+
+// completeResult is the CompleteMultipartUploadResult document.
 type completeResult struct {
 	XMLName  xml.Name `xml:"CompleteMultipartUploadResult"`
 	Xmlns    string   `xml:"xmlns,attr"`
@@ -398,75 +458,18 @@ func (s *Server) completeUpload(req *request) error {
 	if err := readBody(req, 8<<20, &c); err != nil {
 		return err
 	}
-	if len(c.Parts) == 0 {
-		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
-	}
-	numbers := make([]int, len(c.Parts))
-	for i, p := range c.Parts {
-		if i > 0 && p.PartNumber <= c.Parts[i-1].PartNumber {
-			return toS3(branch.ErrInvalidPartOrder)
-		}
-		numbers[i] = p.PartNumber
+	numbers, err := c.numbers()
+	if err != nil {
+		return err
 	}
 	parts, err := s.b.Parts(req.ctx(), req.repo, req.key, up.ID, numbers)
 	if err != nil {
 		return err
 	}
 	e := *up.Entry
-	content := &manifest.Content{}
-	md5s := make([]string, len(parts))
-	var sums [][]byte
-	var crcParts []checksum.Part
-	for i, p := range parts {
-		want := c.Parts[i]
-		if strings.Trim(want.ETag, `" `) != p.Entry.ETag {
-			return toS3(branch.ErrInvalidPart)
-		}
-		if i < len(parts)-1 && p.Entry.Size < minPartSize {
-			return toS3(branch.ErrEntityTooSmall)
-		}
-		for _, given := range []string{want.ChecksumCRC32, want.ChecksumCRC32C, want.ChecksumCRC64NVME, want.ChecksumSHA1, want.ChecksumSHA256} {
-			if given != "" && given != p.Entry.ChecksumValue {
-				return toS3(branch.ErrInvalidPart)
-			}
-		}
-		pc, err := s.ms.Content(req.ctx(), p.Entry)
-		if err != nil {
-			return err
-		}
-		content.Chunks = append(content.Chunks, pc.Chunks...)
-		content.Parts = append(content.Parts, manifest.Part{Size: p.Entry.Size, Checksum: p.Entry.ChecksumValue})
-		e.Size += p.Entry.Size
-		md5s[i] = p.Entry.ETag
-		if e.ChecksumAlgorithm != "" {
-			if p.Entry.ChecksumAlgorithm != e.ChecksumAlgorithm {
-				return errInvalidRequest(fmt.Sprintf("part %d has no %s checksum", p.Number, e.ChecksumAlgorithm))
-			}
-			raw, err := base64.StdEncoding.DecodeString(p.Entry.ChecksumValue)
-			if err != nil {
-				return err
-			}
-			sums = append(sums, raw)
-			crcParts = append(crcParts, checksum.Part{Sum: raw, Size: p.Entry.Size})
-		}
-	}
-	if e.Size > maxObjectSize {
-		return errEntityTooLarge("Your proposed upload exceeds the maximum allowed object size.")
-	}
-	etag, ok := multipartETag(md5s)
-	if !ok {
-		return errInternal()
-	}
-	e.ETag = etag
-	if e.ChecksumAlgorithm != "" {
-		alg, _ := checksum.Parse(e.ChecksumAlgorithm)
-		if e.ChecksumType == "FULL_OBJECT" {
-			if e.ChecksumValue, err = checksum.CombineCRC(alg, crcParts); err != nil {
-				return err
-			}
-		} else {
-			e.ChecksumValue = checksum.Composite(alg, sums)
-		}
+	content, err := s.joinParts(req, &e, c.Parts, parts)
+	if err != nil {
+		return err
 	}
 	if err := checkStatedChecksum(req.r.Header, &e); err != nil {
 		return err
@@ -484,6 +487,105 @@ func (s *Server) completeUpload(req *request) error {
 	return s.writeXML(req, http.StatusOK, doc)
 }
 
+// numbers returns the part numbers the request lists: at least one, in
+// ascending order.
+func (c *completeRequest) numbers() ([]int, error) {
+	if len(c.Parts) == 0 {
+		return nil, errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
+	}
+	numbers := make([]int, len(c.Parts))
+	for i, p := range c.Parts {
+		if i > 0 && p.PartNumber <= c.Parts[i-1].PartNumber {
+			return nil, toS3(branch.ErrInvalidPartOrder)
+		}
+		numbers[i] = p.PartNumber
+	}
+	return numbers, nil
+}
+
+// joinParts checks the stored parts against those listed and joins them
+// into e: their chunk lists make its content, their sizes its size, their
+// MD5s its ETag and their checksums its checksum.
+func (s *Server) joinParts(req *request, e *manifest.Entry, listed []completePart, parts []branch.PartInfo) (*manifest.Content, error) {
+	content := &manifest.Content{}
+	md5s := make([]string, len(parts))
+	var sums [][]byte
+	var crcParts []checksum.Part
+	for i, p := range parts {
+		if err := checkPart(listed[i], p, i == len(parts)-1); err != nil {
+			return nil, err
+		}
+		pc, err := s.ms.Content(req.ctx(), p.Entry)
+		if err != nil {
+			return nil, err
+		}
+		content.Chunks = append(content.Chunks, pc.Chunks...)
+		content.Parts = append(content.Parts, manifest.Part{Size: p.Entry.Size, Checksum: p.Entry.ChecksumValue})
+		e.Size += p.Entry.Size
+		md5s[i] = p.Entry.ETag
+		if e.ChecksumAlgorithm != "" {
+			if p.Entry.ChecksumAlgorithm != e.ChecksumAlgorithm {
+				return nil, errInvalidRequest(fmt.Sprintf("part %d has no %s checksum", p.Number, e.ChecksumAlgorithm))
+			}
+			raw, err := base64.StdEncoding.DecodeString(p.Entry.ChecksumValue)
+			if err != nil {
+				return nil, err
+			}
+			sums = append(sums, raw)
+			crcParts = append(crcParts, checksum.Part{Sum: raw, Size: p.Entry.Size})
+		}
+	}
+	if e.Size > maxObjectSize {
+		return nil, errEntityTooLarge("Your proposed upload exceeds the maximum allowed object size.")
+	}
+	etag, ok := multipartETag(md5s)
+	if !ok {
+		return nil, errInternal()
+	}
+	e.ETag = etag
+	if err := combineChecksums(e, sums, crcParts); err != nil {
+		return nil, err
+	}
+	return content, nil
+}
+
+// checkPart checks a stored part against the request's listing of it:
+// the same ETag and checksum, and, but for the last part, the minimum
+// size.
+func checkPart(want completePart, p branch.PartInfo, last bool) error {
+	if strings.Trim(want.ETag, `" `) != p.Entry.ETag {
+		return toS3(branch.ErrInvalidPart)
+	}
+	if !last && p.Entry.Size < minPartSize {
+		return toS3(branch.ErrEntityTooSmall)
+	}
+	for _, given := range []string{want.ChecksumCRC32, want.ChecksumCRC32C, want.ChecksumCRC64NVME, want.ChecksumSHA1, want.ChecksumSHA256} {
+		if given != "" && given != p.Entry.ChecksumValue {
+			return toS3(branch.ErrInvalidPart)
+		}
+	}
+	return nil
+}
+
+// combineChecksums sets e's checksum from its parts': a CRC of the whole
+// object (FULL_OBJECT) or a checksum of their checksums (COMPOSITE).
+func combineChecksums(e *manifest.Entry, sums [][]byte, crcParts []checksum.Part) error {
+	if e.ChecksumAlgorithm == "" {
+		return nil
+	}
+	alg, _ := checksum.Parse(e.ChecksumAlgorithm)
+	if e.ChecksumType == "FULL_OBJECT" {
+		var err error
+		if e.ChecksumValue, err = checksum.CombineCRC(alg, crcParts); err != nil {
+			return err
+		}
+		return nil
+	}
+	e.ChecksumValue = checksum.Composite(alg, sums)
+	return nil
+}
+
+// abortUpload answers AbortMultipartUpload.
 func (s *Server) abortUpload(req *request) error {
 	up, err := s.openUpload(req, lease.Write)
 	if err != nil {
@@ -497,6 +599,7 @@ func (s *Server) abortUpload(req *request) error {
 	return nil
 }
 
+// uploadDoc is an upload of the ListMultipartUploadsResult document.
 type uploadDoc struct {
 	Key               string `xml:"Key"`
 	UploadID          string `xml:"UploadId"`
@@ -508,6 +611,7 @@ type uploadDoc struct {
 	ChecksumType      string `xml:"ChecksumType,omitempty"`
 }
 
+// listUploadsResult is the ListMultipartUploadsResult document.
 type listUploadsResult struct {
 	XMLName            xml.Name    `xml:"ListMultipartUploadsResult"`
 	Xmlns              string      `xml:"xmlns,attr"`
@@ -525,6 +629,8 @@ type listUploadsResult struct {
 	CommonPrefixes     []prefixDoc `xml:"CommonPrefixes"`
 }
 
+// listUploads answers ListMultipartUploads: the repository's uploads
+// in progress, a page at a time.
 func (s *Server) listUploads(req *request) error {
 	q := req.query
 	enc, err := encodingType(q.Get("encoding-type"))

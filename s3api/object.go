@@ -29,6 +29,7 @@ const (
 	maxObjectSize = manifest.MaxSize
 )
 
+// newMD5 returns a new MD5 hash (ETags are MD5s).
 func newMD5() hash.Hash { return md5.New() }
 
 // ingested is a request body stored in the chunk store but not yet
@@ -119,6 +120,8 @@ func writeCondition(req *request) branch.Condition {
 	}
 }
 
+// putObject answers PutObject: the body stored as a new version of the
+// addressed key.
 func (s *Server) putObject(req *request) error {
 	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
 		return err
@@ -163,6 +166,8 @@ func (s *Server) putObject(req *request) error {
 	return nil
 }
 
+// setChecksumHeaders sets the x-amz-checksum-* headers of e's checksum,
+// if it has one.
 func setChecksumHeaders(h http.Header, e *manifest.Entry) {
 	if e.ChecksumAlgorithm == "" {
 		return
@@ -197,24 +202,19 @@ func (s *Server) resolve(req *request, repo, br, key, vid string) (*manifest.Ent
 	return e, nil
 }
 
+// getObject answers GET, or HEAD when head is set: the object's headers
+// and, for GET, the bytes of the whole object, of a Range or of a part.
 func (s *Server) getObject(req *request, head bool) error {
-	authorize := s.allow
-	if head {
-		authorize = func(req *request, _ lease.Action, repo, br, key string, nf *Error) error {
-			return s.probe(req, repo, br, key, nf)
-		}
-	}
-	if err := authorize(req, lease.Read, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+	if err := s.authorizeGet(req, head); err != nil {
 		return err
 	}
-	q := req.query
-	e, err := s.resolve(req, req.repo, req.branch, req.key, q.Get("versionId"))
+	e, err := s.resolve(req, req.repo, req.branch, req.key, req.query.Get("versionId"))
 	if err != nil {
 		return err
 	}
-	h := req.w.Header()
 	if ce := conditions(req.r.Header, e); ce != nil {
 		if ce.Status == http.StatusNotModified {
+			h := req.w.Header()
 			h.Set("ETag", quote(e.ETag))
 			h.Set("Last-Modified", httpTime(e.ModTime))
 		}
@@ -224,68 +224,18 @@ func (s *Server) getObject(req *request, head bool) error {
 	if err != nil {
 		return err
 	}
-	rng, partial := byteRange{length: e.Size}, false
-	if pn := q.Get("partNumber"); pn != "" {
-		n, err := strconv.Atoi(pn)
-		if err != nil || n < 1 || n > 10000 {
-			return errInvalidPartNumber()
-		}
-		if len(content.Parts) == 0 {
-			if n != 1 {
-				return errInvalidRange()
-			}
-		} else {
-			if n > len(content.Parts) {
-				return errInvalidRange()
-			}
-			var off int64
-			for _, p := range content.Parts[:n-1] {
-				off += p.Size
-			}
-			rng, partial = byteRange{start: off, length: content.Parts[n-1].Size}, true
-		}
-	} else if v := req.r.Header.Get("Range"); v != "" {
-		r, ok, rerr := parseRange(v, e.Size)
-		if rerr != nil {
-			rerr.Header = http.Header{"Content-Range": {fmt.Sprintf("bytes */%d", e.Size)}}
-			return rerr
-		}
-		if ok {
-			rng, partial = r, true
-		}
-	}
-	var lazy *source.Reader
-	if !head {
-		// Before any object header is set: a refusal carries none.
-		charge, err := s.chargeRead(req, req.repo, req.branch, req.key, e, rng)
-		if err != nil {
-			return err
-		}
-		// A lazy entry's source answers before the status is written.
-		if lazy, err = s.openLazy(req, e, rng, charge); err != nil {
-			return err
-		}
-		if lazy != nil {
-			defer lazy.Close()
-		}
-	} else if _, err := s.chargeRead(req, req.repo, req.branch, req.key, e, byteRange{}); err != nil {
+	rng, partial, err := getRange(req, e, content)
+	if err != nil {
 		return err
 	}
-	setObjectHeaders(h, e)
-	for p, name := range responseOverrides {
-		if v := q.Get(p); v != "" {
-			h.Set(name, v)
-		}
+	lazy, err := s.chargeGet(req, e, rng, head)
+	if err != nil {
+		return err
 	}
-	if !partial && strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED") {
-		setChecksumHeaders(h, e)
+	if lazy != nil {
+		defer lazy.Close()
 	}
-	h.Set("Content-Length", strconv.FormatInt(rng.length, 10))
-	status := http.StatusOK
-	if partial {
-		status = http.StatusPartialContent
-		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", rng.start, rng.start+rng.length-1, e.Size))
-	}
+	status := setGetHeaders(req, e, rng, partial)
 	req.started = true
 	req.w.WriteHeader(status)
 	if head || rng.length == 0 {
@@ -297,12 +247,102 @@ func (s *Server) getObject(req *request, head bool) error {
 	return s.writeContent(req, content, rng)
 }
 
+// authorizeGet asks the door whether the request may read the object:
+// a HEAD probes, leaving a single-use grant for the GET that follows.
+func (s *Server) authorizeGet(req *request, head bool) error {
+	if head {
+		return s.probe(req, req.repo, req.branch, req.key, noSuchKey())
+	}
+	return s.allow(req, lease.Read, req.repo, req.branch, req.key, noSuchKey())
+}
+
+// getRange is the byte range a GET asks for, a part (partNumber) before
+// a Range, else the whole object; partial says the answer is 206.
+func getRange(req *request, e *manifest.Entry, content *manifest.Content) (rng byteRange, partial bool, err error) {
+	if req.query.Get("partNumber") != "" {
+		return partRange(req, e, content)
+	}
+	if v := req.r.Header.Get("Range"); v != "" {
+		r, ok, rerr := parseRange(v, e.Size)
+		if rerr != nil {
+			rerr.Header = http.Header{"Content-Range": {fmt.Sprintf("bytes */%d", e.Size)}}
+			return rng, false, rerr
+		}
+		if ok {
+			return r, true, nil
+		}
+	}
+	return byteRange{length: e.Size}, false, nil
+}
+
+// partRange is the byte range of the part partNumber names; an object
+// stored whole has one part, itself, which is not a partial answer.
+func partRange(req *request, e *manifest.Entry, content *manifest.Content) (rng byteRange, partial bool, err error) {
+	n, err := partNumber(req)
+	if err != nil {
+		return rng, false, err
+	}
+	if len(content.Parts) == 0 {
+		if n != 1 {
+			return rng, false, errInvalidRange()
+		}
+		return byteRange{length: e.Size}, false, nil
+	}
+	if n > len(content.Parts) {
+		return rng, false, errInvalidRange()
+	}
+	var off int64
+	for _, p := range content.Parts[:n-1] {
+		off += p.Size
+	}
+	return byteRange{start: off, length: content.Parts[n-1].Size}, true, nil
+}
+
+// chargeGet charges what a GET sends (a HEAD sends no bytes) before any
+// object header is set, so a refusal carries none, and opens a lazy
+// entry's source, which answers before the status is written. The
+// caller closes the reader it returns (nil but for a lazy GET).
+func (s *Server) chargeGet(req *request, e *manifest.Entry, rng byteRange, head bool) (*source.Reader, error) {
+	if head {
+		_, err := s.chargeRead(req, req.repo, req.branch, req.key, e, byteRange{})
+		return nil, err
+	}
+	charge, err := s.chargeRead(req, req.repo, req.branch, req.key, e, rng)
+	if err != nil {
+		return nil, err
+	}
+	return s.openLazy(req, e, rng, charge)
+}
+
+// setGetHeaders sets the headers of a GET's or HEAD's answer and returns
+// its status.
+func setGetHeaders(req *request, e *manifest.Entry, rng byteRange, partial bool) int {
+	h := req.w.Header()
+	setObjectHeaders(h, e)
+	for p, name := range responseOverrides {
+		if v := req.query.Get(p); v != "" {
+			h.Set(name, v)
+		}
+	}
+	if !partial && strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED") {
+		setChecksumHeaders(h, e)
+	}
+	h.Set("Content-Length", strconv.FormatInt(rng.length, 10))
+	if !partial {
+		return http.StatusOK
+	}
+	h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", rng.start, rng.start+rng.length-1, e.Size))
+	return http.StatusPartialContent
+}
+
 // writeContent streams the bytes of rng from content's chunks; each whole
 // chunk is verified before it is written.
 func (s *Server) writeContent(req *request, c *manifest.Content, rng byteRange) error {
 	return s.chunks.ReadRefs(req.ctx(), req.w, c.Chunks, rng.start, rng.length)
 }
 
+// deleteObject answers DeleteObject: a delete marker, or with versionId
+// the removal of that version.
 func (s *Server) deleteObject(req *request) error {
 	if err := s.allow(req, lease.Delete, req.repo, req.branch, req.key, noSuchKey()); err != nil {
 		if toS3(err).Code == "NoSuchKey" {
@@ -342,34 +382,66 @@ func (s *Server) deleteObject(req *request) error {
 	return nil
 }
 
+// copySrc is the object a copy reads, as x-amz-copy-source names it.
+type copySrc struct{ repo, branch, key, vid string }
+
 // copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=v]",
 // URL-encoded. Within the same repository the source is read from the
 // destination's branch unless the source bucket is a branch alias.
-func (s *Server) copySource(req *request) (repo, br, key, vid string, err error) {
+func (s *Server) copySource(req *request) (copySrc, error) {
 	v := req.r.Header.Get("x-amz-copy-source")
 	path, query, _ := strings.Cut(v, "?")
 	path = strings.TrimPrefix(path, "/")
-	if path, err = url.PathUnescape(path); err != nil {
-		return "", "", "", "", errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	path, err := url.PathUnescape(path)
+	if err != nil {
+		return copySrc{}, errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
 	}
 	bucket, key, ok := strings.Cut(path, "/")
 	if !ok || bucket == "" || key == "" {
-		return "", "", "", "", errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+		return copySrc{}, errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
 	}
+	src := copySrc{key: key}
 	if query != "" {
 		qv, perr := url.ParseQuery(query)
 		if perr != nil {
-			return "", "", "", "", errInvalidArgument("malformed x-amz-copy-source query")
+			return copySrc{}, errInvalidArgument("malformed x-amz-copy-source query")
 		}
-		vid = qv.Get("versionId")
+		src.vid = qv.Get("versionId")
 	}
-	repo, br = ParseAlias(bucket)
-	if br == "" && repo == req.repo {
-		br = req.branch
+	src.repo, src.branch = ParseAlias(bucket)
+	if src.branch == "" && src.repo == req.repo {
+		src.branch = req.branch
 	}
-	return repo, br, key, vid, nil
+	return src, nil
 }
 
+// readableSource parses x-amz-copy-source and asks the door whether the
+// request may read it.
+func (s *Server) readableSource(req *request) (copySrc, error) {
+	src, err := s.copySource(req)
+	if err != nil {
+		return copySrc{}, err
+	}
+	if err := s.allow(req, lease.Read, src.repo, src.branch, src.key, noSuchKey()); err != nil {
+		return copySrc{}, err
+	}
+	return src, nil
+}
+
+// sourceEntry resolves the copy source and checks the
+// x-amz-copy-source-if-* conditions against it.
+func (s *Server) sourceEntry(req *request, src copySrc) (*manifest.Entry, error) {
+	e, err := s.resolve(req, src.repo, src.branch, src.key, src.vid)
+	if err != nil {
+		return nil, err
+	}
+	if ce := copyConditions(req.r.Header, e); ce != nil {
+		return nil, ce
+	}
+	return e, nil
+}
+
+// copyObjectResult is the CopyObjectResult document.
 type copyObjectResult struct {
 	XMLName      xml.Name `xml:"CopyObjectResult"`
 	Xmlns        string   `xml:"xmlns,attr"`
@@ -419,23 +491,16 @@ func (s *Server) copyObject(req *request) error {
 	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
 		return err
 	}
-	srcRepo, srcBranch, srcKey, srcVid, err := s.copySource(req)
+	from, err := s.readableSource(req)
 	if err != nil {
-		return err
-	}
-	if err := s.allow(req, lease.Read, srcRepo, srcBranch, srcKey, noSuchKey()); err != nil {
 		return err
 	}
 	if err := s.writableBranch(req); err != nil {
 		return err
 	}
-	src, err := s.resolve(req, srcRepo, srcBranch, srcKey, srcVid)
+	src, err := s.sourceEntry(req, from)
 	if err != nil {
 		return err
-	}
-
-	if ce := copyConditions(h, src); ce != nil {
-		return ce
 	}
 	dst := *src
 	dst.VersionID, dst.ModTime = "", 0
@@ -446,7 +511,7 @@ func (s *Server) copyObject(req *request) error {
 			return err
 		}
 		dst.ContentType, dst.Headers, dst.Meta = m.ContentType, m.Headers, m.Meta
-	} else if srcRepo == req.repo && srcBranch == req.branch && srcKey == req.key && srcVid == "" {
+	} else if from.repo == req.repo && from.branch == req.branch && from.key == req.key && from.vid == "" {
 		return errInvalidRequest("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	// A lazy source is copied as the entry it is: the copy pins the same
@@ -467,7 +532,7 @@ func (s *Server) copyObject(req *request) error {
 		rec = branch.ContentRecord{Hash: src.ContentRef, Data: content.Encode()}
 	}
 	charge, err := s.auth.Copy(req.ctx(), req.p, auth.Target{Repo: req.repo, Branch: req.branch, Key: req.key}, src.Size,
-		auth.Source{Target: auth.Target{Repo: srcRepo, Branch: srcBranch, Key: srcKey}, Entry: src, Range: auth.Range{Len: src.Size}})
+		auth.Source{Target: auth.Target{Repo: from.repo, Branch: from.branch, Key: from.key}, Entry: src, Range: auth.Range{Len: src.Size}})
 	if err != nil {
 		return err
 	}

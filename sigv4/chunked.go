@@ -81,6 +81,8 @@ type chunkedReader struct {
 	trailerSz int
 }
 
+// newChunkedReader decodes the aws-chunked body src of mode, whose
+// payload is want bytes (-1 when unknown); sign enables signature checks.
 func newChunkedReader(src io.ReadCloser, mode PayloadMode, want int64) *chunkedReader {
 	br := bufPool.Get().(*bufio.Reader)
 	br.Reset(src)
@@ -167,6 +169,7 @@ func (c *chunkedReader) fail(err error) error {
 	return err
 }
 
+// release returns the buffered reader to the pool.
 func (c *chunkedReader) release() {
 	if c.br != nil {
 		c.br.Reset(nil)
@@ -387,6 +390,12 @@ func (c *chunkedReader) readTrailers() error {
 	if !sawSig {
 		return fmt.Errorf("%w: missing %s", ErrIncompleteBody, trailerSigName)
 	}
+	return c.checkTrailerSig(canon, &trailerSig)
+}
+
+// checkTrailerSig checks the trailer signature sig over canon, the
+// trailers' canonical lines, chained to the final chunk's signature.
+func (c *chunkedReader) checkTrailerSig(canon []byte, sig *[32]byte) error {
 	sum := sha256.Sum256(canon)
 	var sumHex [64]byte
 	hex.Encode(sumHex[:], sum[:])
@@ -395,7 +404,7 @@ func (c *chunkedReader) readTrailers() error {
 	c.mac.Write(c.prevSig[:])
 	c.mac.Write(emptyHashLine[:1])
 	c.mac.Write(sumHex[:])
-	if !hmac.Equal(c.mac.Sum(c.sumBuf[:0]), trailerSig[:]) {
+	if !hmac.Equal(c.mac.Sum(c.sumBuf[:0]), sig[:]) {
 		return fmt.Errorf("%w: trailer", ErrSignatureMismatch)
 	}
 	return nil
@@ -418,6 +427,7 @@ func (c *chunkedReader) drain() error {
 	}
 }
 
+// cutByte is bytes.Cut for a single separator byte.
 func cutByte(s []byte, sep byte) (before, after []byte, found bool) {
 	for i, b := range s {
 		if b == sep {
@@ -427,6 +437,7 @@ func cutByte(s []byte, sep byte) (before, after []byte, found bool) {
 	return s, nil, false
 }
 
+// trimSpace trims spaces and tabs at both ends of s.
 func trimSpace(s []byte) []byte {
 	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
 		s = s[1:]
@@ -437,6 +448,7 @@ func trimSpace(s []byte) []byte {
 	return s
 }
 
+// tokenBytes reports whether s is an HTTP token.
 func tokenBytes(s []byte) bool {
 	for _, b := range s {
 		if !isTokenChar(b) {
@@ -446,6 +458,7 @@ func tokenBytes(s []byte) bool {
 	return true
 }
 
+// unhex is the value of hex digit b, -1 if it is none.
 func unhex(b byte) int {
 	switch {
 	case '0' <= b && b <= '9':

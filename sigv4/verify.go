@@ -160,14 +160,49 @@ func (v *Verifier) Verify(ctx context.Context, r *http.Request) (*Result, error)
 func (v *Verifier) VerifyWith(ctx context.Context, r *http.Request, lookup SecretLookup) (*Result, error) {
 	path, rawQuery := requestTarget(r)
 	query := parseQuery(rawQuery)
+	c, presigned, err := v.claimOf(r, query)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.readPayload(r); err != nil {
+		return nil, err
+	}
+	if lookup == nil {
+		return nil, errors.New("sigv4: Verifier has no Lookup")
+	}
+	secret, err := lookup.LookupSecret(ctx, c.auth.cred.accessKey, c.token)
+	if err != nil {
+		return nil, fmt.Errorf("sigv4: access key %q: %w", clip(c.auth.cred.accessKey), err)
+	}
+	body := r.Body
+	if body == nil {
+		body = http.NoBody
+	}
+	if c.hashBody {
+		if body, err = c.hashedBody(body); err != nil {
+			return nil, err
+		}
+	}
+	scope := c.auth.cred.scope()
+	key := v.keys.get(secret, c.auth.cred.date, c.auth.cred.region, c.auth.cred.service)
+	creq := canonicalRequest(r, path, query, presigned, c.auth, c.payload)
+	sig := requestSignature(key, c.amzDate, scope, creq)
+	if !hmac.Equal(sig[:], c.auth.signature[:]) {
+		return nil, ErrSignatureMismatch
+	}
+	return c.result(r, presigned, body, key, scope, sig), nil
+}
+
+// claimOf reads what r claims, by Authorization header or by presigned
+// query (presigned), and checks its time; a request with neither is
+// ErrMissingAuth.
+func (v *Verifier) claimOf(r *http.Request, query []queryParam) (c claim, presigned bool, err error) {
 	authHeader, hasHeader := r.Header["Authorization"]
-	presigned := false
 	for _, p := range query {
 		if p.key == qAlgorithm {
 			presigned = true
 		}
 	}
-
 	now := time.Now
 	if v.Now != nil {
 		now = v.Now
@@ -176,14 +211,9 @@ func (v *Verifier) VerifyWith(ctx context.Context, r *http.Request, lookup Secre
 	if skew <= 0 {
 		skew = DefaultMaxSkew
 	}
-
-	var (
-		c   claim
-		err error
-	)
 	switch {
 	case hasHeader && presigned:
-		return nil, fmt.Errorf("%w: both Authorization header and X-Amz-Algorithm query given", ErrMalformedAuth)
+		return c, presigned, fmt.Errorf("%w: both Authorization header and X-Amz-Algorithm query given", ErrMalformedAuth)
 	case hasHeader:
 		c, err = headerClaim(r, authHeader, now(), skew)
 	case presigned:
@@ -191,90 +221,82 @@ func (v *Verifier) VerifyWith(ctx context.Context, r *http.Request, lookup Secre
 	default:
 		for _, p := range query {
 			if p.key == qV2AccessKey {
-				return nil, fmt.Errorf("%w: got Signature Version 2 query", ErrUnsupportedAuth)
+				return c, presigned, fmt.Errorf("%w: got Signature Version 2 query", ErrUnsupportedAuth)
 			}
 		}
-		return nil, ErrMissingAuth
+		return c, presigned, ErrMissingAuth
 	}
+	return c, presigned, err
+}
+
+// readPayload sets how the payload is covered, from x-amz-content-sha256
+// (SignedPayload when the body is to be hashed here), and its length:
+// x-amz-decoded-content-length for aws-chunked bodies, else
+// Content-Length.
+func (c *claim) readPayload(r *http.Request) error {
+	var err error
+	c.mode = SignedPayload
+	if !c.hashBody {
+		if c.mode, err = parsePayload(c.payload, c.sum[:]); err != nil {
+			return err
+		}
+	}
+	c.decoded = r.ContentLength
+	if c.mode.chunked() {
+		if c.decoded, err = decodedLength(r.Header); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hashedBody reads a body sent without a payload hash (at most 64 KiB)
+// and hashes it: the claim then carries its hash and length, and the
+// body returned serves the bytes read.
+func (c *claim) hashedBody(body io.ReadCloser) (io.ReadCloser, error) {
+	buf, err := readSmallBody(body)
 	if err != nil {
 		return nil, err
 	}
-	auth, amzDate, token, payload, hashBody := c.auth, c.amzDate, c.token, c.payload, c.hashBody
+	c.sum = sha256.Sum256(buf)
+	c.payload = hex.EncodeToString(c.sum[:])
+	c.decoded = int64(len(buf))
+	return bufferedBody{bytes.NewReader(buf), body}, nil
+}
 
-	mode := SignedPayload
-	var bodySum [32]byte
-	if !hashBody {
-		if mode, err = parsePayload(payload, bodySum[:]); err != nil {
-			return nil, err
-		}
-	}
-
-	decoded := r.ContentLength
-	if mode.chunked() {
-		if decoded, err = decodedLength(r.Header); err != nil {
-			return nil, err
-		}
-	}
-
-	if lookup == nil {
-		return nil, errors.New("sigv4: Verifier has no Lookup")
-	}
-	secret, err := lookup.LookupSecret(ctx, auth.cred.accessKey, token)
-	if err != nil {
-		return nil, fmt.Errorf("sigv4: access key %q: %w", clip(auth.cred.accessKey), err)
-	}
-
-	body := r.Body
-	if body == nil {
-		body = http.NoBody
-	}
-	if hashBody {
-		buf, err := readSmallBody(body)
-		if err != nil {
-			return nil, err
-		}
-		bodySum = sha256.Sum256(buf)
-		payload = hex.EncodeToString(bodySum[:])
-		decoded = int64(len(buf))
-		body = bufferedBody{bytes.NewReader(buf), body}
-	}
-
-	scope := auth.cred.scope()
-	key := v.keys.get(secret, auth.cred.date, auth.cred.region, auth.cred.service)
-	creq := canonicalRequest(r, path, query, presigned, auth, payload)
-	sig := requestSignature(key, amzDate, scope, creq)
-	if !hmac.Equal(sig[:], auth.signature[:]) {
-		return nil, ErrSignatureMismatch
-	}
-
+// result is what the verified claim proved, with the Body the handler
+// reads: body itself, checked against the payload hash at EOF, or
+// decoded from aws-chunked framing, chunk signatures checked with key
+// and the seed signature sig.
+func (c *claim) result(r *http.Request, presigned bool, body io.ReadCloser, key []byte, scope string, sig [32]byte) *Result {
 	res := &Result{
-		AccessKey:       auth.cred.accessKey,
-		SessionToken:    token,
-		Region:          auth.cred.region,
-		Service:         auth.cred.service,
-		SignedHeaders:   auth.headers,
+		AccessKey:       c.auth.cred.accessKey,
+		SessionToken:    c.token,
+		Region:          c.auth.cred.region,
+		Service:         c.auth.cred.service,
+		SignedHeaders:   c.auth.headers,
 		Presigned:       presigned,
-		Mode:            mode,
-		DecodedLength:   decoded,
+		Mode:            c.mode,
+		DecodedLength:   c.decoded,
 		ContentEncoding: stripAWSChunked(r.Header.Values("Content-Encoding")),
 	}
-	switch mode {
+	switch c.mode {
 	case Unsigned:
 		res.Body = body
 	case SignedPayload:
-		if hashBody {
+		if c.hashBody {
 			res.Body = body
 		} else {
-			res.Body = &sha256Reader{src: body, h: sha256.New(), want: bodySum}
+			res.Body = &sha256Reader{src: body, h: sha256.New(), want: c.sum}
 		}
 	default:
-		c := newChunkedReader(body, mode, decoded)
-		if mode != StreamingUnsignedTrailer {
-			c.sign(key, amzDate, scope, sig)
+		cr := newChunkedReader(body, c.mode, c.decoded)
+		if c.mode != StreamingUnsignedTrailer {
+			cr.sign(key, c.amzDate, scope, sig)
 		}
-		res.Body, res.chunks = c, c
+		res.Body, res.chunks = cr, cr
 	}
-	return res, nil
+	return res
 }
 
 // canonicalRequest builds the SigV4 canonical request:
@@ -320,6 +342,11 @@ type claim struct {
 	token    string // session token, "" if none
 	payload  string // x-amz-content-sha256 as it enters the canonical request
 	hashBody bool   // no payload hash was sent: compute it from the body
+
+	// Set by readPayload (sum and decoded also by hashedBody).
+	mode    PayloadMode
+	sum     [32]byte // the body's SHA-256 (SignedPayload)
+	decoded int64    // the payload's length, -1 when unknown
 }
 
 // headerClaim reads an Authorization-header request and checks its time.
@@ -477,6 +504,7 @@ type bufferedBody struct {
 	orig io.Closer
 }
 
+// Close closes the original body.
 func (b bufferedBody) Close() error { return b.orig.Close() }
 
 // sha256Reader passes a body through and checks its SHA-256 at EOF.
@@ -487,6 +515,8 @@ type sha256Reader struct {
 	err  error // sticky
 }
 
+// Read passes the body through, hashing it; at EOF a hash that differs
+// is ErrContentSHA256Mismatch.
 func (s *sha256Reader) Read(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
@@ -506,6 +536,7 @@ func (s *sha256Reader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close closes the body.
 func (s *sha256Reader) Close() error { return s.src.Close() }
 
 // bodyError translates a read error of the underlying body.
