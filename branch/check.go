@@ -27,6 +27,7 @@ func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 // maxProblems bounds the problems a report lists.
 const maxProblems = 1000
 
+// problem adds a problem to the report, up to maxProblems.
 func (r *CheckReport) problem(format string, a ...any) {
 	if len(r.Problems) < maxProblems {
 		r.Problems = append(r.Problems, fmt.Sprintf(format, a...))

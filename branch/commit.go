@@ -33,6 +33,7 @@ type CommitOptions struct {
 	Intent func(id manifest.CommitID) error
 }
 
+// commitLock returns the mutex that serialises commits to repo/branch.
 func (s *Service) commitLock(repo, branch string) *sync.Mutex {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -198,6 +199,8 @@ type mergeIn struct {
 	lineage []lineageItem
 }
 
+// swapHeadMerge is swapHead for a merge of m (nil: none): m's head becomes
+// the second parent and m's lineage joins the branch's.
 func (s *Service) swapHeadMerge(ctx context.Context, v *view, root chunk.Hash, maxSeq, sealed uint64, o CommitOptions, m *mergeIn) (manifest.CommitID, error) {
 	parents := []manifest.CommitID{v.br.Head}
 	if m != nil {
@@ -338,6 +341,8 @@ type Change struct {
 	Old, New *manifest.Entry // nil when absent
 }
 
+// toChange decodes a key's old and new encoded entries (nil: absent) into
+// a Change.
 func toChange(key []byte, old, new []byte) (Change, error) {
 	c := Change{Key: string(key)}
 	var err error
@@ -548,6 +553,7 @@ func stagedChange(ctx context.Context, t *tree.Tree, base chunk.Hash, sk string,
 	return fn(ch)
 }
 
+// equalEntries reports whether two encoded entries are the same.
 func equalEntries(a, b []byte) bool { return string(a) == string(b) }
 
 // peekAll is peek that also returns tombstones.

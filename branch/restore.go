@@ -326,6 +326,8 @@ func (r *Restore) Root(id manifest.CommitID) (chunk.Hash, bool) {
 // restoreBatch bounds the records written per kv batch.
 const restoreBatch = 1000
 
+// set adds a record to the restore's batch, flushing every restoreBatch
+// records.
 func (r *Restore) set(ctx context.Context, k, v []byte) error {
 	if r.batch == nil {
 		r.batch = r.s.db.Batch(ctx)
@@ -498,6 +500,8 @@ func (r *Restore) Publish(ctx context.Context) (*Repo, error) {
 	return r.rr.public(), nil
 }
 
+// publish flushes what is pending and makes the restored repository
+// visible, its branches and checkpoints with it, in one transaction.
 func (r *Restore) publish(ctx context.Context) error {
 	if err := r.Flush(ctx); err != nil {
 		return err

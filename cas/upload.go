@@ -82,6 +82,8 @@ func (u *Upload) Put(ctx context.Context, data []byte) (chunk.Ref, error) {
 	return u.put(ctx, h, data)
 }
 
+// put stores chunk h holding data unless the store has it already: inline
+// when small, otherwise appended to the upload's segment. It pins h.
 func (u *Upload) put(ctx context.Context, h chunk.Hash, data []byte) (chunk.Ref, error) {
 	ref := chunk.Ref{Hash: h, Size: uint32(len(data))}
 	if _, ok := u.recs[h]; ok {
@@ -115,6 +117,7 @@ func (u *Upload) put(ctx context.Context, h chunk.Hash, data []byte) (chunk.Ref,
 	return ref, nil
 }
 
+// openSegment creates the upload's segment file unless it is open.
 func (u *Upload) openSegment() error {
 	if u.seg != nil {
 		return nil
@@ -188,6 +191,7 @@ type chunkJob struct {
 	users atomic.Int32
 }
 
+// done gives up one user's share of j, returning its buffer after the last.
 func (j *chunkJob) done() {
 	if j.users.Add(-1) == 0 {
 		bufPool.Put(j.buf)
@@ -413,6 +417,7 @@ func (u *Upload) Close() {
 	u.pinned = nil
 }
 
+// syncDir fsyncs directory dir, making the files created in it durable.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
