@@ -33,6 +33,7 @@ type CommitOptions struct {
 	Intent func(id manifest.CommitID) error
 }
 
+// commitLock returns the mutex that serialises commits to repo/branch.
 func (s *Service) commitLock(repo, branch string) *sync.Mutex {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -199,6 +200,8 @@ type mergeIn struct {
 	deleted []Object // what the merge removed: the trash of a protected target
 }
 
+// swapHeadMerge is swapHead for a merge of m (nil: none): m's head becomes
+// the second parent and m's lineage joins the branch's.
 func (s *Service) swapHeadMerge(ctx context.Context, v *view, root chunk.Hash, maxSeq, sealed uint64, o CommitOptions, m *mergeIn) (manifest.CommitID, error) {
 	parents := []manifest.CommitID{v.br.Head}
 	if m != nil {
@@ -350,6 +353,8 @@ type Change struct {
 	Old, New *manifest.Entry // nil when absent
 }
 
+// toChange decodes a key's old and new encoded entries (nil: absent) into
+// a Change.
 func toChange(key []byte, old, new []byte) (Change, error) {
 	c := Change{Key: string(key)}
 	var err error
@@ -452,37 +457,13 @@ func (s *Service) Changes(ctx context.Context, repo, branch, after string, fn fu
 		return err
 	}
 	t := s.treeFor(v.rr)
-	var base chunk.Hash
-	if v.br.Base != "" {
-		id, err := manifest.ParseCommitID(v.br.Base)
-		if err != nil {
-			return err
-		}
-		if base, err = s.root(ctx, id); err != nil {
-			return err
-		}
+	base, err := s.forkRoot(ctx, v)
+	if err != nil {
+		return err
 	}
-	committed := func(yield func(tree.Change, error) bool) {
-		err := t.DiffRange(ctx, base, v.root, lowerBound(after), nil, func(c tree.Change) error {
-			if !yield(c, nil) {
-				return errStopIter
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, errStopIter) {
-			yield(tree.Change{}, err)
-		}
-	}
-	next, stop := iter.Pull2(iter.Seq2[tree.Change, error](committed))
+	next, stop := iter.Pull2(diffRangeSeq(ctx, t, base, v.root, lowerBound(after)))
 	defer stop()
-
-	// Staged keys, open generation over sealed, as one ordered stream.
-	staging := &merged{}
-	for _, gen := range []uint64{v.br.Gen, v.br.SealedGen} {
-		if gen != 0 {
-			staging.srcs = append(staging.srcs, &stagingSource{ctx: ctx, db: s.db, prefix: stagePrefix(v.rr.ID, v.br.ID, gen)})
-		}
-	}
+	staging := s.stagedStream(ctx, v)
 	staging.seek(string(lowerBound(after)))
 
 	dc, derr, dok := next()
@@ -495,27 +476,9 @@ func (s *Service) Changes(ctx context.Context, repo, branch, after string, fn fu
 			return staging.err()
 		}
 		if sok && (!dok || sk <= string(dc.Key)) {
-			old, found, err := t.Get(ctx, base, []byte(sk))
-			if err != nil {
+			// A staged key overrides the committed change of the same key.
+			if err := stagedChange(ctx, t, base, sk, sval, sdel, fn); err != nil {
 				return err
-			}
-			if !found {
-				old = nil
-			}
-			var nv []byte
-			if !sdel {
-				nv = sval
-			}
-			if old != nil || nv != nil {
-				if old == nil || nv == nil || !equalEntries(old, nv) {
-					ch, err := toChange([]byte(sk), old, nv)
-					if err != nil {
-						return err
-					}
-					if err := fn(ch); err != nil {
-						return err
-					}
-				}
 			}
 			if dok && sk == string(dc.Key) {
 				dc, derr, dok = next()
@@ -534,6 +497,75 @@ func (s *Service) Changes(ctx context.Context, repo, branch, after string, fn fu
 	}
 }
 
+// forkRoot returns the root of v's fork point, or the empty tree for a
+// branch without one.
+func (s *Service) forkRoot(ctx context.Context, v *view) (chunk.Hash, error) {
+	if v.br.Base == "" {
+		return chunk.Hash{}, nil
+	}
+	id, err := manifest.ParseCommitID(v.br.Base)
+	if err != nil {
+		return chunk.Hash{}, err
+	}
+	return s.root(ctx, id)
+}
+
+// diffRangeSeq adapts Tree.DiffRange, from lower on, to a pull-able
+// sequence.
+func diffRangeSeq(ctx context.Context, t *tree.Tree, from, to chunk.Hash, lower []byte) iter.Seq2[tree.Change, error] {
+	return func(yield func(tree.Change, error) bool) {
+		err := t.DiffRange(ctx, from, to, lower, nil, func(c tree.Change) error {
+			if !yield(c, nil) {
+				return errStopIter
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopIter) {
+			yield(tree.Change{}, err)
+		}
+	}
+}
+
+// stagedStream returns v's staged keys, open generation over sealed, as
+// one ordered stream, tombstones included.
+func (s *Service) stagedStream(ctx context.Context, v *view) *merged {
+	staging := &merged{}
+	for _, gen := range []uint64{v.br.Gen, v.br.SealedGen} {
+		if gen != 0 {
+			staging.srcs = append(staging.srcs, &stagingSource{ctx: ctx, db: s.db, prefix: stagePrefix(v.rr.ID, v.br.ID, gen)})
+		}
+	}
+	return staging
+}
+
+// stagedChange calls fn with the change staged key sk (valued sval, or
+// deleted when sdel) makes to the tree base, if it makes one.
+func stagedChange(ctx context.Context, t *tree.Tree, base chunk.Hash, sk string, sval []byte, sdel bool, fn func(Change) error) error {
+	old, found, err := t.Get(ctx, base, []byte(sk))
+	if err != nil {
+		return err
+	}
+	if !found {
+		old = nil
+	}
+	var nv []byte
+	if !sdel {
+		nv = sval
+	}
+	if old == nil && nv == nil {
+		return nil
+	}
+	if old != nil && nv != nil && equalEntries(old, nv) {
+		return nil
+	}
+	ch, err := toChange([]byte(sk), old, nv)
+	if err != nil {
+		return err
+	}
+	return fn(ch)
+}
+
+// equalEntries reports whether two encoded entries are the same.
 func equalEntries(a, b []byte) bool { return string(a) == string(b) }
 
 // peekAll is peek that also returns tombstones.

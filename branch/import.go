@@ -61,51 +61,21 @@ func (s *Service) ImportWith(ctx context.Context, repo, branch string, entries i
 	if err != nil {
 		return manifest.CommitID{}, err
 	}
-	var maxSeq uint64
-	var batch kv.Batch
-	pending := 0
-	var firstErr error
+	w := &importWriter{s: s, v: v}
 	edits := func(yield func(tree.Edit, error) bool) {
 		for ie, err := range entries {
+			if err == nil {
+				err = ValidKey(ie.Key)
+			}
 			if err != nil {
 				yield(tree.Edit{}, err)
 				return
 			}
-			if err := ValidKey(ie.Key); err != nil {
-				yield(tree.Edit{}, err)
+			st := s.importStaged(ie)
+			w.maxSeq = st.seq
+			// A write error ends the edits; close returns it.
+			if w.err = w.write(ctx, ie.Key, st); w.err != nil {
 				return
-			}
-			seq := s.clk.next()
-			maxSeq = seq
-			var st staged
-			if ie.Delete {
-				st = staged{del: true, seq: seq, vid: newVersionID(seq, rand.Uint32())}
-			} else {
-				e := *ie.Entry
-				e.VersionID = newVersionID(seq, rand.Uint32())
-				if e.ModTime == 0 {
-					e.ModTime = time.Now().UnixNano()
-				}
-				st = staged{seq: seq, vid: e.VersionID, entry: e.Encode()}
-			}
-			if batch == nil {
-				batch = s.db.Batch(ctx)
-			}
-			vr := versionRecord{key: ie.Key, branch: v.br.ID, staged: st}
-			if err := batch.Set(versionKey(v.rr.ID, st.vid), vr.encode()); err != nil {
-				firstErr = err
-				return
-			}
-			if err := batch.Set(keyVersionKey(v.rr.ID, ie.Key, seq), []byte(st.vid)); err != nil {
-				firstErr = err
-				return
-			}
-			if pending++; pending >= importBatch {
-				if err := batch.Flush(); err != nil {
-					firstErr = err
-					return
-				}
-				batch, pending = nil, 0
 			}
 			if !yield(tree.Edit{Key: []byte(ie.Key), Value: st.entry, Delete: st.del}, nil) {
 				return
@@ -113,16 +83,71 @@ func (s *Service) ImportWith(ctx context.Context, repo, branch string, entries i
 		}
 	}
 	root, err := s.treeFor(v.rr).Apply(ctx, v.root, edits)
-	if batch != nil {
-		if ferr := batch.Flush(); ferr != nil && firstErr == nil {
-			firstErr = ferr
-		}
-	}
-	if err == nil {
-		err = firstErr
+	if werr := w.close(); err == nil {
+		err = werr
 	}
 	if err != nil {
 		return manifest.CommitID{}, fmt.Errorf("import into %s/%s: %w", repo, branch, err)
 	}
-	return s.swapHead(ctx, v, root, maxSeq, 0, o.CommitOptions)
+	return s.swapHead(ctx, v, root, w.maxSeq, 0, o.CommitOptions)
+}
+
+// importStaged returns what ie stages under a new version sequence: a
+// delete marker, or its entry with a new version ID and, if it has none, a
+// modification time.
+func (s *Service) importStaged(ie ImportEntry) staged {
+	seq := s.clk.next()
+	if ie.Delete {
+		return staged{del: true, seq: seq, vid: newVersionID(seq, rand.Uint32())}
+	}
+	e := *ie.Entry
+	e.VersionID = newVersionID(seq, rand.Uint32())
+	if e.ModTime == 0 {
+		e.ModTime = time.Now().UnixNano()
+	}
+	return staged{seq: seq, vid: e.VersionID, entry: e.Encode()}
+}
+
+// importWriter writes the version records of an import, importBatch to a
+// kv batch, while the tree takes its edits.
+type importWriter struct {
+	s       *Service
+	v       *view
+	batch   kv.Batch // nil until a record is pending
+	pending int      // records in batch
+	maxSeq  uint64   // sequence of the last entry
+	err     error    // the first write error
+}
+
+// write adds the version records of st, staged at key, flushing the batch
+// once it holds importBatch of them.
+func (w *importWriter) write(ctx context.Context, key string, st staged) error {
+	if w.batch == nil {
+		w.batch = w.s.db.Batch(ctx)
+	}
+	vr := versionRecord{key: key, branch: w.v.br.ID, staged: st}
+	if err := w.batch.Set(versionKey(w.v.rr.ID, st.vid), vr.encode()); err != nil {
+		return err
+	}
+	if err := w.batch.Set(keyVersionKey(w.v.rr.ID, key, st.seq), []byte(st.vid)); err != nil {
+		return err
+	}
+	if w.pending++; w.pending >= importBatch {
+		if err := w.batch.Flush(); err != nil {
+			return err
+		}
+		w.batch, w.pending = nil, 0
+	}
+	return nil
+}
+
+// close flushes the records still pending and returns the first write
+// error.
+func (w *importWriter) close() error {
+	if w.batch != nil {
+		if err := w.batch.Flush(); err != nil && w.err == nil {
+			w.err = err
+		}
+	}
+	return w.err
 }

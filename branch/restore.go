@@ -101,81 +101,96 @@ func (s *Service) OpenHistory(ctx context.Context, repo string) (*History, *Repo
 		}
 		st.Name, st.DefaultBranch, st.Created = rr.Name, rr.DefaultBranch, rr.Created
 		st.Salt = append([]byte(nil), rr.Salt...)
-		err = r.Scan(kv.Prefix(branchPrefix(rr.ID)), func(_, v []byte) error {
-			br, err := decodeBranch(v)
-			if err != nil {
-				return err
-			}
-			bs := BranchState{Name: br.Name, Head: br.Head, Protected: br.Protected, Created: br.Created}
-			if br.Base != "" {
-				if bs.Base, err = manifest.ParseCommitID(br.Base); err != nil {
-					return fmt.Errorf("branch %s: base: %w", br.Name, err)
-				}
-			}
-			for _, gen := range []uint64{br.Gen, br.SealedGen} {
-				if gen == 0 {
-					continue
-				}
-				err := r.Scan(kv.Prefix(stagePrefix(rr.ID, br.ID, gen)), func(_, _ []byte) error {
-					bs.StagedKeys++
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			st.Branches = append(st.Branches, bs)
-			return nil
-		})
-		if err != nil {
+		if err := readBranchStates(r, rr, st); err != nil {
 			return err
 		}
-		err = r.Scan(kv.Prefix(u64([]byte(keyspace.Checkpoint), rr.ID)), func(_, v []byte) error {
-			var cp Checkpoint
-			if err := json.Unmarshal(v, &cp); err != nil {
-				return err
-			}
-			cp.Commit, err = manifest.ParseCommitID(cp.CommitH)
-			if err != nil {
-				return fmt.Errorf("checkpoint %s: %w", cp.Name, err)
-			}
-			st.Checkpoints = append(st.Checkpoints, cp)
-			return nil
-		})
-		if err != nil {
+		if err := readCheckpoints(r, rr, st); err != nil {
 			return err
 		}
-		err = r.Scan(kv.Prefix(u64([]byte(keyspace.Version), rr.ID)), func(_, v []byte) error {
-			st.VersionRecords++
-			if len(v) > 0 {
-				if rec, err := decodeVersion(v); err == nil && rec.del {
-					st.DeleteMarkers++
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := countVersions(r, rr, st); err != nil {
 			return err
 		}
-		for _, p := range []struct {
-			prefix []byte
-			n      *int
-		}{{trashPrefix(rr.ID), &st.Trash}, {uploadsPrefix(rr.ID), &st.Uploads}} {
-			err := r.Scan(kv.Prefix(p.prefix), func(_, _ []byte) error {
-				*p.n++
-				return nil
-			})
-			if err != nil {
-				return err
-			}
+		if st.Trash, err = scanCount(r, trashPrefix(rr.ID)); err != nil {
+			return err
 		}
-		return nil
+		st.Uploads, err = scanCount(r, uploadsPrefix(rr.ID))
+		return err
 	})
 	if err != nil {
 		release()
 		return nil, nil, err
 	}
 	return &History{s: s, rr: rr, release: release}, st, nil
+}
+
+// readBranchStates appends the state of each of rr's branches to
+// st.Branches, counting its staged keys.
+func readBranchStates(r kv.Reader, rr *repoRecord, st *RepoState) error {
+	return r.Scan(kv.Prefix(branchPrefix(rr.ID)), func(_, v []byte) error {
+		br, err := decodeBranch(v)
+		if err != nil {
+			return err
+		}
+		bs := BranchState{Name: br.Name, Head: br.Head, Protected: br.Protected, Created: br.Created}
+		if br.Base != "" {
+			if bs.Base, err = manifest.ParseCommitID(br.Base); err != nil {
+				return fmt.Errorf("branch %s: base: %w", br.Name, err)
+			}
+		}
+		for _, gen := range []uint64{br.Gen, br.SealedGen} {
+			if gen == 0 {
+				continue
+			}
+			n, err := scanCount(r, stagePrefix(rr.ID, br.ID, gen))
+			if err != nil {
+				return err
+			}
+			bs.StagedKeys += n
+		}
+		st.Branches = append(st.Branches, bs)
+		return nil
+	})
+}
+
+// readCheckpoints appends rr's checkpoints to st.Checkpoints.
+func readCheckpoints(r kv.Reader, rr *repoRecord, st *RepoState) error {
+	return r.Scan(kv.Prefix(u64([]byte(keyspace.Checkpoint), rr.ID)), func(_, v []byte) error {
+		var cp Checkpoint
+		if err := json.Unmarshal(v, &cp); err != nil {
+			return err
+		}
+		var err error
+		cp.Commit, err = manifest.ParseCommitID(cp.CommitH)
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %w", cp.Name, err)
+		}
+		st.Checkpoints = append(st.Checkpoints, cp)
+		return nil
+	})
+}
+
+// countVersions counts rr's version records, and the delete markers among
+// them, into st.
+func countVersions(r kv.Reader, rr *repoRecord, st *RepoState) error {
+	return r.Scan(kv.Prefix(u64([]byte(keyspace.Version), rr.ID)), func(_, v []byte) error {
+		st.VersionRecords++
+		if len(v) > 0 {
+			if rec, err := decodeVersion(v); err == nil && rec.del {
+				st.DeleteMarkers++
+			}
+		}
+		return nil
+	})
+}
+
+// scanCount returns the number of keys under prefix.
+func scanCount(r kv.Reader, prefix []byte) (int, error) {
+	n := 0
+	err := r.Scan(kv.Prefix(prefix), func(_, _ []byte) error {
+		n++
+		return nil
+	})
+	return n, err
 }
 
 // Close lets garbage collection run again.
@@ -312,6 +327,8 @@ func (r *Restore) Root(id manifest.CommitID) (chunk.Hash, bool) {
 // restoreBatch bounds the records written per kv batch.
 const restoreBatch = 1000
 
+// set adds a record to the restore's batch, flushing every restoreBatch
+// records.
 func (r *Restore) set(ctx context.Context, k, v []byte) error {
 	if r.batch == nil {
 		r.batch = r.s.db.Batch(ctx)
@@ -484,6 +501,8 @@ func (r *Restore) Publish(ctx context.Context) (*Repo, error) {
 	return r.rr.public(), nil
 }
 
+// publish flushes what is pending and makes the restored repository
+// visible, its branches and checkpoints with it, in one transaction.
 func (r *Restore) publish(ctx context.Context) error {
 	if err := r.Flush(ctx); err != nil {
 		return err

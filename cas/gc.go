@@ -58,8 +58,36 @@ const sweepBatch = 512
 // began; then it deletes segment files that no record references.
 func (c *Cycle) Sweep(ctx context.Context, live func(chunk.Hash) bool) (SweepStats, error) {
 	var st SweepStats
-	var cands []chunk.Hash
 	liveSegs := map[uint64]bool{}
+	cands, err := c.candidates(ctx, live, &st, liveSegs)
+	if err != nil {
+		return st, fmt.Errorf("sweep scan: %w", err)
+	}
+	for len(cands) > 0 {
+		n := min(len(cands), sweepBatch)
+		batch := cands[:n]
+		cands = cands[n:]
+		chunks, bytes, err := c.deleteRecords(ctx, c.unpinned(batch, &st))
+		if err != nil {
+			return st, fmt.Errorf("sweep delete: %w", err)
+		}
+		st.Chunks += chunks
+		st.Bytes += bytes
+	}
+	// A re-scan finds segments still referenced (records the delete pass
+	// spared because they were rewritten or pinned).
+	if err := c.markSegments(ctx, liveSegs); err != nil {
+		return st, fmt.Errorf("sweep rescan: %w", err)
+	}
+	err = c.removeSegments(liveSegs, &st)
+	return st, err
+}
+
+// candidates scans the index, in one read transaction, for the chunks that
+// are neither live nor written since the cycle began. It counts the others
+// in st and marks in liveSegs the segments they are in.
+func (c *Cycle) candidates(ctx context.Context, live func(chunk.Hash) bool, st *SweepStats, liveSegs map[uint64]bool) ([]chunk.Hash, error) {
+	var cands []chunk.Hash
 	err := c.s.db.View(ctx, func(r kv.Reader) error {
 		return r.Scan(kv.Prefix([]byte(keyPrefix)), func(k, v []byte) error {
 			var h chunk.Hash
@@ -87,60 +115,63 @@ func (c *Cycle) Sweep(ctx context.Context, live func(chunk.Hash) bool) (SweepSta
 			return nil
 		})
 	})
-	if err != nil {
-		return st, fmt.Errorf("sweep scan: %w", err)
+	return cands, err
+}
+
+// unpinned returns the candidates of batch that no upload pins or released
+// during the cycle, counting the others in st.
+func (c *Cycle) unpinned(batch []chunk.Hash, st *SweepStats) []chunk.Hash {
+	var del []chunk.Hash
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	for _, h := range batch {
+		_, touched := c.s.touched[h]
+		if c.s.pins[h] > 0 || touched {
+			st.SkippedInUse++
+			continue
+		}
+		del = append(del, h)
 	}
-	for len(cands) > 0 {
-		n := min(len(cands), sweepBatch)
-		batch := cands[:n]
-		cands = cands[n:]
-		var del []chunk.Hash
-		c.s.mu.Lock()
-		for _, h := range batch {
-			_, touched := c.s.touched[h]
-			if c.s.pins[h] > 0 || touched {
-				st.SkippedInUse++
+	return del
+}
+
+// deleteRecords deletes the index records of del, in one transaction,
+// sparing those rewritten since the cycle began, and returns how many it
+// deleted and the bytes they held.
+func (c *Cycle) deleteRecords(ctx context.Context, del []chunk.Hash) (int, int64, error) {
+	var chunks int
+	var bytes int64
+	err := c.s.db.Update(ctx, func(txn kv.Txn) error {
+		chunks, bytes = 0, 0 // the transaction may be retried
+		for _, h := range del {
+			v, err := txn.Get(indexKey(h))
+			if errors.Is(err, kv.ErrNotFound) {
 				continue
 			}
-			del = append(del, h)
-		}
-		c.s.mu.Unlock()
-		var chunks int
-		var bytes int64
-		err := c.s.db.Update(ctx, func(txn kv.Txn) error {
-			chunks, bytes = 0, 0
-			for _, h := range del {
-				v, err := txn.Get(indexKey(h))
-				if errors.Is(err, kv.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				rec, err := decodeRecord(v)
-				if err != nil {
-					return err
-				}
-				if rec.created >= c.start {
-					continue // rewritten by an upload since the scan
-				}
-				if err := txn.Delete(indexKey(h)); err != nil {
-					return err
-				}
-				chunks++
-				bytes += rec.size
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-		if err != nil {
-			return st, fmt.Errorf("sweep delete: %w", err)
+			rec, err := decodeRecord(v)
+			if err != nil {
+				return err
+			}
+			if rec.created >= c.start {
+				continue // rewritten by an upload since the scan
+			}
+			if err := txn.Delete(indexKey(h)); err != nil {
+				return err
+			}
+			chunks++
+			bytes += rec.size
 		}
-		st.Chunks += chunks
-		st.Bytes += bytes
-	}
-	// A re-scan finds segments still referenced (records the delete pass
-	// spared because they were rewritten or pinned).
-	err = c.s.db.View(ctx, func(r kv.Reader) error {
+		return nil
+	})
+	return chunks, bytes, err
+}
+
+// markSegments marks in liveSegs every segment an index record references.
+func (c *Cycle) markSegments(ctx context.Context, liveSegs map[uint64]bool) error {
+	return c.s.db.View(ctx, func(r kv.Reader) error {
 		return r.Scan(kv.Prefix([]byte(keyPrefix)), func(k, v []byte) error {
 			rec, err := decodeRecord(v)
 			if err == nil && rec.kind == kindSegment {
@@ -149,11 +180,13 @@ func (c *Cycle) Sweep(ctx context.Context, live func(chunk.Hash) bool) (SweepSta
 			return nil
 		})
 	})
-	if err != nil {
-		return st, fmt.Errorf("sweep rescan: %w", err)
-	}
+}
+
+// removeSegments deletes the segment files that are not in liveSegs and
+// are older than the cycle, counting them in st.
+func (c *Cycle) removeSegments(liveSegs map[uint64]bool, st *SweepStats) error {
 	startTime := time.Unix(0, c.start)
-	err = c.s.walkSegments(func(id uint64, path string, info fs.FileInfo) error {
+	return c.s.walkSegments(func(id uint64, path string, info fs.FileInfo) error {
 		if liveSegs[id] || !info.ModTime().Before(startTime) {
 			return nil
 		}
@@ -165,7 +198,6 @@ func (c *Cycle) Sweep(ctx context.Context, live func(chunk.Hash) bool) (SweepSta
 		st.SegmentBytes += info.Size()
 		return nil
 	})
-	return st, err
 }
 
 // walkSegments calls fn for every segment file on disk.

@@ -82,6 +82,8 @@ func (u *Upload) Put(ctx context.Context, data []byte) (chunk.Ref, error) {
 	return u.put(ctx, h, data)
 }
 
+// put stores chunk h holding data unless the store has it already: inline
+// when small, otherwise appended to the upload's segment. It pins h.
 func (u *Upload) put(ctx context.Context, h chunk.Hash, data []byte) (chunk.Ref, error) {
 	ref := chunk.Ref{Hash: h, Size: uint32(len(data))}
 	if _, ok := u.recs[h]; ok {
@@ -115,6 +117,7 @@ func (u *Upload) put(ctx context.Context, h chunk.Hash, data []byte) (chunk.Ref,
 	return ref, nil
 }
 
+// openSegment creates the upload's segment file unless it is open.
 func (u *Upload) openSegment() error {
 	if u.seg != nil {
 		return nil
@@ -188,6 +191,7 @@ type chunkJob struct {
 	users atomic.Int32
 }
 
+// done gives up one user's share of j, returning its buffer after the last.
 func (j *chunkJob) done() {
 	if j.users.Add(-1) == 0 {
 		bufPool.Put(j.buf)
@@ -208,102 +212,145 @@ func (u *Upload) ingestChunked(ctx context.Context, r io.Reader, digest io.Write
 	if err != nil {
 		return nil, 0, fmt.Errorf("chunker: %w", err)
 	}
+	p := u.startStages(ctx, digest)
+	total, rerr := p.feed(ctx, ch)
+	p.stop()
+	switch {
+	case rerr != nil:
+		return nil, total, rerr
+	case p.werr != nil:
+		return nil, total, p.werr
+	case p.derr != nil:
+		return nil, total, p.derr
+	}
+	return p.refs, total, nil
+}
 
-	var (
-		refs   []chunk.Ref
-		werr   error // the hashing goroutine's; read after wg.Wait
-		derr   error // the digest goroutine's; read after wg.Wait
-		wg     sync.WaitGroup
-		total  int64
-		hasher = chunk.NewHasher()
-		jobs   = make(chan *chunkJob, 2)
-		djobs  chan *chunkJob // nil without a digest
-	)
-	users := int32(1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for j := range jobs {
-			if werr == nil {
-				hasher.Reset()
-				hasher.Write(j.data)
-				var ref chunk.Ref
-				ref, werr = u.put(ctx, hasher.Sum(), j.data)
-				refs = append(refs, ref)
-			}
-			j.done()
-		}
-	}()
+// ingestStages are the stages of ingestChunked behind the reader: the
+// hashing stage and, with a digest, the digest stage, each fed through a
+// channel that holds two chunks.
+type ingestStages struct {
+	wg    sync.WaitGroup
+	jobs  chan *chunkJob // to the hashing stage
+	djobs chan *chunkJob // to the digest stage; nil without a digest
+	users int32          // stages each chunk goes to
+	// Written by the stages, read after wg.Wait.
+	refs []chunk.Ref
+	werr error // the hashing stage's
+	derr error // the digest stage's
+}
+
+// startStages starts the hashing stage, which stores chunks through u, and
+// the digest stage when digest is set.
+func (u *Upload) startStages(ctx context.Context, digest io.Writer) *ingestStages {
+	p := &ingestStages{jobs: make(chan *chunkJob, 2), users: 1}
+	p.wg.Add(1)
+	go p.hash(ctx, u, chunk.NewHasher())
 	if digest != nil {
-		users = 2
-		djobs = make(chan *chunkJob, 2)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range djobs {
-				if derr == nil {
-					if _, err := digest.Write(j.data); err != nil {
-						derr = fmt.Errorf("digest: %w", err)
-					}
-				}
-				j.done()
-			}
-		}()
+		p.users = 2
+		p.djobs = make(chan *chunkJob, 2)
+		p.wg.Add(1)
+		go p.digest(digest)
 	}
-	send := func(c chan<- *chunkJob, j *chunkJob) error {
-		select {
-		case c <- j:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+	return p
+}
+
+// hash is the hashing stage: it stores each chunk through u, in order, and
+// after the first error only releases them.
+func (p *ingestStages) hash(ctx context.Context, u *Upload, hasher *chunk.Hasher) {
+	defer p.wg.Done()
+	for j := range p.jobs {
+		if p.werr == nil {
+			hasher.Reset()
+			hasher.Write(j.data)
+			var ref chunk.Ref
+			ref, p.werr = u.put(ctx, hasher.Sum(), j.data)
+			p.refs = append(p.refs, ref)
 		}
+		j.done()
 	}
-	var rerr error
+}
+
+// digest is the digest stage: it writes each chunk to w, in order, and
+// after the first error only releases them.
+func (p *ingestStages) digest(w io.Writer) {
+	defer p.wg.Done()
+	for j := range p.djobs {
+		if p.derr == nil {
+			if _, err := w.Write(j.data); err != nil {
+				p.derr = fmt.Errorf("digest: %w", err)
+			}
+		}
+		j.done()
+	}
+}
+
+// feed reads the chunks of ch and hands each to the stages until ch ends,
+// ctx is done or a hand-over fails. It returns the number of bytes read.
+func (p *ingestStages) feed(ctx context.Context, ch *chunkers.Chunker) (int64, error) {
+	var total int64
 	for {
-		if rerr = ctx.Err(); rerr != nil {
-			break
+		if err := ctx.Err(); err != nil {
+			return total, err
 		}
 		data, err := ch.Next()
 		if err != nil && !errors.Is(err, io.EOF) {
-			rerr = err
-			break
+			return total, err
 		}
 		if len(data) > 0 {
-			b := bufPool.Get().(*[]byte)
-			n := copy(*b, data)
-			total += int64(n)
-			j := &chunkJob{buf: b, data: (*b)[:n]}
-			j.users.Store(users)
-			if rerr = send(jobs, j); rerr != nil {
-				j.done() // the hashing goroutine's share
-				if djobs != nil {
-					j.done()
-				}
-			} else if djobs != nil {
-				if rerr = send(djobs, j); rerr != nil {
-					j.done()
-				}
+			n, serr := p.handOff(ctx, data)
+			total += n
+			if serr != nil {
+				return total, serr
 			}
 		}
-		if err != nil || rerr != nil {
-			break
+		if err != nil {
+			return total, nil
 		}
 	}
-	close(jobs)
-	if djobs != nil {
-		close(djobs)
+}
+
+// handOff copies data into a pooled buffer and sends it to each stage in
+// turn; when a stage cannot be reached, the shares of the stages it was not
+// sent to are released. It returns the number of bytes copied.
+func (p *ingestStages) handOff(ctx context.Context, data []byte) (int64, error) {
+	b := bufPool.Get().(*[]byte)
+	n := copy(*b, data)
+	j := &chunkJob{buf: b, data: (*b)[:n]}
+	j.users.Store(p.users)
+	if err := send(ctx, p.jobs, j); err != nil {
+		j.done() // the hashing stage's share
+		if p.djobs != nil {
+			j.done()
+		}
+		return int64(n), err
 	}
-	wg.Wait()
-	if rerr != nil {
-		return nil, total, rerr
+	if p.djobs != nil {
+		if err := send(ctx, p.djobs, j); err != nil {
+			j.done()
+			return int64(n), err
+		}
 	}
-	if werr != nil {
-		return nil, total, werr
+	return int64(n), nil
+}
+
+// stop closes the stages' channels and waits for the stages to finish.
+func (p *ingestStages) stop() {
+	close(p.jobs)
+	if p.djobs != nil {
+		close(p.djobs)
 	}
-	if derr != nil {
-		return nil, total, derr
+	p.wg.Wait()
+}
+
+// send hands j to a stage through c unless ctx is done first.
+func send(ctx context.Context, c chan<- *chunkJob, j *chunkJob) error {
+	select {
+	case c <- j:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return refs, total, nil
 }
 
 // Sync makes every new chunk durable: the segment is fsynced and closed and
@@ -370,6 +417,7 @@ func (u *Upload) Close() {
 	u.pinned = nil
 }
 
+// syncDir fsyncs directory dir, making the files created in it durable.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {

@@ -76,6 +76,7 @@ func short(key []byte) []byte {
 	return key
 }
 
+// checkKey checks key's size and that it follows prev (unless first).
 func checkKey(key, prev []byte, first bool) error {
 	if len(key) > MaxKeySize {
 		return fmt.Errorf("key of %d bytes: %w", len(key), ErrKeyTooLarge)
@@ -95,6 +96,8 @@ type editSource struct {
 	first bool
 }
 
+// advance moves to the next edit, checking its key; s.ok is false once
+// the edits end.
 func (s *editSource) advance() error {
 	e, err, ok := s.next()
 	if !ok {
@@ -115,6 +118,15 @@ func (s *editSource) advance() error {
 // keepLimit bounds the set of old node hashes that Apply remembers so as not
 // to write an unchanged node again.
 const keepLimit = 4096
+
+// remember notes that old node h is stored already, so that Apply does not
+// write it again; the notes are forgotten all at once at keepLimit.
+func (b *builder) remember(h chunk.Hash) {
+	if len(b.skip) >= keepLimit {
+		clear(b.skip)
+	}
+	b.skip[h] = struct{}{}
+}
 
 // Apply applies edits, in strictly increasing key order, to the tree root and
 // returns the new root, which is the root Build would give for the resulting
@@ -141,6 +153,8 @@ func (t *Tree) Apply(ctx context.Context, root chunk.Hash, edits iter.Seq2[Edit,
 	return out, nil
 }
 
+// apply is Apply from its first edit on: it walks the old tree and the
+// edits together, keeping whole every old subtree that no edit falls in.
 func (t *Tree) apply(ctx context.Context, root chunk.Hash, es *editSource) (chunk.Hash, error) {
 	b := newBuilder(t)
 	defer b.release()
@@ -149,14 +163,8 @@ func (t *Tree) apply(ctx context.Context, root chunk.Hash, es *editSource) (chun
 	if err := old.init(ctx, t, root); err != nil {
 		return chunk.Hash{}, err
 	}
-	remember := func() {
-		if len(b.skip) >= keepLimit {
-			clear(b.skip)
-		}
-		b.skip[old.top().n.hash()] = struct{}{}
-	}
 	if len(old.stack) > 0 {
-		remember()
+		b.remember(old.top().n.hash())
 	}
 	steps := 0
 	for old.valid() {
@@ -190,7 +198,7 @@ func (t *Tree) apply(ctx context.Context, root chunk.Hash, es *editSource) (chun
 			if err := old.descend(ctx); err != nil {
 				return chunk.Hash{}, err
 			}
-			remember()
+			b.remember(old.top().n.hash())
 			continue
 		}
 		// Leaf entry k: merge with the edits.
@@ -198,48 +206,59 @@ func (t *Tree) apply(ctx context.Context, root chunk.Hash, es *editSource) (chun
 		if es.ok {
 			c = bytes.Compare(es.cur.Key, k)
 		}
-		switch {
-		case c < 0: // edit before k: insert (or delete a missing key)
-			if !es.cur.Delete {
-				if err := b.addEntry(ctx, es.cur.Key, es.cur.Value, t.level(es.cur.Key, &b.scratch)); err != nil {
-					return chunk.Hash{}, err
-				}
-			}
-			if err := es.advance(); err != nil {
-				return chunk.Hash{}, err
-			}
-		case c == 0: // edit of k
-			if !es.cur.Delete {
-				if err := b.addEntry(ctx, k, es.cur.Value, lvl); err != nil {
-					return chunk.Hash{}, err
-				}
-			}
-			f.idx++
-			if err := es.advance(); err != nil {
-				return chunk.Hash{}, err
-			}
-		default:
+		if c > 0 { // no edit at or before k: keep it
 			if err := b.addEntry(ctx, k, f.n.vals[f.idx], lvl); err != nil {
 				return chunk.Hash{}, err
 			}
 			f.idx++
+			continue
+		}
+		if err := t.applyEdit(ctx, b, es, f, k, lvl, c == 0); err != nil {
+			return chunk.Hash{}, err
 		}
 	}
-	// Edits beyond the old tree's last key.
+	return t.applyRest(ctx, b, es, steps)
+}
+
+// applyEdit applies the current edit, which is at or before the old leaf
+// entry k (at f, of level lvl): an edit of k (same) replaces or deletes k,
+// an edit before k inserts its key (or deletes a missing one).
+func (t *Tree) applyEdit(ctx context.Context, b *builder, es *editSource, f *frame, k []byte, lvl int, same bool) error {
+	if !same {
+		return t.addEdit(ctx, b, es)
+	}
+	if !es.cur.Delete {
+		if err := b.addEntry(ctx, k, es.cur.Value, lvl); err != nil {
+			return err
+		}
+	}
+	f.idx++
+	return es.advance()
+}
+
+// applyRest adds the edits beyond the old tree's last key, steps counting
+// on from the walk, and finishes the new tree.
+func (t *Tree) applyRest(ctx context.Context, b *builder, es *editSource, steps int) (chunk.Hash, error) {
 	for ; es.ok; steps++ {
 		if steps%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return chunk.Hash{}, err
 			}
 		}
-		if !es.cur.Delete {
-			if err := b.addEntry(ctx, es.cur.Key, es.cur.Value, t.level(es.cur.Key, &b.scratch)); err != nil {
-				return chunk.Hash{}, err
-			}
-		}
-		if err := es.advance(); err != nil {
+		if err := t.addEdit(ctx, b, es); err != nil {
 			return chunk.Hash{}, err
 		}
 	}
 	return b.finish(ctx)
+}
+
+// addEdit adds the current edit, whose key the old tree does not hold (a
+// delete adds nothing), and moves to the next edit.
+func (t *Tree) addEdit(ctx context.Context, b *builder, es *editSource) error {
+	if !es.cur.Delete {
+		if err := b.addEntry(ctx, es.cur.Key, es.cur.Value, t.level(es.cur.Key, &b.scratch)); err != nil {
+			return err
+		}
+	}
+	return es.advance()
 }

@@ -117,3 +117,36 @@ func BenchmarkBuild(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/entry")
 }
+
+// BenchmarkDecodeNode decodes every node of a 100,000-entry tree, as a cold
+// cache does on each node read.
+func BenchmarkDecodeNode(b *testing.B) {
+	_, cs, _, _ := bigTree(b, 100_000)
+	mem := cs.NodeStore.(*MemStore)
+	ctx := context.Background()
+	var leaves, inner [][]byte
+	for _, h := range mem.Hashes() {
+		data, err := mem.GetNode(ctx, h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if data[1] == 0 {
+			leaves = append(leaves, data)
+		} else {
+			inner = append(inner, data)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		nodes [][]byte
+	}{{"leaf", leaves}, {"internal", inner}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := decodeNode(c.nodes[i%len(c.nodes)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -59,24 +59,21 @@ func (s *diffSide) live() bool {
 	return !ok || bytes.Compare(lo, s.upper) < 0
 }
 
+// diff is DiffRange for distinct roots: it walks both trees in key order,
+// skipping equal subtrees, and calls fn for every entry that differs. The
+// steps that cost nothing (past equal subtrees, past equal entries) are
+// taken inline; a descent or a change is a call.
 func (t *Tree) diff(ctx context.Context, from, to chunk.Hash, lower, upper []byte, fn func(Change) error) error {
 	if len(upper) == 0 {
 		upper = nil
 	}
 	a := &diffSide{upper: upper}
 	b := &diffSide{upper: upper}
-	for _, s := range []struct {
-		side *diffSide
-		root chunk.Hash
-	}{{a, from}, {b, to}} {
-		if err := s.side.init(ctx, t, s.root); err != nil {
-			return err
-		}
-		if len(lower) > 0 {
-			if _, err := s.side.seek(ctx, lower); err != nil {
-				return err
-			}
-		}
+	if err := a.open(ctx, t, from, lower); err != nil {
+		return err
+	}
+	if err := b.open(ctx, t, to, lower); err != nil {
+		return err
 	}
 	for steps := 1; ; steps++ {
 		if steps%ctxCheckEvery == 0 {
@@ -89,37 +86,15 @@ func (t *Tree) diff(ctx context.Context, from, to chunk.Hash, lower, upper []byt
 			return nil
 		}
 		aRef, bRef := al && a.atRef(), bl && b.atRef()
-		switch {
-		case aRef && bRef:
-			if a.hash() == b.hash() {
-				// Equal subtrees hold equal keys: both sides have consumed
-				// exactly the keys before them.
-				a.advance()
-				b.advance()
-				continue
-			}
-			la, lb := a.refLevel(), b.refLevel()
-			if la >= lb {
-				if err := a.descend(ctx); err != nil {
-					return err
-				}
-			}
-			if lb >= la {
-				if err := b.descend(ctx); err != nil {
-					return err
-				}
-			}
+		if aRef && bRef && a.hash() == b.hash() {
+			// Equal subtrees hold equal keys: both sides have consumed
+			// exactly the keys before them.
+			a.advance()
+			b.advance()
 			continue
-		case aRef:
-			// The other side is at an entry, which is above everything a
-			// has consumed (the merge consumes keys in order), so the entry
-			// may lie in a's subtree.
-			if err := a.descend(ctx); err != nil {
-				return err
-			}
-			continue
-		case bRef:
-			if err := b.descend(ctx); err != nil {
+		}
+		if aRef || bRef {
+			if err := descendRefs(ctx, a, b, aRef, bRef); err != nil {
 				return err
 			}
 			continue
@@ -134,23 +109,72 @@ func (t *Tree) diff(ctx context.Context, from, to chunk.Hash, lower, upper []byt
 		default:
 			c = bytes.Compare(a.key(), b.key())
 		}
-		var err error
-		switch {
-		case c < 0:
-			err = fn(Change{Key: a.key(), Old: a.value()})
-			a.advance()
-		case c > 0:
-			err = fn(Change{Key: b.key(), New: b.value()})
-			b.advance()
-		default:
-			if av, bv := a.value(), b.value(); !bytes.Equal(av, bv) {
-				err = fn(Change{Key: a.key(), Old: av, New: bv})
-			}
+		if c == 0 && bytes.Equal(a.value(), b.value()) {
 			a.advance()
 			b.advance()
+			continue
 		}
-		if err != nil {
+		if err := diffEntries(a, b, c, fn); err != nil {
 			return err
 		}
 	}
+}
+
+// open puts s at the start of root, or at lower when it is set.
+func (s *diffSide) open(ctx context.Context, t *Tree, root chunk.Hash, lower []byte) error {
+	if err := s.init(ctx, t, root); err != nil {
+		return err
+	}
+	if len(lower) > 0 {
+		if _, err := s.seek(ctx, lower); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// descendRefs moves a diff on when at least one side is at a reference
+// (aRef, bRef) and the two are not the same subtree: into the subtree of
+// the higher reference, or of both when their levels are equal.
+func descendRefs(ctx context.Context, a, b *diffSide, aRef, bRef bool) error {
+	switch {
+	case aRef && bRef:
+		la, lb := a.refLevel(), b.refLevel()
+		if la >= lb {
+			if err := a.descend(ctx); err != nil {
+				return err
+			}
+		}
+		if lb >= la {
+			return b.descend(ctx)
+		}
+		return nil
+	case aRef:
+		// The other side is at an entry, which is above everything a
+		// has consumed (the merge consumes keys in order), so the entry
+		// may lie in a's subtree.
+		return a.descend(ctx)
+	default:
+		return b.descend(ctx)
+	}
+}
+
+// diffEntries calls fn for the leaf entries the sides are at, which differ:
+// c < 0 means a's key is the smaller (or b is done), c > 0 b's, c == 0 the
+// same key with different values. It advances past what it reported.
+func diffEntries(a, b *diffSide, c int, fn func(Change) error) error {
+	var err error
+	switch {
+	case c < 0:
+		err = fn(Change{Key: a.key(), Old: a.value()})
+		a.advance()
+	case c > 0:
+		err = fn(Change{Key: b.key(), New: b.value()})
+		b.advance()
+	default:
+		err = fn(Change{Key: a.key(), Old: a.value(), New: b.value()})
+		a.advance()
+		b.advance()
+	}
+	return err
 }

@@ -55,8 +55,10 @@ type node struct {
 	arena  int          // bytes of reconstructed keys
 }
 
+// hash returns n's name in its store.
 func (n *node) hash() chunk.Hash { return n.h }
 
+// last returns n's last key.
 func (n *node) last() []byte { return n.keys[len(n.keys)-1] }
 
 // count returns the number of entries under n.
@@ -82,6 +84,7 @@ func (n *node) memSize() int64 {
 	return int64(s)
 }
 
+// corruptf returns an ErrCorrupt error with a formatted message.
 func corruptf(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrCorrupt)
 }
@@ -138,40 +141,58 @@ func appendKey(buf, prev, key []byte, first bool) []byte {
 // allocates at most a small multiple of len(data) plus the reconstructed
 // keys, each of which is at most MaxKeySize.
 func decodeNode(data []byte) (*node, error) {
+	level, n, p, err := decodeHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	total, err := checkFraming(data, level, n, p)
+	if err != nil {
+		return nil, err
+	}
+	return buildNode(data, level, n, p, total)
+}
+
+// decodeHeader checks a node's version, level and item count and returns
+// the level, the count and the offset of the first item.
+func decodeHeader(data []byte) (level, n, p int, err error) {
 	if len(data) < 2+1+minLeafItem {
-		return nil, corruptf("node of %d bytes", len(data))
+		return 0, 0, 0, corruptf("node of %d bytes", len(data))
 	}
 	if data[0] != nodeVersion {
-		return nil, corruptf("node version %d", data[0])
+		return 0, 0, 0, corruptf("node version %d", data[0])
 	}
-	level := int(data[1])
+	level = int(data[1])
 	if level > absMaxLevel {
-		return nil, corruptf("node level %d", level)
+		return 0, 0, 0, corruptf("node level %d", level)
 	}
 	n64, p, ok := readUvarint(data, 2)
 	if !ok {
-		return nil, corruptf("node item count")
+		return 0, 0, 0, corruptf("node item count")
 	}
 	minItem := minLeafItem
 	if level > 0 {
 		minItem = minRefItem
 	}
 	if n64 == 0 || n64 > uint64((len(data)-p)/minItem) {
-		return nil, corruptf("node item count %d for %d bytes", n64, len(data))
+		return 0, 0, 0, corruptf("node item count %d for %d bytes", n64, len(data))
 	}
-	n := int(n64)
+	return level, int(n64), p, nil
+}
 
-	// Pass 1: validate the framing and size the key arena.
+// checkFraming is decodeNode's first pass: it validates the framing of the
+// n items from data[p:] and returns the total length of their keys, the
+// size of the key arena.
+func checkFraming(data []byte, level, n, p int) (int, error) {
 	total, prevLen, q := 0, 0, p
 	var sum uint64
 	for i := 0; i < n; i++ {
 		shared, q2, ok := readUvarint(data, q)
 		if !ok || shared > uint64(prevLen) || (i == 0 && shared != 0) {
-			return nil, corruptf("item %d: shared prefix", i)
+			return 0, corruptf("item %d: shared prefix", i)
 		}
 		sfx, q3, ok := readUvarint(data, q2)
 		if !ok || sfx > uint64(len(data)-q3) || shared+sfx > MaxKeySize {
-			return nil, corruptf("item %d: key length", i)
+			return 0, corruptf("item %d: key length", i)
 		}
 		q = q3 + int(sfx)
 		klen := int(shared + sfx)
@@ -180,27 +201,32 @@ func decodeNode(data []byte) (*node, error) {
 		if level == 0 {
 			vlen, q4, ok := readUvarint(data, q)
 			if !ok || vlen > uint64(len(data)-q4) {
-				return nil, corruptf("item %d: value length", i)
+				return 0, corruptf("item %d: value length", i)
 			}
 			q = q4 + int(vlen)
 		} else {
 			if len(data)-q < chunk.HashSize {
-				return nil, corruptf("item %d: child hash", i)
+				return 0, corruptf("item %d: child hash", i)
 			}
 			q += chunk.HashSize
 			c, q4, ok := readUvarint(data, q)
 			if !ok || c == 0 || sum+c < sum {
-				return nil, corruptf("item %d: child count", i)
+				return 0, corruptf("item %d: child count", i)
 			}
 			sum += c
 			q = q4
 		}
 	}
 	if q != len(data) {
-		return nil, corruptf("%d trailing bytes", len(data)-q)
+		return 0, corruptf("%d trailing bytes", len(data)-q)
 	}
+	return total, nil
+}
 
-	// Pass 2: build keys and check their order; framing is known good.
+// buildNode is decodeNode's second pass over framing checkFraming found
+// good: it builds the keys into one arena of total bytes, checks their
+// order and slices the values or child references out of data.
+func buildNode(data []byte, level, n, p, total int) (*node, error) {
 	nd := &node{level: level, keys: make([][]byte, n), data: data, arena: total}
 	if level == 0 {
 		nd.vals = make([][]byte, n)
@@ -210,7 +236,7 @@ func decodeNode(data []byte) (*node, error) {
 	}
 	arena := make([]byte, total)
 	off := 0
-	q = p
+	q := p
 	var prev []byte
 	for i := 0; i < n; i++ {
 		shared64, q2, _ := readUvarint(data, q)
