@@ -43,8 +43,14 @@ func TestBuckets(t *testing.T) {
 
 	t.Run("CreateTwice", func(t *testing.T) {
 		createBucket(t, c, "twice")
-		_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("twice")})
-		wantErr(t, err, http.StatusConflict, "BucketAlreadyOwnedByYou")
+		// us-east-1's rule: creating a bucket you own succeeds and
+		// changes nothing.
+		put(t, c, "twice", "kept", []byte("x"))
+		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("twice")}); err != nil {
+			t.Fatalf("CreateBucket of an owned bucket: %v", err)
+		}
+		got, _ := get(t, c, "twice", "kept")
+		wantBytes(t, got, []byte("x"))
 	})
 
 	t.Run("CreateWithLocationConstraint", func(t *testing.T) {

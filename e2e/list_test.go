@@ -237,8 +237,8 @@ func TestListObjects(t *testing.T) {
 		if !slices.Equal(decoded, []string{"d/plus+/k", "d/with space/é"}) {
 			t.Errorf("decoded keys %q (raw %q)", decoded, raw)
 		}
-		// S3 encodes a space as '+', so a literal '+' must be %2B.
-		if !slices.Equal(raw, []string{"d/plus%2B/k", "d/with+space/%C3%A9"}) {
+		// S3 encodes a space as %20 and a literal '+' as %2B.
+		if !slices.Equal(raw, []string{"d/plus%2B/k", "d/with%20space/%C3%A9"}) {
 			t.Errorf("raw encoded keys %q", raw)
 		}
 		// Delimiter and common prefixes are encoded too.

@@ -200,7 +200,7 @@ func TestMultipart(t *testing.T) {
 				t.Errorf("HEAD part 3: length %d parts %d", aws.ToInt64(h.ContentLength), aws.ToInt32(h.PartsCount))
 			}
 			_, _, err = tryGet(c, b, "big.bin", func(in *s3.GetObjectInput) { in.PartNumber = aws.Int32(4) })
-			wantErr(t, err, http.StatusRequestedRangeNotSatisfiable, "InvalidRange")
+			wantErr(t, err, http.StatusBadRequest, "InvalidPart")
 		})
 	})
 

@@ -1,9 +1,14 @@
 package s3api
 
 import (
+	"encoding/base64"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/checksum"
@@ -19,25 +24,61 @@ type bucketDoc struct {
 }
 
 type listAllMyBucketsResult struct {
-	XMLName xml.Name    `xml:"ListAllMyBucketsResult"`
-	Xmlns   string      `xml:"xmlns,attr"`
-	Owner   *owner      `xml:"Owner"`
-	Buckets []bucketDoc `xml:"Buckets>Bucket"`
+	XMLName           xml.Name    `xml:"ListAllMyBucketsResult"`
+	Xmlns             string      `xml:"xmlns,attr"`
+	Owner             *owner      `xml:"Owner"`
+	Buckets           []bucketDoc `xml:"Buckets>Bucket"`
+	ContinuationToken string      `xml:"ContinuationToken,omitempty"`
+	Prefix            string      `xml:"Prefix,omitempty"`
 }
 
+// listBuckets answers ListBuckets: the repositories the caller can see,
+// by name, paged by max-buckets (1..10000) and an opaque continuation
+// token, optionally only those starting with prefix.
 func (s *Server) listBuckets(req *request) error {
+	q := req.query
+	max, after, err := bucketPage(q)
+	if err != nil {
+		return err
+	}
 	repos, err := s.b.ListRepos(req.ctx())
 	if err != nil {
 		return err
 	}
-	doc := listAllMyBucketsResult{Xmlns: s3ns, Owner: s.ownerDoc(), Buckets: []bucketDoc{}}
+	doc := listAllMyBucketsResult{Xmlns: s3ns, Owner: s.ownerDoc(), Buckets: []bucketDoc{}, Prefix: q.Get("prefix")}
 	for _, r := range repos {
-		if req.p.Outside(r.Name, "") {
+		if req.p.Outside(r.Name, "") || r.Name <= after || !strings.HasPrefix(r.Name, doc.Prefix) {
 			continue // other repositories do not exist for a lease
+		}
+		if len(doc.Buckets) == max {
+			last := doc.Buckets[max-1].Name
+			doc.ContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(last))
+			break
 		}
 		doc.Buckets = append(doc.Buckets, bucketDoc{Name: r.Name, CreationDate: isoTime(r.Created.UnixNano()), BucketRegion: s.region})
 	}
 	return s.writeXML(req, http.StatusOK, doc)
+}
+
+// bucketPage parses ListBuckets' paging: max-buckets (default 10000) and
+// the continuation token, the last name of the previous page.
+func bucketPage(q url.Values) (max int, after string, err error) {
+	max = 10000
+	if v := q.Get("max-buckets"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return 0, "", errInvalidArgument("max-buckets must be an integer from 1 to 10000")
+		}
+		max = n
+	}
+	if tok := q.Get("continuation-token"); tok != "" {
+		b, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil {
+			return 0, "", errInvalidArgument("The continuation token provided is incorrect")
+		}
+		after = string(b)
+	}
+	return max, after, nil
 }
 
 // requireBranch checks that the addressed repository and branch exist.
@@ -69,7 +110,7 @@ func (s *Server) createBucket(req *request) error {
 		// answers as an existing one would, anything else is refused
 		// alike, whether it exists or not.
 		if !req.p.Outside(req.repo, req.branch) {
-			return toS3(branch.ErrRepoExists)
+			return toS3(branch.ErrRepoExists) // the owner's, not the lease's
 		}
 		return s.auth.OwnerOnly(req.ctx(), req.p, "CreateBucket", auth.Target{})
 	}
@@ -77,17 +118,34 @@ func (s *Server) createBucket(req *request) error {
 		// Clients (rclone) create a bucket before writing to it and accept
 		// "already yours": an existing branch answers so.
 		if _, err := s.b.GetBranch(req.ctx(), req.repo, req.branch); err == nil {
-			return toS3(branch.ErrRepoExists)
+			return s.alreadyOwned(req)
 		}
 		return errInvalidBucketName("a branch alias cannot be created with CreateBucket; fork with `nas branch create` (" + aliasExample + ")")
 	}
 	if err := readBody(req, 64<<10, nil); err != nil {
 		return err
 	}
-	if _, err := s.b.CreateRepo(req.ctx(), req.repo, branch.CreateRepoOptions{Principal: req.auth.AccessKey}); err != nil {
+	_, err := s.b.CreateRepo(req.ctx(), req.repo, branch.CreateRepoOptions{Principal: req.auth.AccessKey})
+	if errors.Is(err, branch.ErrRepoExists) {
+		return s.alreadyOwned(req)
+	}
+	if err != nil {
 		return err
 	}
 	req.w.Header().Set("Location", "/"+req.repo)
+	req.started = true
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// alreadyOwned answers CreateBucket of a bucket the caller already has as
+// S3 does: 200 in us-east-1 (its legacy rule, which clients rely on),
+// 409 BucketAlreadyOwnedByYou in every other region. Nothing changes.
+func (s *Server) alreadyOwned(req *request) error {
+	if s.region != "us-east-1" {
+		return toS3(branch.ErrRepoExists)
+	}
+	req.w.Header().Set("Location", "/"+req.bucket)
 	req.started = true
 	req.w.WriteHeader(http.StatusOK)
 	return nil

@@ -70,6 +70,10 @@ var (
 	errInvalidPartNumber  = func() *Error {
 		return s3err(http.StatusBadRequest, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive")
 	}
+	// errInvalidPartNumberOf: a GET's partNumber beyond the object's parts.
+	errInvalidPartNumberOf = func(n, parts int) *Error {
+		return s3err(http.StatusBadRequest, "InvalidPart", fmt.Sprintf("The requested partnumber %d is not satisfiable: the object has %d part(s)", n, parts))
+	}
 	errInvalidMaxKeys = func() *Error {
 		return s3err(http.StatusBadRequest, "InvalidArgument", "Provided max-keys not an integer or within integer range")
 	}

@@ -193,7 +193,7 @@ type byteRange struct{ start, length int64 }
 // the whole object); an unsatisfiable range is InvalidRange.
 func parseRange(v string, size int64) (byteRange, bool, *Error) {
 	spec, found := strings.CutPrefix(v, "bytes=")
-	if !found || strings.Contains(spec, ",") || size == 0 {
+	if !found || strings.Contains(spec, ",") {
 		return byteRange{}, false, nil
 	}
 	a, b, found := strings.Cut(strings.TrimSpace(spec), "-")
@@ -205,8 +205,8 @@ func parseRange(v string, size int64) (byteRange, bool, *Error) {
 		if err != nil || n < 0 {
 			return byteRange{}, false, nil
 		}
-		if n == 0 {
-			return byteRange{}, false, errInvalidRange()
+		if n == 0 || size == 0 {
+			return byteRange{}, false, errInvalidRange() // nothing to satisfy it
 		}
 		n = min(n, size)
 		return byteRange{start: size - n, length: n}, true, nil

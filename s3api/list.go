@@ -34,7 +34,7 @@ type listBucketResult struct {
 	Prefix                string      `xml:"Prefix"`
 	Marker                *string     `xml:"Marker,omitempty"`
 	NextMarker            string      `xml:"NextMarker,omitempty"`
-	ContinuationToken     string      `xml:"ContinuationToken,omitempty"`
+	ContinuationToken     *string     `xml:"ContinuationToken,omitempty"`
 	NextContinuationToken string      `xml:"NextContinuationToken,omitempty"`
 	StartAfter            string      `xml:"StartAfter,omitempty"`
 	KeyCount              *int        `xml:"KeyCount,omitempty"`
@@ -82,21 +82,27 @@ func (s *Server) listObjects(req *request, v2 bool) error {
 		return err
 	}
 	o := branch.ListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), MaxKeys: max, Filter: s.listFilter(req)}
-	doc := listBucketResult{Xmlns: s3ns, Name: req.bucket, Prefix: enc.enc(o.Prefix), MaxKeys: max,
+	doc := listBucketResult{Xmlns: s3ns, Name: req.bucket, Prefix: o.Prefix, MaxKeys: max,
 		Delimiter: enc.enc(o.Delimiter), Contents: []objectDoc{}}
 	if enc {
 		doc.EncodingType = "url"
 	}
 	if v2 {
+		// Version 2 encodes the prefix; version 1 sends it as given (so
+		// clients decode exactly the fields S3 encodes).
+		doc.Prefix = enc.enc(o.Prefix)
 		o.After = q.Get("start-after")
 		doc.StartAfter = enc.enc(o.After)
+		if q.Has("continuation-token") {
+			tok := q.Get("continuation-token")
+			doc.ContinuationToken = &tok
+		}
 		if tok := q.Get("continuation-token"); tok != "" {
 			after, err := base64.RawURLEncoding.DecodeString(tok)
 			if err != nil {
 				return errInvalidArgument("The continuation token provided is incorrect")
 			}
 			o.After = string(after)
-			doc.ContinuationToken = tok
 		}
 	} else {
 		o.After = q.Get("marker")

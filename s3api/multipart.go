@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -299,6 +300,10 @@ func sourceRange(req *request, src *manifest.Entry) (byteRange, error) {
 		if rerr != nil || !ok || strings.HasPrefix(strings.TrimPrefix(v, "bytes="), "-") {
 			return rng, errInvalidArgument(fmt.Sprintf("Range specified is not valid for source object of size: %d", src.Size))
 		}
+		if _, end, _ := strings.Cut(v, "-"); end != strconv.FormatInt(r.start+r.length-1, 10) {
+			// A copy's range is exact: its end must lie inside the source.
+			return rng, errInvalidRange()
+		}
 		rng = r
 	}
 	if rng.length > maxPutSize {
@@ -451,6 +456,9 @@ type completeResult struct {
 // bytes are read or written.
 func (s *Server) completeUpload(req *request) error {
 	up, err := s.openUpload(req, lease.Write)
+	if errors.Is(err, branch.ErrNoSuchUpload) {
+		return s.completedBefore(req, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -484,6 +492,36 @@ func (s *Server) completeUpload(req *request) error {
 	}
 	req.w.Header().Set("x-amz-version-id", stored.VersionID)
 	doc := completeResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key, Bucket: req.bucket, Key: req.key, ETag: quote(stored.ETag), checksumDoc: checksumsOf(stored)}
+	return s.writeXML(req, http.StatusOK, doc)
+}
+
+// completedBefore answers a CompleteMultipartUpload repeated after it
+// succeeded (a client retrying a lost response) as S3 does: 200 with the
+// object's ETag, when the key's current object is the one these parts
+// make (its multipart ETag is a function of theirs). Anything else is
+// the upload's absence, gone.
+func (s *Server) completedBefore(req *request, gone error) error {
+	var c completeRequest
+	if err := readBody(req, 8<<20, &c); err != nil {
+		return err
+	}
+	if _, err := c.numbers(); err != nil {
+		return gone
+	}
+	md5s := make([]string, len(c.Parts))
+	for i, p := range c.Parts {
+		md5s[i] = strings.Trim(p.ETag, `" `)
+	}
+	etag, ok := multipartETag(md5s)
+	if !ok || s.probe(req, req.repo, req.branch, req.key, nil) != nil {
+		return gone
+	}
+	e, err := s.b.Get(req.ctx(), req.repo, req.branch, req.key)
+	if err != nil || e.ETag != etag {
+		return gone
+	}
+	req.w.Header().Set("x-amz-version-id", e.VersionID)
+	doc := completeResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key, Bucket: req.bucket, Key: req.key, ETag: quote(e.ETag), checksumDoc: checksumsOf(e)}
 	return s.writeXML(req, http.StatusOK, doc)
 }
 

@@ -284,12 +284,12 @@ func partRange(req *request, e *manifest.Entry, content *manifest.Content) (rng 
 	}
 	if len(content.Parts) == 0 {
 		if n != 1 {
-			return rng, false, errInvalidRange()
+			return rng, false, errInvalidPartNumberOf(n, 1)
 		}
 		return byteRange{length: e.Size}, false, nil
 	}
 	if n > len(content.Parts) {
-		return rng, false, errInvalidRange()
+		return rng, false, errInvalidPartNumberOf(n, len(content.Parts))
 	}
 	var off int64
 	for _, p := range content.Parts[:n-1] {

@@ -49,7 +49,11 @@ var keepOnError = map[string]bool{"X-Amz-Request-Id": true, "X-Amz-Id-2": true, 
 func (s *Server) writeError(req *request, e *Error) {
 	s.auth.Finish(req.ctx(), req.p)
 	h := req.w.Header()
+	notModified := e.Status == http.StatusNotModified
 	for k := range h {
+		if notModified && (k == "Etag" || k == "Last-Modified") {
+			continue // a 304 names the version the client already has
+		}
 		if !keepOnError[k] && !strings.HasPrefix(k, "X-Nas-Budget-") {
 			delete(h, k)
 		}
@@ -104,7 +108,9 @@ func (e encoder) enc(s string) string {
 	if !e {
 		return s
 	}
-	return strings.ReplaceAll(url.QueryEscape(s), "%2F", "/")
+	// S3 escapes a space as %20, never as "+" (a literal "+" is %2B).
+	s = strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
+	return strings.ReplaceAll(s, "%2F", "/")
 }
 
 type owner struct {
