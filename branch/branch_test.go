@@ -149,11 +149,54 @@ func TestVersions(t *testing.T) {
 	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v1.VersionID, branch.Writer{}); !errors.Is(err, branch.ErrImmutable) {
 		t.Fatalf("delete committed old version: %v", err)
 	}
+	// The staged current version: forgotten, the committed one is
+	// current again (S3: the previous version becomes current).
 	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v3.VersionID, branch.Writer{}); err != nil {
 		t.Fatal(err)
 	}
+	if e, err := s.Get(ctx, "ver", "main", "k"); err != nil || e.VersionID != v1.VersionID {
+		t.Fatalf("after deleting the staged current version: %v %+v, want %s", err, e, v1.VersionID)
+	}
+	// A staged delete marker: deleting it undeletes the key.
+	del, err := s.Delete(ctx, "ver", "main", "k", branch.Condition{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", del.VersionID, branch.Writer{}); err != nil {
+		t.Fatalf("delete staged marker: %v", err)
+	}
+	if e, err := s.Get(ctx, "ver", "main", "k"); err != nil || e.VersionID != v1.VersionID {
+		t.Fatalf("after deleting the marker: %v %+v", err, e)
+	}
+	// The committed current version: removed as by a DELETE; once that
+	// marker is committed it is history too.
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v1.VersionID, branch.Writer{}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Get(ctx, "ver", "main", "k"); !errors.Is(err, branch.ErrNoSuchKey) {
-		t.Fatalf("current version deleted but key still there: %v", err)
+		t.Fatalf("committed current version deleted but key still there: %v", err)
+	}
+	if _, err := s.Commit(ctx, "ver", "main", branch.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.ListVersions(ctx, "ver", "main", branch.VersionListOptions{MaxKeys: 100})
+	if err != nil || len(res.Versions) != 2 || !res.Versions[0].DeleteMarker {
+		t.Fatalf("versions after commit: %v %+v", err, res)
+	}
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", res.Versions[0].VersionID, branch.Writer{}); !errors.Is(err, branch.ErrImmutable) {
+		t.Fatalf("delete committed marker: %v", err)
+	}
+	// A new key's only staged version: nothing is left, not even a marker.
+	only := put(t, s, "ver", "main", "new", "x")
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "new", only.VersionID, branch.Writer{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.ListVersions(ctx, "ver", "main", branch.VersionListOptions{Prefix: "new", MaxKeys: 100})
+	if err != nil || len(res.Versions) != 0 {
+		t.Fatalf("versions of a forgotten new key: %v %+v", err, res)
+	}
+	if _, err := s.Get(ctx, "ver", "main", "new"); !errors.Is(err, branch.ErrNoSuchKey) {
+		t.Fatalf("forgotten new key still there: %v", err)
 	}
 	if err := s.DeleteRepo(ctx, "ver"); err != nil {
 		t.Fatalf("delete emptied repo: %v", err)

@@ -268,7 +268,9 @@ type DeleteResult struct {
 }
 
 // Delete removes key from a branch by staging a tombstone (a delete
-// marker). Deleting an absent key succeeds and changes nothing.
+// marker). Deleting a key whose current state is a staged delete marker
+// stacks another marker, as S3 does; deleting a key that was never
+// written, or whose deletion is committed, succeeds and changes nothing.
 func (s *Service) Delete(ctx context.Context, repo, branch, key string, cond Condition) (DeleteResult, error) {
 	var res DeleteResult
 	var q *quotaTxn
@@ -286,8 +288,12 @@ func (s *Service) Delete(ctx context.Context, repo, branch, key string, cond Con
 		if err := cond.check(key, cur); err != nil {
 			return err
 		}
+		if cur.entry == nil && cur.vid == "" {
+			return nil // never written here, or its deletion committed
+		}
 		if cur.entry == nil {
-			return nil
+			// A staged delete marker: markers stack, as in S3.
+			return s.tombstone(txn, v, key, cond.By, &res)
 		}
 		if q, err = s.quotaFor(ctx, v); err != nil {
 			return err
@@ -308,69 +314,6 @@ func (s *Service) tombstone(txn kv.Txn, v *view, key string, by Writer, res *Del
 	st := staged{del: true, seq: seq, vid: newVersionID(seq, rand.Uint32()), by: by}
 	res.VersionID, res.DeleteMarker = st.vid, true
 	return s.stage(txn, v, key, st)
-}
-
-// DeleteVersion deletes one version of key. Deleting the current version
-// removes the key from the branch (a delete marker is staged, history keeps
-// the version); deleting a delete marker changes nothing; deleting an older
-// version that never reached a commit forgets it; deleting an older
-// committed version is refused with ErrImmutable.
-func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid string, by Writer) (DeleteResult, error) {
-	res := DeleteResult{VersionID: vid}
-	var q *quotaTxn
-	err := s.db.Update(ctx, func(txn kv.Txn) error {
-		q.release()
-		res = DeleteResult{VersionID: vid}
-		v, err := s.writableView(ctx, txn, repo, branch)
-		if err != nil {
-			return err
-		}
-		if _, err := manifest.ParseCommitID(vid); err == nil {
-			return fmt.Errorf("%s@%s: a commit cannot be deleted: %w", key, vid, ErrImmutable)
-		}
-		cur, err := s.lookup(ctx, txn, v, key)
-		if err != nil {
-			return err
-		}
-		if cur.entry != nil && cur.vid == "" {
-			// Committed value: its version ID is inside the entry.
-			e, err := manifest.DecodeEntry(cur.entry)
-			if err != nil {
-				return err
-			}
-			cur.vid = e.VersionID
-		}
-		if cur.entry != nil && cur.vid == vid {
-			if q, err = s.quotaFor(ctx, v); err != nil {
-				return err
-			}
-			if err := q.change(cur.entry, nil); err != nil {
-				return err
-			}
-			var ignored DeleteResult
-			return s.tombstone(txn, v, key, by, &ignored)
-		}
-		rec, err := s.versionRecord(txn, v, key, vid)
-		if err != nil {
-			return err
-		}
-		if rec.del {
-			res.DeleteMarker = true
-			return nil
-		}
-		if rec.branch == v.br.ID && rec.seq > v.br.commitSeq() {
-			// Overwritten before any commit folded it: not history.
-			if err := txn.Delete(versionKey(v.rr.ID, vid)); err != nil {
-				return err
-			}
-			return txn.Delete(keyVersionKey(v.rr.ID, key, rec.seq))
-		}
-		return fmt.Errorf("%s version %s: %w", key, vid, ErrImmutable)
-	})
-	if err != nil {
-		q.release()
-	}
-	return res, err
 }
 
 // versionRecord loads version vid of key as seen by view v.

@@ -122,4 +122,21 @@ func TestS3Conformance(t *testing.T) {
 			t.Errorf("empty ContinuationToken not echoed: %v", v2.ContinuationToken)
 		}
 	})
+
+	t.Run("DeletedKeyNamesItsMarker", func(t *testing.T) {
+		put(t, c, b, "gone", []byte("x"))
+		del, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b), Key: aws.String("gone")})
+		must(t, err)
+		for _, method := range []string{http.MethodHead, http.MethodGet} {
+			status, h, _ := do(t, rawRequest(t, method, srv.Endpoint+"/"+b+"/gone", nil, time.Now(), owner, nil))
+			if status != http.StatusNotFound || h.Get("x-amz-delete-marker") != "true" || h.Get("x-amz-version-id") != aws.ToString(del.VersionId) {
+				t.Errorf("%s of a deleted key: %d marker %q version %q (delete said %q)", method, status,
+					h.Get("x-amz-delete-marker"), h.Get("x-amz-version-id"), aws.ToString(del.VersionId))
+			}
+		}
+		status, h, _ := do(t, rawRequest(t, http.MethodHead, srv.Endpoint+"/"+b+"/never", nil, time.Now(), owner, nil))
+		if status != http.StatusNotFound || h.Get("x-amz-delete-marker") != "" {
+			t.Errorf("HEAD of a key never written: %d marker %q", status, h.Get("x-amz-delete-marker"))
+		}
+	})
 }

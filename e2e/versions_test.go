@@ -273,8 +273,44 @@ func TestPurgeBucket(t *testing.T) {
 		if keys := listAll(t, c, b, ""); len(keys) != 0 {
 			t.Fatalf("after purge the bucket lists %v", keys)
 		}
+		// Staged history is forgotten as S3 forgets deleted versions:
+		// no version and no delete marker is left behind.
+		out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(b)})
+		must(t, err)
+		if len(out.Versions) != 0 || len(out.DeleteMarkers) != 0 {
+			t.Fatalf("after purge: %d versions, %d delete markers", len(out.Versions), len(out.DeleteMarkers))
+		}
 		_, err = c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(b)})
 		must(t, err)
+	})
+	t.Run("MarkersStackAndUnstack", func(t *testing.T) {
+		const b = "markers"
+		createBucket(t, c, b)
+		v1 := put(t, c, b, "k", []byte("one"))
+		var markers []string
+		for range 3 {
+			d, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b), Key: aws.String("k")})
+			must(t, err)
+			markers = append(markers, aws.ToString(d.VersionId))
+		}
+		out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(b)})
+		must(t, err)
+		if len(out.DeleteMarkers) != 3 || len(out.Versions) != 1 {
+			t.Fatalf("stacked: %d markers, %d versions", len(out.DeleteMarkers), len(out.Versions))
+		}
+		// Deleting the markers, newest first, brings the version back.
+		for i := len(markers) - 1; i >= 0; i-- {
+			d, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: aws.String(markers[i])})
+			must(t, err)
+			if !aws.ToBool(d.DeleteMarker) || aws.ToString(d.VersionId) != markers[i] {
+				t.Errorf("delete of marker %s answered marker=%v version %q", markers[i], aws.ToBool(d.DeleteMarker), aws.ToString(d.VersionId))
+			}
+		}
+		got, o := get(t, c, b, "k")
+		wantBytes(t, got, []byte("one"))
+		if aws.ToString(o.VersionId) != aws.ToString(v1.VersionId) {
+			t.Errorf("undeleted version %q, want %q", aws.ToString(o.VersionId), aws.ToString(v1.VersionId))
+		}
 	})
 	t.Run("Committed", func(t *testing.T) {
 		const b = "purge-history"

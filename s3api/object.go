@@ -182,6 +182,9 @@ func setChecksumHeaders(h http.Header, e *manifest.Entry) {
 func (s *Server) resolve(req *request, repo, br, key, vid string) (*manifest.Entry, error) {
 	if vid == "" {
 		e, err := s.b.Get(req.ctx(), repo, br, key)
+		if errors.Is(err, branch.ErrNoSuchKey) {
+			return nil, s.deletedKey(req, repo, br, key, err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -200,6 +203,22 @@ func (s *Server) resolve(req *request, repo, br, key, vid string) (*manifest.Ent
 		return nil, me
 	}
 	return e, nil
+}
+
+// deletedKey is the answer for a key with no current version: NoSuchKey,
+// and, when its latest version is a delete marker, S3's headers naming
+// it (x-amz-delete-marker, x-amz-version-id). Only a key the caller may
+// read gets here, so the headers reveal nothing hidden.
+func (s *Server) deletedKey(req *request, repo, br, key string, err error) error {
+	e := toS3(err)
+	res, lerr := s.b.ListVersions(req.ctx(), repo, br, branch.VersionListOptions{Prefix: key, MaxKeys: 1})
+	if lerr != nil || len(res.Versions) == 0 {
+		return e
+	}
+	if v := res.Versions[0]; v.Key == key && v.DeleteMarker {
+		e.Header = http.Header{"X-Amz-Delete-Marker": {"true"}, "X-Amz-Version-Id": {v.VersionID}}
+	}
+	return e
 }
 
 // getObject answers GET, or HEAD when head is set: the object's headers
