@@ -386,6 +386,129 @@ for c in "${CLIENTS[@]}"; do
 	TIMINGS+=("$c $((SECONDS - t))s")
 done
 
+# ---------------------------------------------------------------- compatibility
+# Everyday commands with each client's default settings (issue "S3
+# compatibility"): copies between buckets and branches, presigned URLs,
+# sync both ways, purge, ACLs and info.
+
+# compat_aws CLIENT: s3 cp bucket-to-bucket and branch-to-branch (20 MiB and
+# 1 KiB, default settings: aws CLI v2 reads the source's tags), presign then
+# curl, sync both ways.
+compat_aws() {
+	local c=$1 aws=${AWSBIN[$1]} src=cp-$1 dst=cpdst-$1 d=$WORK/sync-$1
+	step "$c: s3 cp between buckets and between branches"
+	run "$aws" --endpoint-url "$ENDPOINT" s3 mb "s3://$src" >/dev/null || fail "$c: mb $src"
+	run "$aws" --endpoint-url "$ENDPOINT" s3 mb "s3://$dst" >/dev/null || fail "$c: mb $dst"
+	c_put "$c" "$FIX/big.bin" "$src" big.bin || fail "$c: put big.bin"
+	c_put "$c" "$FIX/small.txt" "$src" small.txt || fail "$c: put small.txt"
+	for k in big.bin small.txt; do
+		run "$aws" --endpoint-url "$ENDPOINT" s3 cp --only-show-errors "s3://$src/$k" "s3://$dst/$k" ||
+			fail "$c: s3 cp s3://$src/$k s3://$dst/$k failed"
+		run "$aws" --endpoint-url "$ENDPOINT" s3 cp --only-show-errors "s3://$src/$k" "s3://$src/again-$k" ||
+			fail "$c: s3 cp within $src failed"
+	done
+	get_cmp "$c" "$dst" big.bin "$FIX/big.bin"
+	get_cmp "$c" "$dst" small.txt "$FIX/small.txt"
+	get_cmp "$c" "$src" again-big.bin "$FIX/big.bin"
+	run nas commit "$src" main -m "e2e: $c copies" >/dev/null || fail "nas commit $src"
+	run nas branch create "$src" work --from main >/dev/null || fail "nas branch create $src work"
+	for k in big.bin small.txt; do
+		run "$aws" --endpoint-url "$ENDPOINT" s3 cp --only-show-errors "s3://$src/$k" "s3://${src}_work/b2b-$k" ||
+			fail "$c: s3 cp main -> branch failed for $k"
+	done
+	get_cmp "$c" "${src}_work" b2b-big.bin "$FIX/big.bin"
+	get_cmp "$c" "${src}_work" b2b-small.txt "$FIX/small.txt"
+
+	step "$c: s3 presign, then curl"
+	local url
+	url=$(run "$aws" --endpoint-url "$ENDPOINT" s3 presign "s3://$src/small.txt" --expires-in 300) || fail "$c: s3 presign failed"
+	printf '    presigned: %s\n' "${url%%\?*}?..."
+	curl -sSf -o "$WORK/presigned.$c" "$url" || fail "$c: curl of the presigned URL failed (${url%%Signature=*}...)"
+	cmp "$WORK/presigned.$c" "$FIX/small.txt" || fail "$c: presigned GET returned other bytes"
+
+	step "$c: s3 sync up and down"
+	rm -rf "$d" "$d.back"
+	mkdir -p "$d/sub"
+	cp "$FIX/small.txt" "$d/a.txt"
+	cp "$FIX/small2.txt" "$d/sub/b.txt"
+	run "$aws" --endpoint-url "$ENDPOINT" s3 sync --only-show-errors "$d" "s3://$dst/sync" || fail "$c: sync up failed"
+	run "$aws" --endpoint-url "$ENDPOINT" s3 sync --only-show-errors "s3://$dst/sync" "$d.back" || fail "$c: sync down failed"
+	diff -r "$d" "$d.back" || fail "$c: sync round trip differs"
+	local again
+	again=$(run "$aws" --endpoint-url "$ENDPOINT" s3 sync "$d" "s3://$dst/sync") || fail "$c: second sync failed"
+	[[ -z $again ]] || fail "$c: a second sync of unchanged files uploaded again: $again"
+}
+
+# compat_boto3: boto3's default presigned GET and PUT (SigV2 query
+# authentication unless the client is configured for SigV4).
+compat_boto3() {
+	local py=
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import boto3' 2>/dev/null; then py=$p; break; fi
+	done
+	[[ -n $py ]] || fail "no python3 with boto3 (install python3-boto3)"
+	step "boto3 ($("$py" -c 'import boto3; print(boto3.__version__)')): default presigned PUT and GET"
+	ENDPOINT=$ENDPOINT BUCKET=cp-${CLIENTS[0]} FILE=$FIX/small2.txt run "$py" - <<'PY' || fail "boto3 presigned URLs failed"
+import os, urllib.request, boto3
+c = boto3.client("s3", endpoint_url=os.environ["ENDPOINT"])
+b, data = os.environ["BUCKET"], open(os.environ["FILE"], "rb").read()
+put = c.generate_presigned_url("put_object", Params={"Bucket": b, "Key": "boto3.txt"}, ExpiresIn=300)
+get = c.generate_presigned_url("get_object", Params={"Bucket": b, "Key": "boto3.txt"}, ExpiresIn=300)
+print("    kinds:", "SigV2" if "AWSAccessKeyId=" in get else "SigV4")
+urllib.request.urlopen(urllib.request.Request(put, data=data, method="PUT")).read()
+got = urllib.request.urlopen(get).read()
+assert got == data, "presigned GET returned other bytes"
+print("    presigned PUT then GET ok:", len(got), "bytes")
+PY
+}
+
+# compat_rclone: copy with a 5 MiB upload cutoff, check, then purge, which
+# must leave no bucket behind.
+compat_rclone() {
+	local b=rc-compat d=$WORK/rclone-src
+	step "rclone: copy --s3-upload-cutoff 5M, check, purge"
+	rm -rf "$d"
+	mkdir -p "$d/deep"
+	cp "$FIX/big.bin" "$d/big.bin"
+	cp "$FIX/small.txt" "$d/deep/small.txt"
+	run rclone mkdir "nas:$b" || fail "rclone mkdir"
+	run rclone copy --s3-upload-cutoff 5M "$d" "nas:$b/data" || fail "rclone copy failed"
+	run rclone check "$d" "nas:$b/data" || fail "rclone check found differences"
+	run rclone purge "nas:$b" || fail "rclone purge failed"
+	if run "${AWSBIN[${CLIENTS[0]}]}" --endpoint-url "$ENDPOINT" s3api head-bucket --bucket "$b" 2>/dev/null; then
+		fail "rclone purge left bucket $b behind"
+	fi
+}
+
+# compat_s3cmd: setacl, info, del --recursive.
+compat_s3cmd() {
+	local b=s3cmd-compat
+	step "s3cmd: setacl, info, del --recursive"
+	run s3cmd -c "$S3CFG" mb "s3://$b" >/dev/null || fail "s3cmd mb"
+	for k in a/1.txt a/2.txt b.txt; do
+		run s3cmd -c "$S3CFG" --no-progress put "$FIX/small.txt" "s3://$b/$k" >/dev/null || fail "s3cmd put $k"
+	done
+	run s3cmd -c "$S3CFG" setacl --acl-public "s3://$b/b.txt" || fail "s3cmd setacl --acl-public failed"
+	local info
+	info=$(run s3cmd -c "$S3CFG" info "s3://$b/b.txt") || fail "s3cmd info failed"
+	grep -q "ACL:.*\*anon\*: READ" <<<"$info" || fail "s3cmd info does not show the ACL as set: $info"
+	run s3cmd -c "$S3CFG" setacl --acl-private "s3://$b/b.txt" || fail "s3cmd setacl --acl-private failed"
+	run s3cmd -c "$S3CFG" del --recursive --force "s3://$b/a/" >/dev/null || fail "s3cmd del --recursive failed"
+	expect_ls s3cmd "$b" "b.txt $SMALL"
+	# Anonymous reads stay refused, whatever the ACL says.
+	local code
+	code=$(curl -s -o /dev/null -w '%{http_code}' "$ENDPOINT/$b/b.txt")
+	[[ $code == 403 ]] || fail "an anonymous GET answered $code, want 403"
+}
+
+log "compatibility: default settings of every client"
+for c in "${CLIENTS[@]}"; do
+	[[ ${KIND[$c]} != aws ]] || compat_aws "$c"
+done
+compat_boto3
+[[ -z ${KIND[rclone]:-} ]] || compat_rclone
+[[ -z ${KIND[s3cmd]:-} ]] || compat_s3cmd
+
 # ---------------------------------------------------------------- shutdown
 log "online fsck, then SIGTERM"
 run nas fsck || fail "online nas fsck failed"

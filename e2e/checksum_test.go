@@ -172,8 +172,8 @@ func TestPutChecksums(t *testing.T) {
 			status int
 			code   string
 		}{
-			{"InvalidValue", http.Header{"X-Amz-Checksum-Crc32": {"%%%"}}, 400, "InvalidRequest"},
-			{"WrongLength", http.Header{"X-Amz-Checksum-Sha256": {sumOf(types.ChecksumAlgorithmCrc32, data)}}, 400, "InvalidRequest"},
+			{"InvalidValue", http.Header{"X-Amz-Checksum-Crc32": {"%%%"}}, 400, "BadDigest"},
+			{"WrongLength", http.Header{"X-Amz-Checksum-Sha256": {sumOf(types.ChecksumAlgorithmCrc32, data)}}, 400, "BadDigest"},
 			{"TwoAlgorithms", http.Header{"X-Amz-Checksum-Crc32": {sumOf(types.ChecksumAlgorithmCrc32, data)},
 				"X-Amz-Checksum-Sha1": {sumOf(types.ChecksumAlgorithmSha1, data)}}, 400, "InvalidRequest"},
 			{"UnknownSDKAlgorithm", http.Header{"X-Amz-Sdk-Checksum-Algorithm": {"MD4"}}, 400, "InvalidRequest"},

@@ -139,4 +139,22 @@ func TestS3Conformance(t *testing.T) {
 			t.Errorf("HEAD of a key never written: %d marker %q", status, h.Get("x-amz-delete-marker"))
 		}
 	})
+
+	t.Run("PutBucketVersioning", func(t *testing.T) {
+		for _, tc := range []struct {
+			body   string
+			status int
+			code   string
+		}{
+			{"", http.StatusBadRequest, "MalformedXML"},
+			{`<VersioningConfiguration><Status>Sometimes</Status></VersioningConfiguration>`, http.StatusBadRequest, "MalformedXML"},
+			{`<VersioningConfiguration><Status>Suspended</Status></VersioningConfiguration>`, http.StatusNotImplemented, "NotImplemented"},
+			{`<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`, http.StatusOK, ""},
+		} {
+			status, _, body := do(t, rawRequest(t, http.MethodPut, srv.Endpoint+"/"+b+"?versioning", []byte(tc.body), time.Now(), owner, nil))
+			if status != tc.status || (tc.code != "" && xmlCode(body) != tc.code) {
+				t.Errorf("PutBucketVersioning %q: %d %s, want %d %s", tc.body, status, xmlCode(body), tc.status, tc.code)
+			}
+		}
+	})
 }

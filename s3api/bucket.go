@@ -193,8 +193,12 @@ func (s *Server) putVersioning(req *request) error {
 	if err := readBody(req, 64<<10, &v); err != nil {
 		return err
 	}
-	if v.Status != "Enabled" {
-		return errNotImplemented("versioning is always enabled: every write is a version and history is kept as commits")
+	switch v.Status {
+	case "Enabled":
+	case "Suspended":
+		return errNotImplemented("versioning cannot be suspended here: every write is a version and history is kept as commits")
+	default:
+		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
 	}
 	req.started = true
 	req.w.WriteHeader(http.StatusOK)

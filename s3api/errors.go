@@ -167,7 +167,7 @@ var s3Codes = []s3Code{
 	{is: checksum.ErrBadDigest, status: http.StatusBadRequest, code: "BadDigest", msg: "The Content-MD5 you specified did not match what we received."},
 	{is: checksum.ErrInvalidDigest, status: http.StatusBadRequest, code: "InvalidDigest", msg: "The Content-MD5 you specified is not valid."},
 	{is: checksum.ErrChecksumMismatch, status: http.StatusBadRequest, code: "BadDigest", detail: errorText},
-	{is: checksum.ErrInvalidChecksum, status: http.StatusBadRequest, code: "InvalidRequest", detail: errorText},
+	{is: checksum.ErrInvalidChecksum, status: http.StatusBadRequest, code: "BadDigest", detail: errorText},
 	{is: checksum.ErrInvalidAlgorithm, status: http.StatusBadRequest, code: "InvalidRequest", detail: errorText},
 	{is: checksum.ErrMultipleChecksums, status: http.StatusBadRequest, code: "InvalidRequest", detail: errorText},
 	{is: checksum.ErrMissingTrailer, status: http.StatusBadRequest, code: "MalformedTrailerError", msg: "The request contained trailing data that was not well-formed or did not conform to our published schema."},
