@@ -189,6 +189,30 @@ func (a *Authority) Authenticate(r *http.Request, d Door) (*Principal, error) {
 			res.Body.Close()
 		}
 	}
+	return a.enter(r, res, look, err)
+}
+
+// AuthenticatePost is Authenticate for a browser form (S3 POST Object),
+// whose signature is in the form's fields f rather than in r's headers:
+// the signature over the policy is verified with the same secret lookup
+// (owner or lease, revocation, expiry), the lease's chain is loaded and
+// checked and the request charged to the request budgets, exactly as for
+// Authenticate. Nothing of r's headers is signed, so an x-amz-* or
+// x-nas-* header is refused (ErrUnsignedHeaders). The caller checks the
+// policy's conditions; the door has proved only who signed it.
+func (a *Authority) AuthenticatePost(r *http.Request, f sigv4.PostForm) (*Principal, error) {
+	look := &secretLookup{a: a}
+	res, err := a.verify.VerifyPost(r.Context(), f, look)
+	if err == nil {
+		err = checkSigned(r, res, S3)
+	}
+	return a.enter(r, res, look, err)
+}
+
+// enter ends authentication: a failure is recorded, a success becomes
+// the request's principal, admitted under its lease.
+func (a *Authority) enter(r *http.Request, res *sigv4.Result, look *secretLookup, err error) (*Principal, error) {
+	ctx := r.Context()
 	if err != nil {
 		a.authFailed(ctx, r, err)
 		return nil, err

@@ -145,6 +145,11 @@ type Charge struct {
 	p     *Principal
 	n     int64
 	which budget
+
+	// Set by WriteUpTo: the reservation, and what Settle refuses with.
+	up   int64
+	t    Target
+	rule string
 }
 
 // Refund gives the charge back, once.
@@ -255,6 +260,48 @@ func (a *Authority) charge(ctx context.Context, p *Principal, act string, t Targ
 		return nil, a.refuse(ctx, p, act, t, v, ErrOverBudget)
 	}
 	return &Charge{a: a, p: p, n: n, which: b}, nil
+}
+
+// WriteUpTo charges a write whose length is known only once it has been
+// read (a POST form's file, whose form declares no length): it reserves
+// what the write budgets of the lease and its ancestors have left, at
+// most max bytes. The caller reads at most Reserved bytes, and one more
+// to learn that the write needs more, then calls Settle with what it
+// read. For the owner it reserves max.
+func (a *Authority) WriteUpTo(ctx context.Context, p *Principal, t Target, max int64) (*Charge, error) {
+	if max < 0 {
+		return nil, fmt.Errorf("%w: write of up to %d bytes", ErrInvalid, max)
+	}
+	if p.Lease == nil {
+		return &Charge{up: max}, nil
+	}
+	t.Branch = p.Branch(t.Repo, t.Branch)
+	n, rule := a.leases.reserveUpTo(ctx, p.chain, max, writeBudget)
+	return &Charge{a: a, p: p, n: n, which: writeBudget, up: n, t: t, rule: rule}, nil
+}
+
+// Reserved is how many bytes a WriteUpTo charge covers.
+func (c *Charge) Reserved() int64 { return c.up }
+
+// Settle ends a WriteUpTo charge at the n bytes the write used, refunding
+// the rest of the reservation. A write that needed more than was reserved
+// (n > Reserved) is refused, recorded and refunded whole: ErrOverBudget,
+// as Write answers. For the owner it does nothing.
+func (c *Charge) Settle(ctx context.Context, n int64) error {
+	if c.a == nil {
+		return nil
+	}
+	if n > c.up {
+		c.Refund(ctx)
+		v := lease.Verdict{Decision: lease.OverBudget, Rule: c.rule}
+		if v.Rule == "" {
+			v.Rule = fmt.Sprintf("the write needs more than the %d bytes reserved", c.up)
+		}
+		return c.a.refuse(ctx, c.p, string(lease.Write), c.t, v, ErrOverBudget)
+	}
+	c.a.leases.refund(context.WithoutCancel(ctx), c.p.chain, c.n-max(n, 0), c.which)
+	c.n = max(n, 0)
+	return nil
 }
 
 const maxInt64 = 1<<63 - 1

@@ -283,3 +283,48 @@ func TestCheckAndGrants(t *testing.T) {
 		t.Fatalf("ranges: %+v", got)
 	}
 }
+
+// TestWriteUpTo: a write of unknown length reserves what the chain has
+// left, keeps what it used and is refused when it needed more.
+func TestWriteUpTo(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	a := New(Config{Leases: s})
+	par, _, _ := s.Issue(ctx, lease.Request{Repo: "data", Branch: "b", View: rw("**"), Budgets: lease.Budgets{BytesWritten: 100}})
+	child, _, err := s.Issue(ctx, lease.Request{Repo: "data", Branch: "b", View: rw("x/**"), Parent: par, Budgets: lease.Budgets{BytesWritten: 80}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain, err := s.Chain(ctx, child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Principal{Lease: child, chain: chain}
+	c, err := a.WriteUpTo(ctx, p, Target{Repo: "data", Key: "x/a"}, 1000)
+	if err != nil || c.Reserved() != 80 {
+		t.Fatalf("reserved %v, %v; want the child's 80", c, err)
+	}
+	if err := c.Settle(ctx, 30); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Remaining(ctx, child); r.BytesWritten != 50 {
+		t.Fatalf("after writing 30: %+v", r)
+	}
+	c, _ = a.WriteUpTo(ctx, p, Target{Repo: "data", Key: "x/b"}, 1000)
+	if c.Reserved() != 50 {
+		t.Fatalf("reserved %d, want 50", c.Reserved())
+	}
+	if err := c.Settle(ctx, 51); !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("a write beyond the reservation: %v", err)
+	}
+	if r := s.Remaining(ctx, par); r.BytesWritten != 70 {
+		t.Fatalf("the refused write was not refunded: %+v", r)
+	}
+	owner, err := a.WriteUpTo(ctx, &Principal{}, Target{}, 7)
+	if err != nil || owner.Reserved() != 7 || owner.Settle(ctx, 8) != nil {
+		t.Fatalf("owner: %v %v", owner, err)
+	}
+	if _, err := a.WriteUpTo(ctx, p, Target{}, -1); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("negative bound: %v", err)
+	}
+}

@@ -157,6 +157,31 @@ func (s *Leases) reserve(ctx context.Context, chain []*lease.Lease, n int64, b b
 	return lease.Verdict{Decision: lease.Allow}
 }
 
+// reserveUpTo charges what b has left over the chain, at most n (n >= 0),
+// and returns it with the rule of the lease that bounded it ("" when n
+// fitted).
+func (s *Leases) reserveUpTo(ctx context.Context, chain []*lease.Lease, n int64, b budget) (int64, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	got, rule := n, ""
+	for _, x := range chain {
+		lim := b.limit(x.Budgets)
+		if lim <= 0 {
+			continue
+		}
+		if l := max(lim-*b.used(s.meterFor(ctx, x.ID)), 0); l < got {
+			got, rule = l, fmt.Sprintf("lease %s: %s budget of %d would be exceeded", x.ID, b.name, lim)
+		}
+	}
+	for _, x := range chain {
+		m := s.meterFor(ctx, x.ID)
+		p := b.used(m)
+		*p = sat(*p, got)
+		m.dirty = true
+	}
+	return got, rule
+}
+
 // refund gives back n units of b reserved by the same request and not
 // used (a failed upload, a download that could not start).
 func (s *Leases) refund(ctx context.Context, chain []*lease.Lease, n int64, b budget) {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/postform"
 	"github.com/agentnas/nas/sigv4"
 	"github.com/agentnas/nas/source"
 )
@@ -137,6 +138,19 @@ var s3Codes = []s3Code{
 	{is: context.Canceled, status: 499, code: "RequestCanceled", msg: "the client closed the connection"},
 	{is: context.DeadlineExceeded, status: http.StatusServiceUnavailable, code: "SlowDown", msg: "request timed out; reduce your request rate"},
 
+	// Browser forms (POST Object): the form, its signature fields and its
+	// policy, in S3's words.
+	{is: postform.ErrMalformed, status: http.StatusBadRequest, code: "MalformedPOSTRequest", msg: "The body of your POST request is not well-formed multipart/form-data."},
+	{is: postform.ErrFieldsTooLarge, status: http.StatusBadRequest, code: "MaxPostPreDataLengthExceeded", msg: "Your POST request fields preceding the upload file were too large."},
+	{is: postform.ErrNoFile, status: http.StatusBadRequest, code: "InvalidArgument", msg: "POST requires exactly one file upload per request."},
+	{is: postform.ErrMissingField, status: http.StatusBadRequest, code: "InvalidArgument", detail: missingFormField},
+	{is: postform.ErrDuplicateField, status: http.StatusBadRequest, code: "InvalidArgument", msg: "A POST form field may appear only once: ", detail: formField},
+	{is: sigv4.ErrMalformedPost, status: http.StatusBadRequest, code: "InvalidArgument", detail: malformedPostField},
+	{is: postform.ErrInvalidPolicy, status: http.StatusBadRequest, code: "InvalidPolicyDocument", msg: "Invalid Policy: ", detail: policyReason},
+	{is: postform.ErrPolicy, status: http.StatusForbidden, code: "AccessDenied", msg: "Invalid according to Policy: ", detail: policyReason},
+	{is: postform.ErrTooSmall, status: http.StatusBadRequest, code: "EntityTooSmall", msg: "Your proposed upload is smaller than the minimum allowed size"},
+	{is: postform.ErrTooLarge, status: http.StatusBadRequest, code: "EntityTooLarge", msg: "Your proposed upload exceeds the maximum allowed size"},
+
 	// Authentication and authorization (package auth).
 	{is: auth.ErrUnsignedHeaders, status: http.StatusForbidden, code: "AccessDenied", msg: "There were headers present in the request which were not signed"},
 	{is: auth.ErrUnsignedPayload, status: http.StatusForbidden, code: "AccessDenied", msg: "This endpoint requires a header-signed request with a signed payload"},
@@ -246,4 +260,49 @@ func refusalRule(err error) string {
 func isTimeout(err error) bool {
 	var t interface{ Timeout() bool }
 	return errors.As(err, &t) && t.Timeout()
+}
+
+// missingFieldText is S3's message for a form that lacks a field.
+func missingFieldText(name string) string {
+	return fmt.Sprintf("Bucket POST must contain a field named '%s'.  If it is specified, please check the order of the fields.", name)
+}
+
+// missingFormField is S3's message for a form without its key (or
+// another field it needs).
+func missingFormField(err error) string {
+	var fe *postform.FieldError
+	if errors.As(err, &fe) {
+		return missingFieldText(fe.Field)
+	}
+	return err.Error()
+}
+
+// formField is the field a form repeats.
+func formField(err error) string {
+	var fe *postform.FieldError
+	if errors.As(err, &fe) {
+		return fe.Field
+	}
+	return err.Error()
+}
+
+// malformedPostField says which signature field a form lacks or garbles.
+func malformedPostField(err error) string {
+	var fe *sigv4.PostFieldError
+	switch {
+	case !errors.As(err, &fe):
+		return err.Error()
+	case fe.Missing:
+		return missingFieldText(fe.Field)
+	}
+	return fmt.Sprintf("Invalid %s: %s", fe.Field, fe.Problem)
+}
+
+// policyReason is why a policy was refused, in S3's words.
+func policyReason(err error) string {
+	var pe *postform.PolicyError
+	if errors.As(err, &pe) {
+		return pe.Reason
+	}
+	return err.Error()
 }

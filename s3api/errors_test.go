@@ -12,6 +12,7 @@ import (
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/postform"
 	"github.com/agentnas/nas/sigv4"
 	"github.com/agentnas/nas/source"
 )
@@ -77,6 +78,17 @@ func TestToS3(t *testing.T) {
 		{source.ErrThrottled, 503, "SlowDown"},
 		{source.ErrUnavailable, 503, "ServiceUnavailable"},
 		{manifest.ErrLazy, 501, "NotImplemented"},
+		{postform.ErrMalformed, 400, "MalformedPOSTRequest"},
+		{postform.ErrFieldsTooLarge, 400, "MaxPostPreDataLengthExceeded"},
+		{postform.ErrNoFile, 400, "InvalidArgument"},
+		{postform.ErrMissingField, 400, "InvalidArgument"},
+		{postform.ErrDuplicateField, 400, "InvalidArgument"},
+		{sigv4.ErrMalformedPost, 400, "InvalidArgument"},
+		{&sigv4.PostFieldError{Field: "x-amz-date", Problem: "bad"}, 400, "InvalidArgument"},
+		{postform.ErrInvalidPolicy, 400, "InvalidPolicyDocument"},
+		{postform.ErrPolicy, 403, "AccessDenied"},
+		{postform.ErrTooSmall, 400, "EntityTooSmall"},
+		{postform.ErrTooLarge, 400, "EntityTooLarge"},
 		{timeoutErr{}, 400, "RequestTimeout"},
 		{errors.New("disk on fire"), 500, "InternalError"},
 	} {
@@ -85,6 +97,23 @@ func TestToS3(t *testing.T) {
 			if e.Status != tc.status || e.Code != tc.code {
 				t.Errorf("%v: %d %s, want %d %s", err, e.Status, e.Code, tc.status, tc.code)
 			}
+		}
+	}
+}
+
+// TestToS3FormMessages: the refusals of POST forms read as S3's.
+func TestToS3FormMessages(t *testing.T) {
+	for _, tc := range []struct {
+		err error
+		msg string
+	}{
+		{fmt.Errorf("post: %w", &sigv4.PostFieldError{Field: "x-amz-signature", Missing: true}),
+			"Bucket POST must contain a field named 'x-amz-signature'.  If it is specified, please check the order of the fields."},
+		{(&postform.Form{}).Require("key"), "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields."},
+		{func() error { _, err := postform.Decode("e30="); return err }(), "Invalid Policy: Policy missing expiration."},
+	} {
+		if got := toS3(tc.err).Message; got != tc.msg {
+			t.Errorf("%v: %q, want %q", tc.err, got, tc.msg)
 		}
 	}
 }

@@ -58,28 +58,34 @@ func (s *Server) ingest(req *request, limit int64) (*ingested, error) {
 		return nil, err
 	}
 	defer set.Close() // the MD5 is taken below; Algorithm and Value stay valid
+	return s.ingestBody(req, io.LimitReader(req.auth.Body, size+1), set, func(n int64) error {
+		switch {
+		case n > size:
+			return errInvalidRequest("the body is longer than the declared content length")
+		case n < size:
+			return errIncompleteBody("You did not provide the number of bytes specified by the Content-Length HTTP header.")
+		}
+		return set.Verify(req.auth.Trailer())
+	})
+}
+
+// ingestBody streams body into the chunk store beside the checksums of
+// set; check sees the length the body had and may refuse it, before the
+// chunks are synced. The caller must Close the upload.
+func (s *Server) ingestBody(req *request, body io.Reader, set *checksum.Set, check func(n int64) error) (*ingested, error) {
 	in := &ingested{up: s.chunks.NewUpload(), set: set}
 	// The checksums run on a goroutine of their own beside chunking (they
 	// are the larger part of a large PUT's CPU); IngestTee returns once they
-	// have seen the whole body, so Verify below still sees all of it before
+	// have seen the whole body, so check below still sees all of it before
 	// anything is synced or recorded.
-	refs, n, err := in.up.IngestTee(req.ctx(), io.LimitReader(req.auth.Body, size+1), set.Writer())
+	refs, n, err := in.up.IngestTee(req.ctx(), body, set.Writer())
+	if err == nil {
+		err = check(n)
+	}
+	if err == nil {
+		err = in.up.Sync(req.ctx())
+	}
 	if err != nil {
-		in.up.Close()
-		return nil, err
-	}
-	if n != size {
-		in.up.Close()
-		if n > size {
-			return nil, errInvalidRequest("the body is longer than the declared content length")
-		}
-		return nil, errIncompleteBody("You did not provide the number of bytes specified by the Content-Length HTTP header.")
-	}
-	if err := set.Verify(req.auth.Trailer()); err != nil {
-		in.up.Close()
-		return nil, err
-	}
-	if err := in.up.Sync(req.ctx()); err != nil {
 		in.up.Close()
 		return nil, err
 	}
@@ -147,12 +153,7 @@ func (s *Server) putObject(req *request) error {
 		return err
 	}
 	defer in.up.Close()
-	e.Size, e.ETag = in.size, in.md5
-	if alg, ok := in.set.Algorithm(); ok {
-		e.ChecksumAlgorithm, e.ChecksumValue, e.ChecksumType = string(alg), in.set.Value(), "FULL_OBJECT"
-	}
-	ch, data := e.SetContent(in.content)
-	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, e, writeCondition(req), in.up, branch.ContentRecord{Hash: ch, Data: data})
+	stored, err := s.stage(req, e, in)
 	if err != nil {
 		charge.Refund(req.ctx())
 		return err
@@ -164,6 +165,16 @@ func (s *Server) putObject(req *request) error {
 	req.started = true
 	req.w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// stage stages the ingested body as a new version of the addressed key.
+func (s *Server) stage(req *request, e *manifest.Entry, in *ingested) (*manifest.Entry, error) {
+	e.Size, e.ETag = in.size, in.md5
+	if alg, ok := in.set.Algorithm(); ok {
+		e.ChecksumAlgorithm, e.ChecksumValue, e.ChecksumType = string(alg), in.set.Value(), "FULL_OBJECT"
+	}
+	ch, data := e.SetContent(in.content)
+	return s.b.Put(req.ctx(), req.repo, req.branch, req.key, e, writeCondition(req), in.up, branch.ContentRecord{Hash: ch, Data: data})
 }
 
 // setChecksumHeaders sets the x-amz-checksum-* headers of e's checksum,

@@ -83,6 +83,7 @@ type request struct {
 	branch  string // "" means the repository's default
 	key     string
 	hasKey  bool
+	vhost   bool // the bucket was named by the Host header
 	query   url.Values
 	started bool // the response status has been written
 }
@@ -140,6 +141,9 @@ func (s *Server) serve(req *request) error {
 	if err := s.parseTarget(req); err != nil {
 		return err
 	}
+	if boundary, ok := formBoundary(req); ok {
+		return s.postObject(req, boundary)
+	}
 	p, err := s.auth.Authenticate(r, auth.S3)
 	if p != nil {
 		req.p, req.auth = p, p.Signed
@@ -196,7 +200,7 @@ func (s *Server) parseTarget(req *request) error {
 		}
 	}
 	if vhost != "" {
-		req.bucket = vhost
+		req.bucket, req.vhost = vhost, true
 		req.key, req.hasKey = path, path != ""
 	} else {
 		b, k, ok := strings.Cut(path, "/")
@@ -282,7 +286,7 @@ func (s *Server) dispatchBucket(req *request) error {
 		if q.Has("delete") {
 			return s.deleteObjects(req)
 		}
-		return errNotImplemented("POST object uploads (browser forms) are not implemented")
+		return errInvalidRequest("a POST to a bucket is an upload form (multipart/form-data, signed by its policy, without an Authorization header) or ?delete")
 	}
 	return errMethodNotAllowed("The specified method is not allowed against this resource.")
 }

@@ -27,6 +27,10 @@ var (
 	// X-Amz-* query parameters of a presigned URL are missing or invalid.
 	// S3 code: AuthorizationQueryParametersError (400).
 	ErrMalformedPresign = fmt.Errorf("%w: presigned query", ErrMalformedAuth)
+	// ErrMalformedPost is returned (wrapping ErrMalformedAuth, inside a
+	// *PostFieldError) when a POST form lacks a signature field or carries
+	// one that cannot be parsed. S3 code: InvalidArgument (400).
+	ErrMalformedPost = fmt.Errorf("%w: POST form", ErrMalformedAuth)
 	// ErrUnknownKey is returned (wrapped by the SecretLookup) when the access
 	// key does not exist. S3 code: InvalidAccessKeyId (403).
 	ErrUnknownKey = errors.New("sigv4: unknown access key")

@@ -100,6 +100,9 @@ type Result struct {
 	SignedHeaders []string
 	// Presigned is true for query-string (presigned URL) authentication.
 	Presigned bool
+	// Form is true for a browser form's policy signature (VerifyPost):
+	// no header, and no byte of the body but the policy, is covered.
+	Form bool
 	// Mode is how the payload is covered.
 	Mode PayloadMode
 	// DecodedLength is the payload length: x-amz-decoded-content-length for
