@@ -122,7 +122,9 @@ func standard(h http.Header, ps []param, presigned bool, name string) string {
 
 // canonicalResource is "/bucket" for a virtual-host request, the path as
 // sent, and the signed sub-resources, stably sorted by name, values
-// decoded as botocore does (percent escapes only).
+// decoded as botocore does (percent escapes only). A path-style request
+// to a bucket itself ("/bucket") signs "/bucket/", as S3 requires and
+// botocore's authPath does.
 func canonicalResource(host string, domains []string, path string, ps []param) []byte {
 	b := make([]byte, 0, len(path)+64)
 	if bucket := virtualBucket(host, domains); bucket != "" {
@@ -130,6 +132,9 @@ func canonicalResource(host string, domains []string, path string, ps []param) [
 		b = append(b, bucket...)
 	}
 	b = append(b, path...)
+	if len(b) == len(path) && len(path) > 1 && strings.IndexByte(path[1:], '/') < 0 {
+		b = append(b, '/')
+	}
 	var sub []param
 	for _, p := range ps {
 		if subresources[p.rawKey] {

@@ -57,6 +57,9 @@ header("put", "PUT", "http://127.0.0.1:9000/photos/puppy.jpg",
 header("subresources", "GET",
        "http://127.0.0.1:9000/b/k%20x?versionId=v%2F1&prefix=p&acl&response-content-type=text%2Fplain&uploadId=u")
 header("lease", "PUT", "http://127.0.0.1:9000/b/k", [("x-amz-meta-a", "1")], creds=LEASE)
+# A client's bucket-level request: botocore's S3 authPath adds the slash.
+header("bucket", "GET", "http://127.0.0.1:9000/door_seed?list-type=2&prefix=a%2Bb&encoding-type=url",
+       auth_path="/door_seed/")
 header("vhost", "GET", "http://bucket.nas.test:9000/a/b.txt", auth_path="/bucket/a/b.txt")
 header("vhost-root", "GET", "http://bucket.nas.test:9000/?location", auth_path="/bucket/")
 query("presign", "GET", "http://127.0.0.1:9000/photos/puppy.jpg")
