@@ -14,6 +14,8 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -240,5 +242,51 @@ func TestSigV2VirtualHost(t *testing.T) {
 	req.Header.Set("Authorization", "AWS "+owner.AccessKeyID+":"+v2Sign(owner.SecretAccessKey, "GET", "", "", date, nil, "/vhost/k.txt"))
 	if st, _, b := do(t, req); st != http.StatusOK || string(b) != "vhost" {
 		t.Fatalf("virtual-host SigV2 GET: %d %s", st, b)
+	}
+}
+
+// TestSigV2Boto3 runs boto3 with signature_version "s3" (SigV2) as the
+// owner and as a lease, then fetches boto3's default presigned URL with
+// plain net/http. It needs python3 with boto3 and skips without them
+// (.ci/e2e-clients.sh covers installed clients).
+func TestSigV2Boto3(t *testing.T) {
+	t.Parallel()
+	py, err := exec.LookPath("python3")
+	if err == nil {
+		err = exec.Command(py, "-c", "import boto3").Run()
+	}
+	if err != nil {
+		t.Skip("python3 with boto3 not available")
+	}
+	w := newDoorWorld(t, nil, nil)
+	run := func(bucket, key string, c aws.Credentials) string {
+		args := []string{"testdata/boto3_sigv2.py", w.srv.Endpoint, bucket, key, c.AccessKeyID, c.SecretAccessKey}
+		if c.SessionToken != "" {
+			args = append(args, c.SessionToken)
+		}
+		cmd := exec.Command(py, args...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AWS_CONFIG_FILE=/dev/null",
+			"AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true"}
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("boto3 as %s: %v\n%s", c.AccessKeyID, err, stderr)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for _, tc := range []struct {
+		bucket, key string
+		c           aws.Credentials
+	}{{alias(w.repo, "seed"), "owner/boto3 x+y.txt", owner}, {w.repo, "shared/boto3 x+y.txt", w.li.Creds}} {
+		u := run(tc.bucket, tc.key, tc.c)
+		if !strings.Contains(u, "AWSAccessKeyId=") || strings.Contains(u, "X-Amz-Algorithm") {
+			t.Fatalf("boto3 did not presign with SigV2: %s", u)
+		}
+		if st, b := httpGet(t, u, nil); st != http.StatusOK || !strings.HasPrefix(string(b), "boto3 signed") {
+			t.Fatalf("boto3's presigned URL (%s): %d %s", tc.key, st, b)
+		}
 	}
 }
