@@ -178,6 +178,30 @@ func TestSigV2Owner(t *testing.T) {
 			t.Fatalf("SigV2 presigned at the control API: %d %s", st, b)
 		}
 	})
+	t.Run("STS refuses SigV2", func(t *testing.T) {
+		form := []byte("Action=GetCallerIdentity&Version=2011-06-15")
+		req := v2Request(t, owner, http.MethodPost, srv.Endpoint, "/", form, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, nil)
+		if st, _, b := do(t, req); st != http.StatusForbidden || !strings.Contains(string(b), "IncompleteSignature") {
+			t.Fatalf("SigV2 at STS: %d %s", st, b)
+		}
+	})
+	t.Run("presigned PUT", func(t *testing.T) {
+		u := v2PresignMethod(owner, http.MethodPut, srv.Endpoint, "/sig-v2/put.txt", time.Now().Add(time.Minute))
+		req, err := http.NewRequest(http.MethodPut, u, bytes.NewReader([]byte("put by URL")))
+		must(t, err)
+		if st, _, b := do(t, req); st != http.StatusOK {
+			t.Fatalf("presigned PUT: %d %s", st, b)
+		}
+		got, _ := get(t, client(t, srv), "sig-v2", "put.txt")
+		wantBytes(t, got, []byte("put by URL"))
+		// Every x-amz-* header is in the string to sign: the URL cannot
+		// become a copy.
+		req, err = http.NewRequest(http.MethodPut, u, nil)
+		must(t, err)
+		req.Header.Set("X-Amz-Copy-Source", "/sig-v2/dir/a%20b.txt")
+		st, _, b := do(t, req)
+		wantS3(t, "presigned PUT turned copy", st, b, http.StatusForbidden, "SignatureDoesNotMatch")
+	})
 }
 
 // TestSigV2Lease: a lease's SigV2 URLs see only its view and die with it.
