@@ -31,6 +31,10 @@
 // stored unchecked. Result.SignedHeaders lists exactly what the string
 // to sign covered (every x-amz-* header, Content-MD5, Content-Type and
 // Date when sent): never an x-nas-* header, so the door refuses those.
+// Query parameters outside the sub-resources (prefix, marker, max-keys,
+// list-type, ...) are not signed by SigV2, as in S3: every parameter
+// that selects an operation or a version is a sub-resource, and a
+// lease's view bounds what the rest can reach.
 // Presigned URLs are refused past Expires, and when Expires lies more than
 // MaxPresignAge (seven days, SigV4's bound) ahead. Signatures are compared
 // in constant time.
