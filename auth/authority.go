@@ -13,6 +13,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/record"
+	"github.com/agentnas/nas/sigv2"
 	"github.com/agentnas/nas/sigv4"
 )
 
@@ -48,7 +49,10 @@ type Config struct {
 	Reads    ReadManifests
 	// Now is the clock of signature and lease checks (nil: time.Now).
 	Now func() time.Time
-	Log *slog.Logger
+	// Domains are the S3 endpoint's virtual-host domains, which SigV2
+	// signs as a "/bucket" prefix of the path.
+	Domains []string
+	Log     *slog.Logger
 }
 
 // Authority is the gateway's one door. Every interface authenticates a
@@ -64,6 +68,7 @@ type Authority struct {
 	now      func() time.Time
 	log      *slog.Logger
 	verify   sigv4.Verifier
+	verify2  sigv2.Verifier
 	limit    *limiter // bounds the records of refusals
 }
 
@@ -78,6 +83,7 @@ func New(c Config) *Authority {
 	a := &Authority{owner: c.Owner, leases: c.Leases, branches: c.Branches, rec: c.Recorder, reads: c.Reads,
 		now: c.Now, log: c.Log, limit: newLimiter(refusalsPerSecond)}
 	a.verify.Now = c.Now
+	a.verify2 = sigv2.Verifier{Now: c.Now, MaxSkew: a.verify.MaxSkew, Domains: c.Domains}
 	return a
 }
 
@@ -182,7 +188,7 @@ func (s *secretLookup) LookupSecret(ctx context.Context, accessKey, token string
 func (a *Authority) Authenticate(r *http.Request, d Door) (*Principal, error) {
 	ctx := r.Context()
 	look := &secretLookup{a: a}
-	res, err := a.verify.VerifyWith(ctx, r, look)
+	res, err := a.verifySignature(r, look)
 	if err == nil {
 		err = checkSigned(r, res, d)
 		if err != nil {
@@ -229,6 +235,16 @@ func (a *Authority) enter(r *http.Request, res *sigv4.Result, look *secretLookup
 		return nil, err
 	}
 	return p, nil
+}
+
+// verifySignature checks r's signature, SigV4 or SigV2, resolving its
+// key through look: both schemes reach the same lease lookup,
+// revocation and expiry, and give a sigv4.Result for checkSigned.
+func (a *Authority) verifySignature(r *http.Request, look *secretLookup) (*sigv4.Result, error) {
+	if sigv2.Claims(r) {
+		return a.verify2.Verify(r.Context(), r, look)
+	}
+	return a.verify.VerifyWith(r.Context(), r, look)
 }
 
 // admit loads the lease's chain and charges one request to it.

@@ -202,6 +202,14 @@ func claimedKey(r *http.Request) string {
 		ak, _, _ := strings.Cut(rest, "/")
 		return clip(ak)
 	}
+	// Signature Version 2: "AWS AK:sig" or AWSAccessKeyId.
+	if rest, ok := strings.CutPrefix(r.Header.Get("Authorization"), "AWS "); ok {
+		ak, _, _ := strings.Cut(rest, ":")
+		return clip(ak)
+	}
+	if ak := r.URL.Query().Get("AWSAccessKeyId"); ak != "" {
+		return clip(ak)
+	}
 	return "anonymous"
 }
 

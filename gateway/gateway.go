@@ -122,7 +122,8 @@ func assemble(c Config, db *kv.Badger, kdb kv.DB, chunks *cas.Store, b *branch.S
 	so.OnCommit = g.recordSourceCommit
 	g.Sources = source.New(kdb, b, so)
 	b.AddRoots(g.Sources.Materializer()) // the side index is a GC root
-	g.Auth = auth.New(auth.Config{Owner: c.Owner, Leases: leases, Branches: b, Recorder: g.Recorder, Reads: g.Manifests, Log: c.Log})
+	g.Auth = auth.New(auth.Config{Owner: c.Owner, Leases: leases, Branches: b, Recorder: g.Recorder, Reads: g.Manifests,
+		Domains: c.Domains, Log: c.Log})
 	g.S3 = s3api.New(s3api.Config{Branches: b, Auth: g.Auth, OwnerKey: c.Owner.AccessKey, Region: c.Region, Domains: c.Domains, Log: c.Log,
 		Lazy: g.Sources.Materializer()})
 	g.Gates = gate.New(b, kdb, leases, g.Recorder)

@@ -17,6 +17,7 @@ var rank = map[string]int{
 	// Leaves: vocabularies every side shares.
 	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0, "keyspace": 0, "postform": 0,
 	"lease": 1, // the lease model (glob)
+	"sigv2": 1, // Signature Version 2, in sigv4's vocabulary
 	"apiv1": 2, // the control API's contract (lease)
 	// Storage.
 	"cas": 2, "tree": 2, "record": 2,
@@ -114,6 +115,21 @@ func TestProductBinaryLinksNoTestBench(t *testing.T) {
 		for _, bad := range testOnly {
 			if d == bad || strings.HasPrefix(d, bad+"/") {
 				t.Errorf("cmd/nas links %s: test doubles and the benchmark harness belong in cmd/nas-bench and tests", d)
+			}
+		}
+	}
+}
+
+// doorOnly are packages only the one door (auth) may import: a second
+// importer would be a second place where requests are authenticated.
+var doorOnly = map[string]string{"sigv2": "auth"}
+
+func TestSignaturesOnlyAtTheDoor(t *testing.T) {
+	for pkg, imports := range goList(t, "{{.ImportPath}} {{join .Imports \" \"}}", "./...") {
+		for _, imp := range imports {
+			dep, ours := strings.CutPrefix(imp, module)
+			if door, ok := doorOnly[dep]; ours && ok && pkg != door {
+				t.Errorf("%s imports %s: only %s authenticates requests", pkg, dep, door)
 			}
 		}
 	}

@@ -14,7 +14,8 @@ var (
 	ErrMissingAuth = errors.New("sigv4: request is not signed")
 	// ErrUnsupportedAuth is returned for signatures other than
 	// AWS4-HMAC-SHA256: Signature Version 2 ("AWS AK:sig", AWSAccessKeyId
-	// query), SigV4a (AWS4-ECDSA-P256-SHA256) or any other scheme. S3 code:
+	// query; package auth hands those to package sigv2 instead), SigV4a
+	// (AWS4-ECDSA-P256-SHA256) or any other scheme. S3 code:
 	// InvalidRequest (400) "Please use AWS4-HMAC-SHA256." (AccessDenied for
 	// a presigned URL).
 	ErrUnsupportedAuth = errors.New("sigv4: unsupported authorization mechanism, please use AWS4-HMAC-SHA256")
