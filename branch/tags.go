@@ -1,6 +1,7 @@
 package branch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -112,4 +113,27 @@ func (s *Service) retagStaged(txn kv.Txn, v *view, key, vid string, tags []manif
 	e.Tags = tags
 	rec.entry = e.Encode()
 	return e, txn.Set(versionKey(v.rr.ID, vid), rec.encode())
+}
+
+// sameVersion reports whether two encoded entries are one version, alike
+// but for their tags (all that SetTags changes).
+func sameVersion(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	ea, err1 := manifest.DecodeEntry(a)
+	eb, err2 := manifest.DecodeEntry(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	ea.Tags, eb.Tags = nil, nil
+	return bytes.Equal(ea.Encode(), eb.Encode())
+}
+
+// sameRecord reports whether the encoded version record old and rec are
+// one version's record, alike but for the entry's tags.
+func sameRecord(old []byte, rec versionRecord) bool {
+	o, err := decodeVersion(old)
+	return err == nil && o.key == rec.key && o.branch == rec.branch && o.seq == rec.seq && o.vid == rec.vid &&
+		o.del == rec.del && sameVersion(o.entry, rec.entry)
 }
