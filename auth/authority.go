@@ -186,7 +186,6 @@ func (s *secretLookup) LookupSecret(ctx context.Context, accessKey, token string
 // left. The caller reads the body from p.Signed.Body and calls Finish
 // when done.
 func (a *Authority) Authenticate(r *http.Request, d Door) (*Principal, error) {
-	ctx := r.Context()
 	look := &secretLookup{a: a}
 	res, err := a.verifySignature(r, look)
 	if err == nil {

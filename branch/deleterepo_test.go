@@ -14,7 +14,8 @@ import (
 
 // TestDeleteRepoLeavesNothing: deleting a repository removes every record
 // it held under its ID (branches, staging and its writers, versions,
-// uploads, checkpoints, trash), not only some of them.
+// uploads, checkpoints, trash, configuration documents), not only some
+// of them.
 func TestDeleteRepoLeavesNothing(t *testing.T) {
 	ctx := context.Background()
 	chunks, db, _ := castest.Open(t)
@@ -50,6 +51,9 @@ func TestDeleteRepoLeavesNothing(t *testing.T) {
 	}
 	if tr, err := s.ListTrash(ctx, "gone", ""); err != nil || len(tr) != 1 {
 		t.Fatalf("trash: %v, %v", tr, err)
+	}
+	if err := s.SetRepoConfig(ctx, "gone", "tagging", []byte("<Tagging/>")); err != nil {
+		t.Fatal(err)
 	}
 	if err := s.DeleteRepo(ctx, "gone"); err != nil {
 		t.Fatal(err)

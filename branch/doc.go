@@ -44,6 +44,9 @@
 //	                                       deleted from a protected branch
 //	TQ/<repo><commit id>                   trash a large merge still owes
 //	                                       (JSON), until SettleTrash writes it
+//	RC/<repo><name>                        a repository's configuration
+//	                                       document called name ("tagging"),
+//	                                       opaque bytes of its owner's format
 //
 // Concurrency: Service is safe for concurrent use. Commits on one branch are
 // serialized by an in-process lock; every other write is an optimistic kv

@@ -34,6 +34,7 @@ var (
 	ErrNoSuchKey        = fmt.Errorf("key %w", ErrNotFound)
 	ErrNoSuchVersion    = fmt.Errorf("version %w", ErrNotFound)
 	ErrNoSuchUpload     = fmt.Errorf("upload %w", ErrNotFound)
+	ErrNoSuchConfig     = fmt.Errorf("repository configuration %w", ErrNotFound)
 	ErrRepoExists       = fmt.Errorf("repository %w", ErrExists)
 	ErrBranchExists     = fmt.Errorf("branch %w", ErrExists)
 	ErrRepoNotEmpty     = fmt.Errorf("repository is not empty: %w", ErrConflict)

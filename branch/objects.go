@@ -246,19 +246,26 @@ type setter interface {
 
 // stage writes a staged value with its version record and index entry.
 func (s *Service) stage(txn setter, v *view, key string, st staged) error {
-	if err := txn.Set(stageKey(v.rr.ID, v.br.ID, v.br.Gen, key), st.encode()); err != nil {
+	if err := s.stageValue(txn, v, key, st); err != nil {
 		return err
-	}
-	if st.by.Lease != "" {
-		if err := txn.Set(append(writerPrefix(v.rr.ID, v.br.ID, v.br.Gen), st.by.Lease...), []byte(st.by.Run)); err != nil {
-			return err
-		}
 	}
 	vr := versionRecord{key: key, branch: v.br.ID, staged: st}
 	if err := txn.Set(versionKey(v.rr.ID, st.vid), vr.encode()); err != nil {
 		return err
 	}
 	return txn.Set(keyVersionKey(v.rr.ID, key, st.seq), []byte(st.vid))
+}
+
+// stageValue writes a staged value and its writer into the open
+// generation, and no version record: stage adds those for a new version.
+func (s *Service) stageValue(txn setter, v *view, key string, st staged) error {
+	if err := txn.Set(stageKey(v.rr.ID, v.br.ID, v.br.Gen, key), st.encode()); err != nil {
+		return err
+	}
+	if st.by.Lease == "" {
+		return nil
+	}
+	return txn.Set(append(writerPrefix(v.rr.ID, v.br.ID, v.br.Gen), st.by.Lease...), []byte(st.by.Run))
 }
 
 // DeleteResult says what a delete did.
@@ -368,20 +375,15 @@ func (s *Service) GetVersion(ctx context.Context, repo, branch, key, vid string)
 		if _, ok := versionSeq(vid); !ok {
 			return fmt.Errorf("version id %q: %w", vid, ErrInvalid)
 		}
-		rec, err := s.versionRecord(r, v, key, vid)
-		if errors.Is(err, ErrNoSuchVersion) {
-			// The record may have expired while the version is current.
-			cur, lerr := s.lookup(ctx, r, v, key)
-			if lerr != nil || cur.entry == nil {
-				return err
-			}
-			ce, derr := manifest.DecodeEntry(cur.entry)
-			if derr != nil || ce.VersionID != vid {
-				return err
-			}
-			entry = cur.entry
-			return nil
+		// The branch's current value, when it is that version, is what
+		// the branch holds of it now (its tags may have changed since the
+		// version record was written, or the record expired).
+		cur, err := s.currentIf(ctx, r, v, key, vid)
+		if err != nil || cur != nil {
+			entry = cur
+			return err
 		}
+		rec, err := s.versionRecord(r, v, key, vid)
 		if err != nil {
 			return err
 		}
@@ -397,6 +399,16 @@ func (s *Service) GetVersion(ctx context.Context, repo, branch, key, vid string)
 	}
 	e, err = manifest.DecodeEntry(entry)
 	return e, false, err
+}
+
+// currentIf returns the encoded current entry of key in v if its
+// version is vid, else nil.
+func (s *Service) currentIf(ctx context.Context, r kv.Reader, v *view, key, vid string) ([]byte, error) {
+	cur, err := s.currentVersion(ctx, r, v, key)
+	if err != nil || cur.entry == nil || cur.vid != vid {
+		return nil, err
+	}
+	return cur.entry, nil
 }
 
 // ValidKey checks the S3 limits on a key: 1 to 1024 bytes. Keys are

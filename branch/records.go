@@ -102,7 +102,8 @@ func (ci *commitInfo) lineageAt() []lineageItem {
 // repoSpaces are the key spaces that hold a repository's data under its ID;
 // deleting the repository empties each of them.
 var repoSpaces = []string{keyspace.Branch, keyspace.Stage, keyspace.StageWriter, keyspace.Version, keyspace.KeyVersion,
-	keyspace.CommitInfo, keyspace.Upload, keyspace.Part, keyspace.Checkpoint, keyspace.Trash, keyspace.TrashJournal}
+	keyspace.CommitInfo, keyspace.Upload, keyspace.Part, keyspace.Checkpoint, keyspace.Trash, keyspace.TrashJournal,
+	keyspace.RepoConfig}
 
 func u64(b []byte, v uint64) []byte { return binary.BigEndian.AppendUint64(b, v) }
 

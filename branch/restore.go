@@ -226,7 +226,8 @@ func (h *History) Info(ctx context.Context, id manifest.CommitID) (*CommitInfo, 
 }
 
 // Writer returns the branch that wrote version vid of key, whose encoded
-// entry is entry, as the version record says. ok is false when there is no
+// entry is entry (tags aside: a commit may hold a version retagged after
+// its record was written), as the version record says. ok is false when there is no
 // record (it expired, or the entry never had one); a record that names
 // another key or entry is ErrInvalid.
 func (h *History) Writer(ctx context.Context, key, vid string, entry []byte) (writer uint64, ok bool, err error) {
@@ -245,7 +246,7 @@ func (h *History) Writer(ctx context.Context, key, vid string, entry []byte) (wr
 		if err != nil {
 			return err
 		}
-		if rec.del || rec.key != key || !bytes.Equal(rec.entry, entry) {
+		if rec.del || rec.key != key || !sameVersion(rec.entry, entry) {
 			return fmt.Errorf("version %s of %q: its record holds another key or entry: %w", vid, key, ErrInvalid)
 		}
 		writer, ok = rec.branch, true
@@ -386,7 +387,9 @@ func (r *Restore) Version(ctx context.Context, key, vid string, writer uint64, e
 		}
 	}
 	if old != nil {
-		if !bytes.Equal(old, enc) {
+		// The version first met keeps its record; a later commit may hold
+		// it retagged.
+		if !bytes.Equal(old, enc) && !sameRecord(old, rec) {
 			return fmt.Errorf("version %s of %q restored twice with different contents: %w", vid, key, ErrInvalid)
 		}
 		return nil

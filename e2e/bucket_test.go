@@ -148,12 +148,6 @@ func TestBuckets(t *testing.T) {
 			name string
 			call func() error
 		}{
-			{"PutBucketTagging", func() error {
-				_, err := c.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{Bucket: bk,
-					Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}})
-				return err
-			}},
-			{"GetBucketTagging", func() error { _, err := c.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: bk}); return err }},
 			{"GetBucketPolicy", func() error { _, err := c.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: bk}); return err }},
 			{"PutBucketPolicy", func() error {
 				_, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: bk, Policy: aws.String(`{"Version":"2012-10-17","Statement":[]}`)})
@@ -185,28 +179,6 @@ func TestBuckets(t *testing.T) {
 			}},
 			{"GetObjectLockConfiguration", func() error {
 				_, err := c.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: bk})
-				return err
-			}},
-			{"PutObjectTagging", func() error {
-				_, err := c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: bk, Key: key,
-					Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}})
-				return err
-			}},
-			{"GetObjectTagging", func() error {
-				_, err := c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: bk, Key: key})
-				return err
-			}},
-			{"DeleteObjectTagging", func() error {
-				_, err := c.DeleteObjectTagging(ctx, &s3.DeleteObjectTaggingInput{Bucket: bk, Key: key})
-				return err
-			}},
-			{"GetObjectAttributes", func() error {
-				_, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: bk, Key: key,
-					ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesEtag}})
-				return err
-			}},
-			{"PutObjectWithTagging", func() error {
-				_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: bk, Key: key, Body: strings.NewReader("overwrite"), Tagging: aws.String("a=b")})
 				return err
 			}},
 			{"PutObjectWithSSE", func() error {

@@ -26,6 +26,7 @@ type lineDoc struct {
 	ContentType       text      `json:"content_type,omitempty"`
 	Headers           [][2]text `json:"headers,omitempty"`
 	Meta              [][2]text `json:"meta,omitempty"`
+	Tags              [][2]text `json:"tags,omitempty"`
 	VersionID         text      `json:"version_id,omitempty"`
 	ModTime           string    `json:"mod_time"`
 	ChecksumAlgorithm text      `json:"checksum_algorithm,omitempty"`
@@ -71,6 +72,9 @@ func renderLine(f *fileRec, name string) ([]byte, error) {
 	}
 	for _, p := range e.Meta {
 		d.Meta = append(d.Meta, [2]text{text(p.Name), text(p.Value)})
+	}
+	for _, p := range e.Tags {
+		d.Tags = append(d.Tags, [2]text{text(p.Name), text(p.Value)})
 	}
 	if e.Remote != nil {
 		d.Lazy = &lazyDoc{Source: text(e.Remote.Source), Key: text(e.Remote.Key), ETag: text(e.Remote.ETag), VersionID: text(e.Remote.VersionID)}
@@ -215,7 +219,7 @@ Layout of every commit
   .nas/objects/<dir>/%entries.jsonl
                        one JSON line per key directly in <dir>: key, file
                        name, size, etag, content type, headers, user
-                       metadata, version id, modification time, checksum,
+                       metadata, tags, version id, modification time, checksum,
                        lazy source reference, and the authoritative values:
                        "entry" (base64 of the canonical entry encoding),
                        "content_list" (base64, when stored by reference;

@@ -44,6 +44,7 @@ func seedRepo(t testing.TB, s *branch.Service, repo string, n int) {
 	rand.NewChaCha8([32]byte{1}).Read(big)
 	putBytes(t, s, repo, "main", "big/random.bin", big, manifest.Entry{ContentType: "application/octet-stream",
 		Meta:    []manifest.Pair{{Name: "owner", Value: "alice"}, {Name: "weird", Value: "v\xfe<&>"}},
+		Tags:    []manifest.Pair{{Name: "team", Value: "data"}, {Name: "odd", Value: "t\xfe&="}},
 		Headers: []manifest.Pair{{Name: "Cache-Control", Value: "no-cache"}}, ChecksumAlgorithm: "SHA256", ChecksumValue: "abc=", ChecksumType: "FULL_OBJECT"})
 	sizes := make([]int, 60)
 	for i := range sizes {
@@ -99,6 +100,11 @@ func seedRepo(t testing.TB, s *branch.Service, repo string, n int) {
 		t.Fatal(err)
 	}
 	commit(t, s, repo, "main", "copy")
+	// Tags changed on a committed version: same version ID, new entry.
+	if _, err := s.SetTags(ctx, repo, "main", "big/copy.bin", "", []manifest.Pair{{Name: "retagged", Value: "yes"}}, branch.Writer{}); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, s, repo, "main", "retag")
 	if _, err := s.CreateBranch(ctx, repo, "idle", "main"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ package keyspace
 // Prefixes, grouped by owner.
 const (
 	// branch: repositories, branches, staging, versions, uploads,
-	// checkpoints and trash.
+	// checkpoints, trash and per-repository configuration documents.
 	Repo         = "R/"
 	Branch       = "B/"
 	Stage        = "S/"
@@ -26,6 +26,7 @@ const (
 	Checkpoint   = "CK/"
 	Trash        = "TR/"
 	TrashJournal = "TQ/"
+	RepoConfig   = "RC/"
 
 	// manifest: immutable values keyed by their hash.
 	Node    = "n/"
@@ -85,6 +86,7 @@ var All = []Space{
 	{Checkpoint, "branch", "named checkpoint of a branch"},
 	{Trash, "branch", "trash entry: what a merge removed from a protected branch"},
 	{TrashJournal, "branch", "trash entries a large merge still owes (a crash left them)"},
+	{RepoConfig, "branch", "a repository's named configuration document (bucket tagging, ...)"},
 	{Node, "manifest", "tree node"},
 	{Content, "manifest", "content list"},
 	{Commit, "manifest", "commit"},

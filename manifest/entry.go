@@ -29,6 +29,11 @@ type Entry struct {
 	// Meta holds user metadata (x-amz-meta-*), names lower-cased without the
 	// prefix, sorted by name.
 	Meta []Pair
+	// Tags is the object's tag set (S3 object tagging), sorted by tag key;
+	// keys are unique. Tags belong to the version: changing them restages
+	// the same version (see branch.Service.SetTags). Encoded under its own
+	// tag, so entries written before the field existed decode unchanged.
+	Tags []Pair
 
 	ChecksumAlgorithm string // CRC32, CRC32C, CRC64NVME, SHA1, SHA256 or ""
 	ChecksumValue     string // base64, "-N" suffix for composite
@@ -100,6 +105,8 @@ const (
 	tagContent
 	tagContentRef
 	tagRemote
+	tagTags // one field per tag, in tag-key order
+	// tagACL (15) is reserved for the object ACL field.
 )
 
 // SetContent stores c in the entry, inline when small; when it is too large
@@ -143,6 +150,9 @@ func (e *Entry) Encode() []byte {
 	if e.Remote != nil {
 		w.bytes(tagRemote, e.Remote.encode())
 	}
+	for _, p := range sortedPairs(e.Tags) {
+		w.bytes(tagTags, encodePair(p))
+	}
 	return w.b
 }
 
@@ -169,14 +179,8 @@ func DecodeEntry(b []byte) (*Entry, error) {
 			e.VersionID = string(v)
 		case tagContentType:
 			e.ContentType = string(v)
-		case tagHeader, tagMeta:
-			var p Pair
-			p, err = decodePair(v)
-			if tag == tagHeader {
-				e.Headers = append(e.Headers, p)
-			} else {
-				e.Meta = append(e.Meta, p)
-			}
+		case tagHeader, tagMeta, tagTags:
+			err = e.addPair(tag, v)
 		case tagChecksumAlgorithm:
 			e.ChecksumAlgorithm = string(v)
 		case tagChecksumValue:
@@ -204,6 +208,23 @@ func DecodeEntry(b []byte) (*Entry, error) {
 		return nil, fmt.Errorf("decode entry: negative size: %w", ErrCorrupt)
 	}
 	return e, nil
+}
+
+// addPair decodes v and appends it to the list its tag names.
+func (e *Entry) addPair(tag uint64, v []byte) error {
+	p, err := decodePair(v)
+	if err != nil {
+		return err
+	}
+	switch tag {
+	case tagHeader:
+		e.Headers = append(e.Headers, p)
+	case tagMeta:
+		e.Meta = append(e.Meta, p)
+	default:
+		e.Tags = append(e.Tags, p)
+	}
+	return nil
 }
 
 const (

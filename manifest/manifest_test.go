@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"bytes"
+	"encoding/hex"
 	"reflect"
 	"testing"
 
@@ -32,6 +34,54 @@ func TestEntryRoundTripAndCanonical(t *testing.T) {
 	e2.Meta = []Pair{{"b", "two words"}, {"a", "1"}}
 	if string(e2.Encode()) != string(b) {
 		t.Fatal("encoding depends on metadata order")
+	}
+}
+
+// oldEntryHex is sampleEntry as encoded before entries had tags (commit
+// 7b0edda): such entries must decode and re-encode unchanged, so trees and
+// commit IDs written before stay the same.
+const oldEntryHex = "0102b960022230313233343536373839616263646566303132333435363738396162636465662d330309aab4aed8c7bfce972f0418313865636165623064626562373631623435636539656637050a746578742f706c61696e06160d43616368652d436f6e74726f6c6e6f2d6361636865061510436f6e74656e742d456e636f64696e67677a69700703016131070b016274776f20776f72647308054352433332090a4141414141413d3d2d330a09434f4d504f534954450b5201213ae7d805f6789a6402acb70ad4096a85a56bf6804eaf25c0493ac697548d30b505012208112a9e334ce73042b531c25668cf5cb12a1ee040a4326afeac065461079a06b46002030563310204b4606332"
+
+func TestEntryWithoutTagsDecodesUnchanged(t *testing.T) {
+	old, _ := hex.DecodeString(oldEntryHex)
+	d, err := DecodeEntry(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Tags != nil || !reflect.DeepEqual(d, sampleEntry()) {
+		t.Fatalf("old entry decoded as %+v", d)
+	}
+	if !bytes.Equal(d.Encode(), old) {
+		t.Fatal("an entry without tags must encode as before tags existed")
+	}
+}
+
+func TestEntryTagsRoundTripSorted(t *testing.T) {
+	e := sampleEntry()
+	e.Tags = []Pair{{"team", "data"}, {"", ""}, {"env", "prod=1&x"}}
+	b := e.Encode()
+	d, err := DecodeEntry(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Pair{{"", ""}, {"env", "prod=1&x"}, {"team", "data"}}
+	if !reflect.DeepEqual(d.Tags, want) {
+		t.Fatalf("tags %+v, want %+v", d.Tags, want)
+	}
+	if !reflect.DeepEqual(d.Meta, e.Meta) || d.Size != e.Size {
+		t.Fatal("tags disturbed the other fields")
+	}
+	e.Tags = want
+	if !bytes.Equal(e.Encode(), b) {
+		t.Fatal("encoding depends on tag order")
+	}
+	// The tag field comes last, after every older field.
+	old, _ := hex.DecodeString(oldEntryHex)
+	if !bytes.HasPrefix(b, old) {
+		t.Fatal("tags must be encoded after the fields that existed before them")
+	}
+	if tagTags != 14 {
+		t.Fatalf("tagTags is %d: the encoding fixes it at 14 (15 is reserved)", tagTags)
 	}
 }
 

@@ -32,6 +32,8 @@ func TestToS3(t *testing.T) {
 		code   string
 	}{
 		{errAccessDenied("x"), 403, "AccessDenied"},
+		{errInvalidTag("x"), 400, "InvalidTag"},
+		{errNoSuchTagSet(), 404, "NoSuchTagSet"},
 		{context.Canceled, 499, "RequestCanceled"},
 		{sigv4.ErrMissingAuth, 403, "AccessDenied"},
 		{sigv4.ErrUnsupportedAuth, 400, "InvalidRequest"},
@@ -67,6 +69,7 @@ func TestToS3(t *testing.T) {
 		{branch.ErrRepoNotEmpty, 409, "BucketNotEmpty"},
 		{branch.ErrPrecondition, 412, "PreconditionFailed"},
 		{branch.ErrProtected, 403, "AccessDenied"},
+		{branch.ErrImmutable, 403, "AccessDenied"},
 		{branch.ErrQuotaExceeded, 403, "QuotaExceeded"},
 		{branch.ErrInvalidPartOrder, 400, "InvalidPartOrder"},
 		{branch.ErrInvalidPart, 400, "InvalidPart"},

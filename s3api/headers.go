@@ -17,9 +17,13 @@ var storedHeaders = []string{"Cache-Control", "Content-Disposition", "Content-En
 // maxUserMeta is S3's limit on the size of user metadata.
 const maxUserMeta = 2 << 10
 
-// metaFromHeaders builds the header and metadata fields of an entry.
+// metaFromHeaders builds the header, metadata and tag fields of an entry.
 func metaFromHeaders(h http.Header) (*manifest.Entry, error) {
-	e := &manifest.Entry{ContentType: h.Get("Content-Type")}
+	tags, err := parseTaggingHeader(h)
+	if err != nil {
+		return nil, err
+	}
+	e := &manifest.Entry{ContentType: h.Get("Content-Type"), Tags: tags}
 	if e.ContentType == "" {
 		e.ContentType = "binary/octet-stream"
 	}
@@ -69,7 +73,7 @@ func stripAWSChunked(v string) string {
 func rejectUnsupported(h http.Header) error {
 	for _, name := range []string{
 		"x-amz-server-side-encryption", "x-amz-server-side-encryption-customer-algorithm",
-		"x-amz-server-side-encryption-aws-kms-key-id", "x-amz-tagging", "x-amz-object-lock-mode",
+		"x-amz-server-side-encryption-aws-kms-key-id", "x-amz-object-lock-mode",
 		"x-amz-object-lock-retain-until-date", "x-amz-object-lock-legal-hold", "x-amz-website-redirect-location",
 	} {
 		if h.Get(name) != "" {
@@ -98,6 +102,7 @@ func setObjectHeaders(h http.Header, e *manifest.Entry) {
 	if n := partsCount(e); n > 0 {
 		h.Set("x-amz-mp-parts-count", strconv.Itoa(n))
 	}
+	setTaggingCount(h, e)
 }
 
 func partsCount(e *manifest.Entry) int {

@@ -511,6 +511,23 @@ func checksumsOf(e *manifest.Entry) checksumDoc {
 	return d
 }
 
+// copyTags applies x-amz-tagging-directive to dst, a copy of the source:
+// COPY (the default) keeps the source's tags, REPLACE takes x-amz-tagging.
+func copyTags(h http.Header, dst *manifest.Entry) error {
+	switch d := h.Get("x-amz-tagging-directive"); {
+	case d == "" || strings.EqualFold(d, "COPY"):
+		return nil
+	case !strings.EqualFold(d, "REPLACE"):
+		return errInvalidArgument("Unknown tagging directive.")
+	}
+	tags, err := parseTaggingHeader(h)
+	if err != nil {
+		return err
+	}
+	dst.Tags = tags
+	return nil
+}
+
 // copyObject makes a new version of the destination that shares the
 // source's content: no bytes are read or written.
 func (s *Server) copyObject(req *request) error {
@@ -534,6 +551,9 @@ func (s *Server) copyObject(req *request) error {
 	}
 	dst := *src
 	dst.VersionID, dst.ModTime = "", 0
+	if err := copyTags(h, &dst); err != nil {
+		return err
+	}
 	replace := strings.EqualFold(h.Get("x-amz-metadata-directive"), "REPLACE")
 	if replace {
 		m, err := metaFromHeaders(h)

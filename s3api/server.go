@@ -216,10 +216,10 @@ func (s *Server) parseTarget(req *request) error {
 // unsupported lists subresources we answer with NotImplemented without
 // touching data.
 var unsupported = []string{
-	"accelerate", "analytics", "attributes", "cors", "encryption", "intelligent-tiering",
+	"accelerate", "analytics", "cors", "encryption", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metadataTable", "metrics", "notification",
 	"object-lock", "ownershipControls", "policy", "policyStatus", "publicAccessBlock",
-	"replication", "requestPayment", "restore", "retention", "select", "tagging",
+	"replication", "requestPayment", "restore", "retention", "select",
 	"torrent", "website", "renameObject", "session",
 }
 
@@ -262,6 +262,8 @@ func (s *Server) dispatchBucket(req *request) error {
 			return s.getLocation(req)
 		case q.Has("acl"):
 			return s.getACL(req, "")
+		case q.Has("tagging"):
+			return s.getBucketTagging(req)
 		case q.Has("uploads"):
 			return s.listUploads(req)
 		case q.Has("versions"):
@@ -278,9 +280,14 @@ func (s *Server) dispatchBucket(req *request) error {
 			return s.putVersioning(req)
 		case q.Has("acl"):
 			return s.putACL(req)
+		case q.Has("tagging"):
+			return s.putBucketTagging(req, false)
 		}
 		return s.createBucket(req)
 	case http.MethodDelete:
+		if q.Has("tagging") {
+			return s.putBucketTagging(req, true)
+		}
 		return s.deleteBucket(req)
 	case http.MethodPost:
 		if q.Has("delete") {
@@ -300,12 +307,18 @@ func (s *Server) dispatchObject(req *request) error {
 			return s.listParts(req)
 		case q.Has("acl"):
 			return s.getACL(req, req.key)
+		case q.Has("tagging"):
+			return s.getObjectTagging(req)
+		case q.Has("attributes"):
+			return s.getObjectAttributes(req)
 		}
 		return s.getObject(req, false)
 	case http.MethodHead:
 		return s.getObject(req, true)
 	case http.MethodPut:
 		switch {
+		case q.Has("tagging"):
+			return s.putObjectTagging(req, false)
 		case q.Has("uploadId") || q.Has("partNumber"):
 			if r.Header.Get("x-amz-copy-source") != "" {
 				return s.uploadPartCopy(req)
@@ -318,7 +331,10 @@ func (s *Server) dispatchObject(req *request) error {
 		}
 		return s.putObject(req)
 	case http.MethodDelete:
-		if q.Has("uploadId") {
+		switch {
+		case q.Has("tagging"):
+			return s.putObjectTagging(req, true)
+		case q.Has("uploadId"):
 			return s.abortUpload(req)
 		}
 		return s.deleteObject(req)
