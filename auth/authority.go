@@ -207,7 +207,14 @@ func (a *Authority) Authenticate(r *http.Request, d Door) (*Principal, error) {
 // policy's conditions; the door has proved only who signed it.
 func (a *Authority) AuthenticatePost(r *http.Request, f sigv4.PostForm) (*Principal, error) {
 	look := &secretLookup{a: a}
-	res, err := a.verify.VerifyPost(r.Context(), f, look)
+	var res *sigv4.Result
+	var err error
+	if f.Algorithm == "AWS" {
+		res, err = a.verify2.VerifyPost(r.Context(), sigv2.PostForm{AccessKeyID: f.AccessKeyID,
+			Signature: f.Signature, SecurityToken: f.SecurityToken, Policy: f.Policy}, look)
+	} else {
+		res, err = a.verify.VerifyPost(r.Context(), f, look)
+	}
 	if err == nil {
 		err = checkSigned(r, res, S3)
 	}

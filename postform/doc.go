@@ -16,7 +16,7 @@
 // Invariants: Read holds at most MaxFields bytes of field names and
 // values and a bounded number of header bytes, whatever the client
 // sends; the file's bytes are never buffered. Check accepts a form only
-// if every field is covered by a condition (but policy, x-amz-signature,
+// if every field is covered by a condition (but policy, x-amz-signature, signature, awsaccesskeyid,
 // file and x-ignore-* fields) and every condition holds. This package
 // does not verify the signature: that is the door's (auth, sigv4).
 //

@@ -204,10 +204,11 @@ func number(raw json.RawMessage) (int64, error) {
 }
 
 // Exempt reports whether a field needs no condition: the policy itself,
-// its signature, the file and x-ignore-* fields.
+// its signature (SigV4's x-amz-signature, or SigV2's signature and
+// AWSAccessKeyId), the file and x-ignore-* fields.
 func Exempt(name string) bool {
 	switch name {
-	case "policy", "x-amz-signature", FileField:
+	case "policy", "x-amz-signature", "signature", "awsaccesskeyid", FileField:
 		return true
 	}
 	return strings.HasPrefix(name, "x-ignore-")

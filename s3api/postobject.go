@@ -75,14 +75,14 @@ func (s *Server) postObject(req *request, boundary string) error {
 
 // formSignature is what the form claims about its signature. A form
 // signed with Signature Version 2 (AWSAccessKeyId, signature) is named
-// so, for the door to refuse.
+// so (Algorithm "AWS"), for the door to verify it as such.
 func formSignature(f *postform.Form) sigv4.PostForm {
 	sf := sigv4.PostForm{
 		Algorithm: f.Value("x-amz-algorithm"), Credential: f.Value("x-amz-credential"), Date: f.Value("x-amz-date"),
 		Signature: f.Value("x-amz-signature"), SecurityToken: f.Value("x-amz-security-token"), Policy: f.Value("policy"),
 	}
 	if _, v2 := f.Lookup("awsaccesskeyid"); v2 && sf.Algorithm == "" {
-		sf.Algorithm = "AWS"
+		sf.Algorithm, sf.AccessKeyID, sf.Signature = "AWS", f.Value("awsaccesskeyid"), f.Value("signature")
 	}
 	return sf
 }

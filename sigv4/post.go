@@ -18,6 +18,10 @@ import (
 // the request itself.
 type PostForm struct {
 	Algorithm, Credential, Date, Signature, SecurityToken, Policy string
+	// AccessKeyID is the AWSAccessKeyId field of a form signed with
+	// Signature Version 2 (Algorithm "AWS"), whose signature field is
+	// Signature; package sigv2 verifies those.
+	AccessKeyID string
 }
 
 // PostFieldError is returned (wrapping ErrMalformedPost) when a POST form
