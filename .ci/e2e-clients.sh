@@ -448,10 +448,11 @@ compat_boto3() {
 	done
 	[[ -n $py ]] || fail "no python3 with boto3 (install python3-boto3)"
 	step "boto3 ($("$py" -c 'import boto3; print(boto3.__version__)')): default presigned PUT and GET"
-	ENDPOINT=$ENDPOINT BUCKET=cp-${CLIENTS[0]} FILE=$FIX/small2.txt run "$py" - <<'PY' || fail "boto3 presigned URLs failed"
+	ENDPOINT=$ENDPOINT BUCKET=boto3-compat FILE=$FIX/small2.txt run "$py" - <<'PY' || fail "boto3 presigned URLs failed"
 import http.client, os, urllib.parse, urllib.request, boto3
 c = boto3.client("s3", endpoint_url=os.environ["ENDPOINT"])
 b, data = os.environ["BUCKET"], open(os.environ["FILE"], "rb").read()
+c.create_bucket(Bucket=b)
 put = c.generate_presigned_url("put_object", Params={"Bucket": b, "Key": "boto3.txt"}, ExpiresIn=300)
 get = c.generate_presigned_url("get_object", Params={"Bucket": b, "Key": "boto3.txt"}, ExpiresIn=300)
 print("    kinds:", "SigV2" if "AWSAccessKeyId=" in get else "SigV4")
@@ -480,7 +481,9 @@ compat_rclone() {
 	run rclone copy --s3-upload-cutoff 5M "$d" "nas:$b/data" || fail "rclone copy failed"
 	run rclone check "$d" "nas:$b/data" || fail "rclone check found differences"
 	run rclone purge "nas:$b" || fail "rclone purge failed"
-	if run "${AWSBIN[${CLIENTS[0]}]}" --endpoint-url "$ENDPOINT" s3api head-bucket --bucket "$b" 2>/dev/null; then
+	local left
+	left=$(run rclone lsd nas:) || fail "rclone lsd failed"
+	if grep -qE " $b\$" <<<"$left"; then
 		fail "rclone purge left bucket $b behind"
 	fi
 }
@@ -509,11 +512,13 @@ compat_s3cmd() {
 
 log "compatibility: default settings of every client"
 for c in "${CLIENTS[@]}"; do
-	[[ ${KIND[$c]} != aws ]] || compat_aws "$c"
+	case ${KIND[$c]} in
+	aws) compat_aws "$c" ;;
+	rclone) compat_rclone ;;
+	s3cmd) compat_s3cmd ;;
+	esac
 done
 compat_boto3
-[[ -z ${KIND[rclone]:-} ]] || compat_rclone
-[[ -z ${KIND[s3cmd]:-} ]] || compat_s3cmd
 
 # ---------------------------------------------------------------- shutdown
 log "online fsck, then SIGTERM"
