@@ -40,10 +40,14 @@ func toError(err error) *Error {
 		errors.Is(err, sigv4.ErrUnknownKey), errors.Is(err, sigv4.ErrInvalidToken),
 		errors.Is(err, sigv4.ErrExpired), errors.Is(err, sigv4.ErrRequestTimeTooSkewed),
 		errors.Is(err, sigv4.ErrMalformedAuth), errors.Is(err, sigv4.ErrUnsupportedAuth),
+		errors.Is(err, sigv4.ErrMissingDate),
 		errors.Is(err, auth.ErrUnsignedHeaders), errors.Is(err, auth.ErrUnsignedPayload):
 		e := mk(http.StatusForbidden, apiv1.CodeUnauthenticated, false)
 		e.Details = map[string]any{"reason": auth.FailureReason(err)}
 		return e
+	case errors.Is(err, sigv4.ErrInvalidContentSHA256), errors.Is(err, sigv4.ErrContentSHA256Mismatch),
+		errors.Is(err, sigv4.ErrMalformedChunk), errors.Is(err, sigv4.ErrIncompleteBody):
+		return mk(http.StatusBadRequest, apiv1.CodeInvalidArgument, false)
 	case errors.Is(err, auth.ErrLeaseEnded):
 		e := mk(http.StatusForbidden, apiv1.CodeUnauthenticated, false)
 		e.Details = map[string]any{"reason": "expired"}

@@ -157,4 +157,18 @@ func TestS3Conformance(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("NonASCIIMetadataBytesUnchanged", func(t *testing.T) {
+		for _, v := range []string{"Hello World\u00e9", "\u65e5\u672c", "latin1 \xe9 byte"} {
+			hdr := http.Header{"X-Amz-Meta-Note": {v}}
+			status, _, body := do(t, rawRequest(t, http.MethodPut, srv.Endpoint+"/"+b+"/meta", []byte("m"), time.Now(), owner, hdr))
+			if status != http.StatusOK {
+				t.Fatalf("PUT with metadata %q: %d %s", v, status, body)
+			}
+			status, h, _ := do(t, rawRequest(t, http.MethodHead, srv.Endpoint+"/"+b+"/meta", nil, time.Now(), owner, nil))
+			if status != http.StatusOK || h.Get("X-Amz-Meta-Note") != v {
+				t.Errorf("metadata %q came back as %q (%d)", v, h.Get("X-Amz-Meta-Note"), status)
+			}
+		}
+	})
 }

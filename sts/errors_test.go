@@ -39,6 +39,9 @@ func TestMapError(t *testing.T) {
 		{sigv4.ErrMissingAuth, 403, "MissingAuthenticationToken"},
 		{sigv4.ErrRequestTimeTooSkewed, 400, "RequestExpired"},
 		{sigv4.ErrMalformedAuth, 400, "IncompleteSignature"},
+		{sigv4.ErrMissingDate, 400, "IncompleteSignature"},
+		{sigv4.ErrInvalidContentSHA256, 400, "InvalidParameterValue"},
+		{sigv4.ErrContentSHA256Mismatch, 400, "InvalidParameterValue"},
 		{timeoutErr{}, 400, "RequestTimeout"},
 		{errors.New("disk on fire"), 500, "InternalFailure"},
 	} {

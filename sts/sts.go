@@ -112,6 +112,9 @@ func (h *Handler) mapError(err error) *stsError {
 		return fail(400, "IncompleteSignature", "%v", err)
 	case errors.Is(err, lease.ErrRevoked):
 		return fail(400, "ExpiredToken", "the calling lease was revoked")
+	case errors.Is(err, sigv4.ErrInvalidContentSHA256), errors.Is(err, sigv4.ErrContentSHA256Mismatch),
+		errors.Is(err, sigv4.ErrIncompleteBody), errors.Is(err, sigv4.ErrMalformedChunk):
+		return fail(400, "InvalidParameterValue", "%v", err)
 	case isTimeout(err):
 		return fail(400, "RequestTimeout", "%v", err)
 	}
