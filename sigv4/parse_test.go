@@ -2,9 +2,12 @@ package sigv4
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const sig64 = "fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024"
@@ -134,5 +137,31 @@ func TestKeyCacheBounded(t *testing.T) {
 	a := c.get("s", "20250314", "r", "s3")
 	if string(a) != string(SigningKey("s", "20250314", "r", "s3")) {
 		t.Fatal("cached key differs")
+	}
+}
+
+// TestRequestDateForms: a header-signed request may be dated by
+// X-Amz-Date or by Date in any HTTP form, including the numeric "-0000"
+// zone Python's email.utils writes (botocore signs with it when a Date
+// header is set).
+func TestRequestDateForms(t *testing.T) {
+	want := time.Date(2026, 12, 2, 1, 49, 13, 0, time.UTC)
+	for _, tc := range []struct{ name, value string }{
+		{"X-Amz-Date", "20261202T014913Z"},
+		{"Date", "Wed, 02 Dec 2026 01:49:13 GMT"},
+		{"Date", "Wed, 02 Dec 2026 01:49:13 -0000"},
+		{"Date", "Wed, 02 Dec 2026 02:49:13 +0100"},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set(tc.name, tc.value)
+		got, err := requestDate(r)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("%s: %q = %v, %v", tc.name, tc.value, got, err)
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Date", "yesterday")
+	if _, err := requestDate(r); !errors.Is(err, ErrMissingDate) {
+		t.Errorf("bad Date: %v", err)
 	}
 }

@@ -434,6 +434,10 @@ func requestDate(r *http.Request) (time.Time, error) {
 	if d := r.Header.Get("Date"); d != "" {
 		t, err := http.ParseTime(d)
 		if err != nil {
+			// Python's email.utils.formatdate writes the zone as "-0000".
+			t, err = time.Parse(time.RFC1123Z, d)
+		}
+		if err != nil {
 			return time.Time{}, fmt.Errorf("%w: Date %q", ErrMissingDate, clip(d))
 		}
 		return t.UTC(), nil
