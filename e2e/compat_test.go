@@ -171,4 +171,20 @@ func TestS3Conformance(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("PartGetCarriesPartChecksum", func(t *testing.T) {
+		m := createMPU(t, c, b, "sums", func(in *s3.CreateMultipartUploadInput) { in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32 })
+		p1 := bytes.Repeat([]byte("1"), 5*mib)
+		out1 := m.part(1, p1)
+		m.part(2, []byte("two"))
+		m.complete()
+		got, o := get(t, c, b, "sums", func(in *s3.GetObjectInput) {
+			in.PartNumber = aws.Int32(1)
+			in.ChecksumMode = types.ChecksumModeEnabled
+		})
+		wantBytes(t, got, p1)
+		if aws.ToString(o.ChecksumCRC32) != aws.ToString(out1.ChecksumCRC32) || o.ChecksumType == "" {
+			t.Errorf("part 1 GET checksum %q type %q, part's %q", aws.ToString(o.ChecksumCRC32), o.ChecksumType, aws.ToString(out1.ChecksumCRC32))
+		}
+	})
 }

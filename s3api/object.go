@@ -189,6 +189,22 @@ func setChecksumHeaders(h http.Header, e *manifest.Entry) {
 	}
 }
 
+// setPartChecksum answers a GET or HEAD of one part of a multipart
+// object, with checksum mode enabled, with that part's own checksum (the
+// bytes sent are the part's, so a client verifies them against it).
+func setPartChecksum(req *request, e *manifest.Entry, c *manifest.Content) {
+	n, err := strconv.Atoi(req.query.Get("partNumber"))
+	if err != nil || n < 1 || n > len(c.Parts) || c.Parts[n-1].Checksum == "" ||
+		!strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED") {
+		return
+	}
+	if alg, err := checksum.Parse(e.ChecksumAlgorithm); err == nil {
+		h := req.w.Header()
+		h.Set(alg.Header(), c.Parts[n-1].Checksum)
+		h.Set("x-amz-checksum-type", e.ChecksumType)
+	}
+}
+
 // resolve finds the entry a GET, HEAD or copy source addresses.
 func (s *Server) resolve(req *request, repo, br, key, vid string) (*manifest.Entry, error) {
 	if vid == "" {
@@ -266,6 +282,7 @@ func (s *Server) getObject(req *request, head bool) error {
 		defer lazy.Close()
 	}
 	status := setGetHeaders(req, e, rng, partial)
+	setPartChecksum(req, e, content)
 	req.started = true
 	req.w.WriteHeader(status)
 	if head || rng.length == 0 {
