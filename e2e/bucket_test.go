@@ -136,7 +136,7 @@ func TestBuckets(t *testing.T) {
 		must(t, err)
 		_, err = c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("versioned"),
 			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusSuspended}})
-		wantErr(t, err, http.StatusNotImplemented, "NotImplemented")
+		wantErr(t, err, http.StatusBadRequest, "InvalidArgument")
 	})
 
 	t.Run("Unsupported", func(t *testing.T) {

@@ -148,7 +148,7 @@ func TestS3Conformance(t *testing.T) {
 		}{
 			{"", http.StatusBadRequest, "MalformedXML"},
 			{`<VersioningConfiguration><Status>Sometimes</Status></VersioningConfiguration>`, http.StatusBadRequest, "MalformedXML"},
-			{`<VersioningConfiguration><Status>Suspended</Status></VersioningConfiguration>`, http.StatusNotImplemented, "NotImplemented"},
+			{`<VersioningConfiguration><Status>Suspended</Status></VersioningConfiguration>`, http.StatusBadRequest, "InvalidArgument"},
 			{`<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`, http.StatusOK, ""},
 		} {
 			status, _, body := do(t, rawRequest(t, http.MethodPut, srv.Endpoint+"/"+b+"?versioning", []byte(tc.body), time.Now(), owner, nil))

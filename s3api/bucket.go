@@ -196,7 +196,8 @@ func (s *Server) putVersioning(req *request) error {
 	switch v.Status {
 	case "Enabled":
 	case "Suspended":
-		return errNotImplemented("versioning cannot be suspended here: every write is a version and history is kept as commits")
+		// A refusal of this request, not a missing feature: 400, not 501.
+		return errInvalidArgument("versioning cannot be suspended here: every write is a version and history is kept as commits")
 	default:
 		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
 	}
