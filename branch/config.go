@@ -11,7 +11,7 @@ import (
 
 // A repository configuration document is a small named document kept
 // beside a repository, outside its history: bucket-level settings of the
-// S3 edge (tagging today; CORS and ACLs later) that are not object data.
+// S3 edge (tagging and ACLs today; CORS later) that are not object data.
 // The branch package stores the bytes and knows nothing of their format;
 // each name has one owner that reads and writes it. Deleting the
 // repository deletes its documents.

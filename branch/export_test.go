@@ -93,3 +93,6 @@ func OweTrash(ctx context.Context, s *Service, repo, br string, commit manifest.
 
 // TrashInline is how many trash entries a merge writes in its head swap.
 const TrashInline = trashInline
+
+// SameVersion exposes sameVersion to tests.
+func SameVersion(a, b []byte) bool { return sameVersion(a, b) }

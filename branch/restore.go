@@ -226,7 +226,7 @@ func (h *History) Info(ctx context.Context, id manifest.CommitID) (*CommitInfo, 
 }
 
 // Writer returns the branch that wrote version vid of key, whose encoded
-// entry is entry (tags aside: a commit may hold a version retagged after
+// entry is entry (tags and ACL aside: a commit may hold a version retouched after
 // its record was written), as the version record says. ok is false when there is no
 // record (it expired, or the entry never had one); a record that names
 // another key or entry is ErrInvalid.
@@ -388,7 +388,7 @@ func (r *Restore) Version(ctx context.Context, key, vid string, writer uint64, e
 	}
 	if old != nil {
 		// The version first met keeps its record; a later commit may hold
-		// it retagged.
+		// it retouched (new tags or ACL).
 		if !bytes.Equal(old, enc) && !sameRecord(old, rec) {
 			return fmt.Errorf("version %s of %q restored twice with different contents: %w", vid, key, ErrInvalid)
 		}

@@ -6,20 +6,35 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentnas/nas/acl"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 )
 
 // SetTags replaces the tag set of one version of key on a branch and
-// returns that version with its new tags. The version keeps its bytes,
-// metadata and version ID: tags are a property of a version, not a new
-// one. nil tags remove them all. vid "" means the current version.
+// returns that version with its new tags. nil tags remove them all. vid
+// "" means the current version. Which versions can change is retouch's
+// rule.
+func (s *Service) SetTags(ctx context.Context, repo, branch, key, vid string, tags []manifest.Pair, by Writer) (*manifest.Entry, error) {
+	return s.retouch(ctx, repo, branch, key, vid, "tags", func(e *manifest.Entry) { e.Tags = tags }, by)
+}
+
+// SetACL replaces the ACL of one version of key on a branch (nil: none,
+// which answers as private) and returns that version with it. vid ""
+// means the current version. Which versions can change is retouch's rule.
+func (s *Service) SetACL(ctx context.Context, repo, branch, key, vid string, a *acl.ACL, by Writer) (*manifest.Entry, error) {
+	return s.retouch(ctx, repo, branch, key, vid, "ACL", func(e *manifest.Entry) { e.ACL = a }, by)
+}
+
+// retouch applies change, which alters only what belongs to a version
+// without making a new one (its tags, its ACL: what sameVersion ignores),
+// to one version of key and returns the changed entry. The version keeps
+// its bytes, metadata and version ID. what names the change in errors.
 //
-//   - The current version is staged again, the same entry with the new
-//     tags under the same version ID, so the next commit records the
-//     change like any other (it shows in changes and diffs as modified).
-//     Reads of the current version, by key or by its version ID, see the
-//     new tags at once.
+//   - The current version is staged again, the changed entry under the
+//     same version ID, so the next commit records the change like any
+//     other (it shows in changes and diffs as modified). Reads of the
+//     current version, by key or by its version ID, see it at once.
 //   - An older version that no commit has folded yet (overwritten in this
 //     branch's staging, not history) has its version record rewritten.
 //   - Any other older version is committed history, and history is
@@ -27,9 +42,9 @@ import (
 //
 // The version record of a committed version is never rewritten: other
 // branches forked from its commit share it. Once a committed version that
-// was tagged is overwritten, reading it by version ID shows it as the
-// version record holds it; the commits hold every tag set it had.
-func (s *Service) SetTags(ctx context.Context, repo, branch, key, vid string, tags []manifest.Pair, by Writer) (*manifest.Entry, error) {
+// was retouched is overwritten, reading it by version ID shows it as the
+// version record holds it; the commits hold every state it had.
+func (s *Service) retouch(ctx context.Context, repo, branch, key, vid, what string, change func(*manifest.Entry), by Writer) (*manifest.Entry, error) {
 	var out *manifest.Entry
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
 		v, err := s.writableView(ctx, txn, repo, branch)
@@ -49,12 +64,12 @@ func (s *Service) SetTags(ctx context.Context, repo, branch, key, vid string, ta
 				return err
 			}
 			if vid == "" || e.VersionID == vid {
-				e.Tags = tags
+				change(e)
 				out = e
-				return s.retagCurrent(txn, v, key, e, by)
+				return s.retouchCurrent(txn, v, key, e, by)
 			}
 		}
-		out, err = s.retagStaged(txn, v, key, vid, tags)
+		out, err = s.retouchStaged(txn, v, key, vid, what, change)
 		return err
 	})
 	if err != nil {
@@ -63,11 +78,11 @@ func (s *Service) SetTags(ctx context.Context, repo, branch, key, vid string, ta
 	return out, nil
 }
 
-// retagCurrent stages e, the current version of key with new tags, under
+// retouchCurrent stages e, the current version of key retouched, under
 // its own version ID. A version this branch wrote since its last commit
 // has its version record rewritten too (no fork can see it yet); the
 // record of a committed one stays as history has it.
-func (s *Service) retagCurrent(txn kv.Txn, v *view, key string, e *manifest.Entry, by Writer) error {
+func (s *Service) retouchCurrent(txn kv.Txn, v *view, key string, e *manifest.Entry, by Writer) error {
 	st := staged{vid: e.VersionID, entry: e.Encode(), by: by}
 	rec, err := s.versionRecord(txn, v, key, e.VersionID)
 	switch {
@@ -87,11 +102,11 @@ func (s *Service) uncommitted(v *view, rec versionRecord) bool {
 	return rec.branch == v.br.ID && rec.seq > v.br.commitSeq() && !rec.del
 }
 
-// retagStaged gives new tags to vid, an older version of key that must not
-// be history yet.
-func (s *Service) retagStaged(txn kv.Txn, v *view, key, vid string, tags []manifest.Pair) (*manifest.Entry, error) {
+// retouchStaged applies change to vid, an older version of key that must
+// not be history yet.
+func (s *Service) retouchStaged(txn kv.Txn, v *view, key, vid, what string, change func(*manifest.Entry)) (*manifest.Entry, error) {
 	if _, err := manifest.ParseCommitID(vid); err == nil {
-		return nil, fmt.Errorf("%s as of commit %s: the tags of history cannot change: %w", key, vid, ErrImmutable)
+		return nil, fmt.Errorf("%s as of commit %s: the %s of history cannot change: %w", key, vid, what, ErrImmutable)
 	}
 	if _, ok := versionSeq(vid); !ok {
 		return nil, fmt.Errorf("version id %q: %w", vid, ErrInvalid)
@@ -104,19 +119,19 @@ func (s *Service) retagStaged(txn kv.Txn, v *view, key, vid string, tags []manif
 		return nil, fmt.Errorf("%s version %s is a delete marker: %w", key, vid, ErrNoSuchVersion)
 	}
 	if !s.uncommitted(v, rec) {
-		return nil, fmt.Errorf("%s version %s is committed and not current: only the current version's tags can change: %w", key, vid, ErrImmutable)
+		return nil, fmt.Errorf("%s version %s is committed and not current: only the current version's %s can change: %w", key, vid, what, ErrImmutable)
 	}
 	e, err := manifest.DecodeEntry(rec.entry)
 	if err != nil {
 		return nil, err
 	}
-	e.Tags = tags
+	change(e)
 	rec.entry = e.Encode()
 	return e, txn.Set(versionKey(v.rr.ID, vid), rec.encode())
 }
 
 // sameVersion reports whether two encoded entries are one version, alike
-// but for their tags (all that SetTags changes).
+// but for their tags and ACL (all that retouch changes).
 func sameVersion(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
@@ -127,11 +142,12 @@ func sameVersion(a, b []byte) bool {
 		return false
 	}
 	ea.Tags, eb.Tags = nil, nil
+	ea.ACL, eb.ACL = nil, nil
 	return bytes.Equal(ea.Encode(), eb.Encode())
 }
 
 // sameRecord reports whether the encoded version record old and rec are
-// one version's record, alike but for the entry's tags.
+// one version's record, alike but for the entry's tags and ACL.
 func sameRecord(old []byte, rec versionRecord) bool {
 	o, err := decodeVersion(old)
 	return err == nil && o.key == rec.key && o.branch == rec.branch && o.seq == rec.seq && o.vid == rec.vid &&

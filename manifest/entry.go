@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentnas/nas/acl"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
 )
@@ -34,6 +35,13 @@ type Entry struct {
 	// the same version (see branch.Service.SetTags). Encoded under its own
 	// tag, so entries written before the field existed decode unchanged.
 	Tags []Pair
+	// ACL is the version's access control list as a client set it (S3
+	// object ACLs); nil means none was set, which answers as private. It
+	// grants nothing (see package acl) and, like Tags, belongs to the
+	// version: changing it restages the same version (branch.Service.SetACL).
+	// Encoded under its own tag (acl.Encode), so entries written before
+	// the field existed decode and re-encode unchanged.
+	ACL *acl.ACL
 
 	ChecksumAlgorithm string // CRC32, CRC32C, CRC64NVME, SHA1, SHA256 or ""
 	ChecksumValue     string // base64, "-N" suffix for composite
@@ -106,7 +114,7 @@ const (
 	tagContentRef
 	tagRemote
 	tagTags // one field per tag, in tag-key order
-	// tagACL (15) is reserved for the object ACL field.
+	tagACL  // acl.Encode of the ACL, when one is set
 )
 
 // SetContent stores c in the entry, inline when small; when it is too large
@@ -153,6 +161,9 @@ func (e *Entry) Encode() []byte {
 	for _, p := range sortedPairs(e.Tags) {
 		w.bytes(tagTags, encodePair(p))
 	}
+	if e.ACL != nil {
+		w.bytes(tagACL, acl.Encode(*e.ACL))
+	}
 	return w.b
 }
 
@@ -196,6 +207,10 @@ func DecodeEntry(b []byte) (*Entry, error) {
 			copy(e.ContentRef[:], v)
 		case tagRemote:
 			e.Remote, err = decodeRemote(v)
+		case tagACL:
+			var a acl.ACL
+			a, err = acl.Decode(v)
+			e.ACL = &a
 		}
 		if err != nil {
 			return nil, fmt.Errorf("decode entry: %w", ErrCorrupt)

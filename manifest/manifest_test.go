@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/agentnas/nas/acl"
 	"github.com/agentnas/nas/chunk"
 )
 
@@ -81,7 +82,7 @@ func TestEntryTagsRoundTripSorted(t *testing.T) {
 		t.Fatal("tags must be encoded after the fields that existed before them")
 	}
 	if tagTags != 14 {
-		t.Fatalf("tagTags is %d: the encoding fixes it at 14 (15 is reserved)", tagTags)
+		t.Fatalf("tagTags is %d: the encoding fixes it at 14", tagTags)
 	}
 }
 
@@ -148,4 +149,52 @@ func FuzzDecodeCommit(f *testing.F) {
 			t.Fatalf("re-encoded commit does not decode: %v", err)
 		}
 	})
+}
+
+// taggedEntryHex is sampleEntry with tags env=prod and team=data, as
+// encoded before entries had ACLs (commit eed6088).
+const taggedEntryHex = oldEntryHex + "0e0803656e7670726f640e09047465616d64617461"
+
+func TestEntryWithoutACLDecodesUnchanged(t *testing.T) {
+	old, _ := hex.DecodeString(taggedEntryHex)
+	d, err := DecodeEntry(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ACL != nil || len(d.Tags) != 2 {
+		t.Fatalf("old entry decoded as %+v", d)
+	}
+	if !bytes.Equal(d.Encode(), old) {
+		t.Fatal("an entry without an ACL must encode as before ACLs existed")
+	}
+}
+
+func TestEntryACLRoundTrip(t *testing.T) {
+	pub := acl.ACL{Grants: []acl.Grant{{Grantee: acl.User("me"), Permission: acl.FullControl}, {Grantee: acl.GroupOf(acl.AllUsers), Permission: acl.Read}}}
+	for _, a := range []*acl.ACL{{Grants: []acl.Grant{}}, &pub} {
+		e := sampleEntry()
+		e.Tags = []Pair{{"env", "prod"}, {"team", "data"}}
+		e.ACL = a
+		b := e.Encode()
+		d, err := DecodeEntry(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(d, e) || !bytes.Equal(d.Encode(), b) {
+			t.Fatalf("round trip of ACL %+v gave %+v", a, d.ACL)
+		}
+		// The ACL field comes last; an emptied ACL still marks the entry.
+		old, _ := hex.DecodeString(taggedEntryHex)
+		if !bytes.HasPrefix(b, old) || len(b) == len(old) {
+			t.Fatal("the ACL must be encoded, after the fields that existed before it")
+		}
+	}
+	if tagACL != 15 {
+		t.Fatalf("tagACL is %d: the encoding fixes it at 15", tagACL)
+	}
+	e := sampleEntry()
+	b := append(e.Encode(), tagACL, 2, 7, 7)
+	if _, err := DecodeEntry(b); err == nil {
+		t.Fatal("a corrupt ACL field must not decode")
+	}
 }

@@ -122,15 +122,24 @@ func (s *Server) createBucket(req *request) error {
 		}
 		return errInvalidBucketName("a branch alias cannot be created with CreateBucket; fork with `nas branch create` (" + aliasExample + ")")
 	}
+	a, err := s.requestACL(req.r.Header)
+	if err != nil {
+		return err
+	}
 	if err := readBody(req, 64<<10, nil); err != nil {
 		return err
 	}
-	_, err := s.b.CreateRepo(req.ctx(), req.repo, branch.CreateRepoOptions{Principal: req.auth.AccessKey})
+	_, err = s.b.CreateRepo(req.ctx(), req.repo, branch.CreateRepoOptions{Principal: req.auth.AccessKey})
 	if errors.Is(err, branch.ErrRepoExists) {
-		return s.alreadyOwned(req)
+		return s.alreadyOwned(req) // its ACL stays as it was
 	}
 	if err != nil {
 		return err
+	}
+	if a != nil {
+		if err := s.setBucketACL(req, a); err != nil {
+			return err
+		}
 	}
 	req.w.Header().Set("Location", "/"+req.repo)
 	req.started = true
@@ -226,82 +235,12 @@ func (s *Server) getLocation(req *request) error {
 	return s.writeXML(req, http.StatusOK, locationConstraint{Xmlns: s3ns, Region: region})
 }
 
-type grantee struct {
-	XMLNSxsi    string `xml:"xmlns:xsi,attr"`
-	Type        string `xml:"xsi:type,attr"`
-	ID          string `xml:"ID"`
-	DisplayName string `xml:"DisplayName"`
-}
-
-type grant struct {
-	Grantee    grantee `xml:"Grantee"`
-	Permission string  `xml:"Permission"`
-}
-
-type accessControlPolicy struct {
-	XMLName xml.Name `xml:"AccessControlPolicy"`
-	Xmlns   string   `xml:"xmlns,attr"`
-	Owner   *owner   `xml:"Owner"`
-	Grants  []grant  `xml:"AccessControlList>Grant"`
-}
-
-// getACL answers with the owner's full control: the gateway has no ACLs,
-// only the owner and leases.
-func (s *Server) getACL(req *request, key string) error {
-	a := lease.List
-	if key != "" {
-		a = lease.Read
-	}
-	if err := s.allow(req, a, req.repo, req.branch, key, noSuchKey()); err != nil {
-		return err
-	}
-	if key != "" {
-		if _, err := s.b.Get(req.ctx(), req.repo, req.branch, key); err != nil {
-			return err
-		}
-	} else if err := s.requireBranch(req); err != nil {
-		return err
-	}
-	o := s.ownerDoc()
-	return s.writeXML(req, http.StatusOK, accessControlPolicy{Xmlns: s3ns, Owner: o, Grants: []grant{{
-		Grantee:    grantee{XMLNSxsi: "http://www.w3.org/2001/XMLSchema-instance", Type: "CanonicalUser", ID: o.ID, DisplayName: o.DisplayName},
-		Permission: "FULL_CONTROL",
-	}}})
-}
-
-// putACL accepts and ignores ACLs (canned or in the body).
-func (s *Server) putACL(req *request) error {
-	if req.hasKey {
-		if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
-			return err
-		}
-	} else if err := s.ownerOnly(req, req.r.Method+" bucket configuration"); err != nil {
-		return err
-	}
-	if req.hasKey {
-		if _, err := s.b.Get(req.ctx(), req.repo, req.branch, req.key); err != nil {
-			return err
-		}
-	} else if err := s.requireBranch(req); err != nil {
-		return err
-	}
-	if err := readBody(req, 1<<20, nil); err != nil {
-		return err
-	}
-	req.started = true
-	req.w.WriteHeader(http.StatusOK)
-	return nil
-}
-
 // readBody reads a small request body (verifying its signature) and, when
 // v is not nil and the body is not empty, decodes it as XML.
 func readBody(req *request, limit int64, v any) error {
-	b, err := io.ReadAll(io.LimitReader(req.auth.Body, limit+1))
+	b, err := readRaw(req, limit)
 	if err != nil {
 		return err
-	}
-	if int64(len(b)) > limit {
-		return errMalformedXML("the request body is too large")
 	}
 	if v == nil || len(b) == 0 {
 		return nil
@@ -310,6 +249,18 @@ func readBody(req *request, limit int64, v any) error {
 		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
 	}
 	return nil
+}
+
+// readRaw reads a small request body, verifying its signature.
+func readRaw(req *request, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(req.auth.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, errMalformedXML("the request body is too large")
+	}
+	return b, nil
 }
 
 // readBodyChecked is readBody for bodies S3 requires an integrity check on

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/agentnas/nas/acl"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
@@ -185,6 +186,10 @@ var s3Codes = []s3Code{
 	{is: checksum.ErrInvalidAlgorithm, status: http.StatusBadRequest, code: "InvalidRequest", detail: errorText},
 	{is: checksum.ErrMultipleChecksums, status: http.StatusBadRequest, code: "InvalidRequest", detail: errorText},
 	{is: checksum.ErrMissingTrailer, status: http.StatusBadRequest, code: "MalformedTrailerError", msg: "The request contained trailing data that was not well-formed or did not conform to our published schema."},
+
+	// ACLs (package acl): what a request sets must name known grantees.
+	{is: acl.ErrUnresolvableEmail, status: http.StatusBadRequest, code: "UnresolvableGrantByEmailAddress", msg: "The e-mail address you provided does not match any account on record."},
+	{is: acl.ErrInvalid, status: http.StatusBadRequest, code: "InvalidArgument", detail: errorText},
 
 	// Branches and objects.
 	{is: branch.ErrNoSuchRepo, status: http.StatusNotFound, code: "NoSuchBucket", msg: msgNoSuchBucket},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/agentnas/nas/acl"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/checksum"
@@ -34,6 +35,12 @@ func TestToS3(t *testing.T) {
 		{errAccessDenied("x"), 403, "AccessDenied"},
 		{errInvalidTag("x"), 400, "InvalidTag"},
 		{errNoSuchTagSet(), 404, "NoSuchTagSet"},
+		{errMalformedACL(), 400, "MalformedACLError"},
+		{errMissingSecurityHeader(), 400, "MissingSecurityHeader"},
+		{wrap(fmt.Errorf("%q: %w", "x@y", acl.ErrUnresolvableEmail)), 400, "UnresolvableGrantByEmailAddress"},
+		{wrap(acl.ErrUnknownGrantee), 400, "InvalidArgument"},
+		{wrap(acl.ErrUnknownCanned), 400, "InvalidArgument"},
+		{wrap(acl.ErrMalformedGrant), 400, "InvalidArgument"},
 		{context.Canceled, 499, "RequestCanceled"},
 		{sigv4.ErrMissingAuth, 403, "AccessDenied"},
 		{sigv4.ErrUnsupportedAuth, 400, "InvalidRequest"},

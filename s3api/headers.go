@@ -17,6 +17,19 @@ var storedHeaders = []string{"Cache-Control", "Content-Disposition", "Content-En
 // maxUserMeta is S3's limit on the size of user metadata.
 const maxUserMeta = 2 << 10
 
+// entryFromHeaders builds a new object's entry from its request's
+// headers: metaFromHeaders and the ACL they set.
+func (s *Server) entryFromHeaders(h http.Header) (*manifest.Entry, error) {
+	e, err := metaFromHeaders(h)
+	if err != nil {
+		return nil, err
+	}
+	if e.ACL, err = s.requestACL(h); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
 // metaFromHeaders builds the header, metadata and tag fields of an entry.
 func metaFromHeaders(h http.Header) (*manifest.Entry, error) {
 	tags, err := parseTaggingHeader(h)

@@ -54,7 +54,7 @@ func (s *Server) createUpload(req *request) error {
 	if err := rejectUnsupported(h); err != nil {
 		return err
 	}
-	e, err := metaFromHeaders(h)
+	e, err := s.entryFromHeaders(h)
 	if err != nil {
 		return err
 	}

@@ -136,7 +136,7 @@ func (s *Server) putObject(req *request) error {
 	if err := rejectUnsupported(h); err != nil {
 		return err
 	}
-	e, err := metaFromHeaders(h)
+	e, err := s.entryFromHeaders(h)
 	if err != nil {
 		return err
 	}
@@ -569,6 +569,10 @@ func (s *Server) copyObject(req *request) error {
 	dst := *src
 	dst.VersionID, dst.ModTime = "", 0
 	if err := copyTags(h, &dst); err != nil {
+		return err
+	}
+	// As on S3, a copy gets the request's ACL or none, never the source's.
+	if dst.ACL, err = s.requestACL(h); err != nil {
 		return err
 	}
 	replace := strings.EqualFold(h.Get("x-amz-metadata-directive"), "REPLACE")

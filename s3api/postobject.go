@@ -101,7 +101,7 @@ func (s *Server) storeForm(req *request, form *postform.Form) error {
 	if err := rejectUnsupported(h); err != nil {
 		return err
 	}
-	e, err := metaFromHeaders(h)
+	e, err := s.entryFromHeaders(h)
 	if err != nil {
 		return err
 	}
@@ -143,12 +143,15 @@ func (s *Server) formPolicy(req *request, form *postform.Form) (*postform.Policy
 }
 
 // formHeader returns the form's fields that a PUT would send as headers:
-// the stored content headers, user metadata, checksums and the headers
+// the stored content headers, the canned ACL (acl, as x-amz-acl), user
+// metadata, checksums and the headers
 // the gateway refuses (encryption, object lock, website redirects).
 func formHeader(f *postform.Form) http.Header {
 	h := http.Header{}
 	for _, fd := range f.Fields {
 		switch n := fd.Name; {
+		case n == "acl":
+			h.Set("x-amz-acl", fd.Value)
 		case n == "content-type", n == "content-md5", n == "x-amz-website-redirect-location",
 			strings.HasPrefix(n, "x-amz-meta-"), strings.HasPrefix(n, "x-amz-checksum-"),
 			strings.HasPrefix(n, "x-amz-server-side-encryption"), strings.HasPrefix(n, "x-amz-object-lock-"):

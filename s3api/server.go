@@ -261,7 +261,7 @@ func (s *Server) dispatchBucket(req *request) error {
 		case q.Has("location"):
 			return s.getLocation(req)
 		case q.Has("acl"):
-			return s.getACL(req, "")
+			return s.getBucketACL(req)
 		case q.Has("tagging"):
 			return s.getBucketTagging(req)
 		case q.Has("uploads"):
@@ -279,7 +279,7 @@ func (s *Server) dispatchBucket(req *request) error {
 		case q.Has("versioning"):
 			return s.putVersioning(req)
 		case q.Has("acl"):
-			return s.putACL(req)
+			return s.putBucketACL(req)
 		case q.Has("tagging"):
 			return s.putBucketTagging(req, false)
 		}
@@ -306,7 +306,7 @@ func (s *Server) dispatchObject(req *request) error {
 		case q.Has("uploadId"):
 			return s.listParts(req)
 		case q.Has("acl"):
-			return s.getACL(req, req.key)
+			return s.getObjectACL(req)
 		case q.Has("tagging"):
 			return s.getObjectTagging(req)
 		case q.Has("attributes"):
@@ -325,7 +325,7 @@ func (s *Server) dispatchObject(req *request) error {
 			}
 			return s.uploadPart(req)
 		case q.Has("acl"):
-			return s.putACL(req)
+			return s.putObjectACL(req)
 		case r.Header.Get("x-amz-copy-source") != "":
 			return s.copyObject(req)
 		}
