@@ -167,7 +167,6 @@ func TestBuckets(t *testing.T) {
 				_, err := c.DeleteBucketLifecycle(ctx, &s3.DeleteBucketLifecycleInput{Bucket: bk})
 				return err
 			}},
-			{"GetBucketCors", func() error { _, err := c.GetBucketCors(ctx, &s3.GetBucketCorsInput{Bucket: bk}); return err }},
 			{"GetBucketEncryption", func() error {
 				_, err := c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: bk})
 				return err

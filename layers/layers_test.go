@@ -15,7 +15,7 @@ const module = "github.com/agentnas/nas/"
 // on purpose.
 var rank = map[string]int{
 	// Leaves: vocabularies every side shares.
-	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0, "keyspace": 0, "postform": 0, "acl": 0,
+	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0, "keyspace": 0, "postform": 0, "acl": 0, "cors": 0,
 	"lease": 1, // the lease model (glob)
 	"sigv2": 1, // Signature Version 2, in sigv4's vocabulary
 	"apiv1": 2, // the control API's contract (lease)

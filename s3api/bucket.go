@@ -266,25 +266,35 @@ func readRaw(req *request, limit int64) ([]byte, error) {
 // readBodyChecked is readBody for bodies S3 requires an integrity check on
 // (Content-MD5 or an x-amz-checksum header), verified when present.
 func readBodyChecked(req *request, limit int64, v any) error {
-	set, err := checksum.FromRequest(req.r.Header)
+	b, err := readCheckedBody(req, limit)
 	if err != nil {
 		return err
+	}
+	if err := xml.Unmarshal(b, v); err != nil {
+		return errMalformedXML(msgMalformedXML)
+	}
+	return nil
+}
+
+// readCheckedBody reads a body of at most limit bytes, verifying the
+// Content-MD5 or x-amz-checksum the client sent.
+func readCheckedBody(req *request, limit int64) ([]byte, error) {
+	set, err := checksum.FromRequest(req.r.Header)
+	if err != nil {
+		return nil, err
 	}
 	defer set.Close()
 	b, err := io.ReadAll(io.TeeReader(io.LimitReader(req.auth.Body, limit+1), set.Writer()))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return errMalformedXML("the request body is too large")
+		return nil, errMalformedXML("the request body is too large")
 	}
 	if err := set.Verify(req.auth.Trailer()); err != nil {
-		return err
+		return nil, err
 	}
-	if err := xml.Unmarshal(b, v); err != nil {
-		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
-	}
-	return nil
+	return b, nil
 }
 
 // ownerOnly refuses bucket configuration to leases: AccessDenied for the

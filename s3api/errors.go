@@ -11,6 +11,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/cors"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -129,6 +130,7 @@ const (
 	msgPrecondition = "At least one of the pre-conditions you specified did not hold"
 	msgNoSuchKey    = "The specified key does not exist."
 	msgNoSuchBucket = "The specified bucket does not exist"
+	msgMalformedXML = "The XML you provided was not well-formed or did not validate against our published schema."
 )
 
 // s3Codes is the translation table, walked in order: the first row an
@@ -176,6 +178,10 @@ var s3Codes = []s3Code{
 	{is: sigv4.ErrInvalidContentSHA256, status: http.StatusBadRequest, code: "InvalidArgument", detail: errorText},
 	{is: sigv4.ErrIncompleteBody, status: http.StatusBadRequest, code: "IncompleteBody", msg: "You did not provide the number of bytes specified by the Content-Length HTTP header."},
 	{is: sigv4.ErrMalformedChunk, status: http.StatusBadRequest, code: "InvalidRequest", msg: "malformed aws-chunked body: ", detail: errorText},
+
+	// Bucket CORS documents.
+	{is: cors.ErrInvalid, status: http.StatusBadRequest, code: "InvalidRequest", detail: corsReason},
+	{is: cors.ErrMalformed, status: http.StatusBadRequest, code: "MalformedXML", msg: msgMalformedXML},
 
 	// Checksums.
 	{match: isChecksumMismatch, status: http.StatusBadRequest, code: "BadDigest", detail: checksumMismatch},
@@ -301,6 +307,15 @@ func malformedPostField(err error) string {
 		return missingFieldText(fe.Field)
 	}
 	return fmt.Sprintf("Invalid %s: %s", fe.Field, fe.Problem)
+}
+
+// corsReason is why a CORS rule was refused, in S3's words.
+func corsReason(err error) string {
+	var re *cors.RuleError
+	if errors.As(err, &re) {
+		return re.Reason
+	}
+	return err.Error()
 }
 
 // policyReason is why a policy was refused, in S3's words.

@@ -10,6 +10,7 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/cors"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -41,6 +42,11 @@ func TestToS3(t *testing.T) {
 		{wrap(acl.ErrUnknownGrantee), 400, "InvalidArgument"},
 		{wrap(acl.ErrUnknownCanned), 400, "InvalidArgument"},
 		{wrap(acl.ErrMalformedGrant), 400, "InvalidArgument"},
+		{errNoSuchCORSConfiguration(), 404, "NoSuchCORSConfiguration"},
+		{errCORSNotAllowed(), 403, "AccessForbidden"},
+		{errBadRequest("x"), 400, "BadRequest"},
+		{cors.ErrMalformed, 400, "MalformedXML"},
+		{cors.ErrInvalid, 400, "InvalidRequest"},
 		{context.Canceled, 499, "RequestCanceled"},
 		{sigv4.ErrMissingAuth, 403, "AccessDenied"},
 		{sigv4.ErrUnsupportedAuth, 400, "InvalidRequest"},
@@ -121,6 +127,10 @@ func TestToS3FormMessages(t *testing.T) {
 			"Bucket POST must contain a field named 'x-amz-signature'.  If it is specified, please check the order of the fields."},
 		{(&postform.Form{}).Require("key"), "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields."},
 		{func() error { _, err := postform.Decode("e30="); return err }(), "Invalid Policy: Policy missing expiration."},
+		{func() error {
+			_, err := cors.Decode([]byte("<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>PATCH</AllowedMethod></CORSRule></CORSConfiguration>"))
+			return err
+		}(), "Found unsupported HTTP method in CORS config. Unsupported method is PATCH"},
 	} {
 		if got := toS3(tc.err).Message; got != tc.msg {
 			t.Errorf("%v: %q, want %q", tc.err, got, tc.msg)

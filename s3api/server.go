@@ -141,10 +141,20 @@ func (s *Server) serve(req *request) error {
 	if err := s.parseTarget(req); err != nil {
 		return err
 	}
+	if r.Method == http.MethodOptions {
+		// The one request outside the door: a browser sends its CORS
+		// preflight without credentials, so it cannot be authenticated.
+		// preflight reads the bucket's CORS document and nothing else
+		// (no object, no lease, no budget) and answers every refusal
+		// alike; an OPTIONS never reaches dispatch.
+		return s.preflight(req)
+	}
 	if boundary, ok := formBoundary(req); ok {
+		s.corsHeaders(req, nil)
 		return s.postObject(req, boundary)
 	}
 	p, err := s.auth.Authenticate(r, auth.S3)
+	s.corsHeaders(req, p)
 	if p != nil {
 		req.p, req.auth = p, p.Signed
 		defer s.auth.Finish(req.ctx(), p)
@@ -216,7 +226,7 @@ func (s *Server) parseTarget(req *request) error {
 // unsupported lists subresources we answer with NotImplemented without
 // touching data.
 var unsupported = []string{
-	"accelerate", "analytics", "cors", "encryption", "intelligent-tiering",
+	"accelerate", "analytics", "encryption", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metadataTable", "metrics", "notification",
 	"object-lock", "ownershipControls", "policy", "policyStatus", "publicAccessBlock",
 	"replication", "requestPayment", "restore", "retention", "select",
@@ -264,6 +274,8 @@ func (s *Server) dispatchBucket(req *request) error {
 			return s.getBucketACL(req)
 		case q.Has("tagging"):
 			return s.getBucketTagging(req)
+		case q.Has("cors"):
+			return s.getBucketCors(req)
 		case q.Has("uploads"):
 			return s.listUploads(req)
 		case q.Has("versions"):
@@ -282,11 +294,16 @@ func (s *Server) dispatchBucket(req *request) error {
 			return s.putBucketACL(req)
 		case q.Has("tagging"):
 			return s.putBucketTagging(req, false)
+		case q.Has("cors"):
+			return s.putBucketCors(req, false)
 		}
 		return s.createBucket(req)
 	case http.MethodDelete:
-		if q.Has("tagging") {
+		switch {
+		case q.Has("tagging"):
 			return s.putBucketTagging(req, true)
+		case q.Has("cors"):
+			return s.putBucketCors(req, true)
 		}
 		return s.deleteBucket(req)
 	case http.MethodPost:

@@ -44,7 +44,11 @@ type errorDoc struct {
 
 // keepOnError are the headers an error response may carry; object headers
 // set before the failure (ETag, checksums, version, metadata) are dropped.
-var keepOnError = map[string]bool{"X-Amz-Request-Id": true, "X-Amz-Id-2": true, "Server": true, "X-Nas-Lease-Expires": true}
+// The bucket's CORS headers stay, so a page can read its error as S3
+// allows.
+var keepOnError = map[string]bool{"X-Amz-Request-Id": true, "X-Amz-Id-2": true, "Server": true, "X-Nas-Lease-Expires": true,
+	"Access-Control-Allow-Origin": true, "Access-Control-Allow-Methods": true, "Access-Control-Expose-Headers": true,
+	"Access-Control-Allow-Credentials": true, "Vary": true}
 
 func (s *Server) writeError(req *request, e *Error) {
 	s.auth.Finish(req.ctx(), req.p)
