@@ -62,6 +62,16 @@ func TestPostObjectSigV2(t *testing.T) {
 		wantFormErr(t, st, body, http.StatusForbidden, "SignatureDoesNotMatch", "")
 		absent(t, own, bucket, "v2/b.txt")
 	})
+	t.Run("GarbledSignature", func(t *testing.T) {
+		fields := with(signedFormV2(t, owner, bucket, hour, cond...), "key", "v2/g.txt")
+		for i := range fields {
+			if fields[i].name == "signature" {
+				fields[i].value = "==" + fields[i].value[2:] // not base64 any more
+			}
+		}
+		st, _, body := postForm(t, u, fields, "g.txt", []byte("x"))
+		wantFormErr(t, st, body, http.StatusForbidden, "SignatureDoesNotMatch", "")
+	})
 	t.Run("WrongSecret", func(t *testing.T) {
 		bad := owner
 		bad.SecretAccessKey = "not-the-secret-0000000000000000"

@@ -32,9 +32,11 @@ func (v *Verifier) VerifyPost(ctx context.Context, f PostForm, lookup sigv4.Secr
 			return nil, &sigv4.PostFieldError{Field: fd.name, Missing: true}
 		}
 	}
+	// A signature that is not even a base64 HMAC-SHA1 does not match
+	// either: S3 answers it as a mismatch (403), not as a malformed form.
 	sig, err := base64.StdEncoding.DecodeString(f.Signature)
 	if err != nil || len(sig) != sha1.Size {
-		return nil, &sigv4.PostFieldError{Field: "signature", Problem: "must be the base64 of a 20-byte HMAC-SHA1"}
+		sig = make([]byte, sha1.Size)
 	}
 	if lookup == nil {
 		return nil, errors.New("sigv2: no SecretLookup")
