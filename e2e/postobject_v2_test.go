@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"crypto/hmac"
 	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -71,6 +72,22 @@ func TestPostObjectSigV2(t *testing.T) {
 		}
 		st, _, body := postForm(t, u, fields, "g.txt", []byte("x"))
 		wantFormErr(t, st, body, http.StatusForbidden, "SignatureDoesNotMatch", "")
+	})
+	t.Run("ChecksumNeedsNoCondition", func(t *testing.T) {
+		data := []byte("checked bytes")
+		sum := sha256.Sum256(data)
+		good := base64.StdEncoding.EncodeToString(sum[:])
+		st, _, body := postForm(t, u, with(signedFormV2(t, owner, bucket, hour, cond...), "key", "v2/sum.txt",
+			"x-amz-checksum-sha256", good), "sum.txt", data)
+		if st != http.StatusNoContent {
+			t.Fatalf("form with a right checksum: %d %s", st, body)
+		}
+		st, _, body = postForm(t, u, with(signedFormV2(t, owner, bucket, hour, cond...), "key", "v2/bad.txt",
+			"x-amz-checksum-sha256", good), "bad.txt", []byte("other bytes"))
+		if st != http.StatusBadRequest {
+			t.Fatalf("form with a wrong checksum: %d %s", st, body)
+		}
+		absent(t, own, bucket, "v2/bad.txt")
 	})
 	t.Run("WrongSecret", func(t *testing.T) {
 		bad := owner

@@ -205,13 +205,15 @@ func number(raw json.RawMessage) (int64, error) {
 
 // Exempt reports whether a field needs no condition: the policy itself,
 // its signature (SigV4's x-amz-signature, or SigV2's signature and
-// AWSAccessKeyId), the file and x-ignore-* fields.
+// AWSAccessKeyId), the file, x-ignore-* fields and the file's
+// x-amz-checksum-* (it can only make the upload fail, never widen what
+// the policy allows).
 func Exempt(name string) bool {
 	switch name {
 	case "policy", "x-amz-signature", "signature", "awsaccesskeyid", FileField:
 		return true
 	}
-	return strings.HasPrefix(name, "x-ignore-")
+	return strings.HasPrefix(name, "x-ignore-") || strings.HasPrefix(name, "x-amz-checksum-")
 }
 
 // Check checks the form, at now, for an upload of key (${filename}
