@@ -58,7 +58,6 @@ func TestSourceWorkloadTiny(t *testing.T) {
 	if curves != 1 || first != len(sz.reads) || second != len(sz.reads) {
 		t.Errorf("%d curves, %d first-read and %d second-read results", curves, first, second)
 	}
-	if s := rep.Timings[0].Seconds; s > 10 {
-		t.Errorf("tiny source workload took %.1f s", s)
-	}
+	// How long it took is a measurement, not a check: logged only.
+	t.Logf("tiny source workload took %.1f s", rep.Timings[0].Seconds)
 }
