@@ -34,14 +34,20 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the gateway (S3 and control API on one port)",
-		Long: "Run the gateway (S3 and control API on one port).\n" +
+		Long: "Run the gateway (S3 and control API on one port). Every flag can also be set by the\n" +
+			"environment variable NAS_<FLAG> (--log-format is NAS_LOG_FORMAT) or by the key of the\n" +
+			"flag's name in the --config YAML file; the command line wins, then the environment.\n" +
 			"SIGHUP reloads the TLS certificate; SIGTERM and SIGINT drain in-flight requests.",
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := resolveServeFlags(cmd.LocalFlags(), os.Getenv); err != nil {
+				return err
+			}
 			return runServe(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.config, "config", "", "YAML file setting any of these flags by name")
 	f.StringVar(&o.addr, "addr", "127.0.0.1:9000", "listen address")
 	f.StringVar(&o.data, "data", "./nas-data", "data directory")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM; SIGHUP reloads it)")
