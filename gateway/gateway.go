@@ -191,13 +191,23 @@ func (g *Gateway) Handler() http.Handler {
 
 // ServeOptions configures Serve.
 type ServeOptions struct {
-	Addr     string
-	TLSCert  string
-	TLSKey   string
+	Addr    string
+	TLSCert string
+	TLSKey  string
+	// KeyPair, if set, is the TLS certificate to serve (TLSCert and TLSKey
+	// are then ignored); its Reload changes it while serving.
+	KeyPair  *KeyPair
 	Insecure bool // allow plain HTTP on a non-loopback address
+	// ShutdownTimeout bounds how long in-flight requests may take to
+	// finish once ctx ends (DefaultShutdownTimeout when zero).
+	ShutdownTimeout time.Duration
 	// Ready, if set, is called with the bound address once listening.
 	Ready func(addr net.Addr)
 }
+
+// DefaultShutdownTimeout is how long Serve waits for in-flight requests
+// when ServeOptions.ShutdownTimeout is zero.
+const DefaultShutdownTimeout = 30 * time.Second
 
 // ErrInsecure is returned when asked to serve plain HTTP beyond loopback.
 var ErrInsecure = errors.New("refusing to serve plain HTTP on a non-loopback address: give --tls-cert/--tls-key, or --insecure")
@@ -215,15 +225,14 @@ func IsLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Serve serves h until ctx ends, then shuts down gracefully: in-flight
-// requests get up to 30 seconds to finish.
+// Serve serves h until ctx ends, then shuts down gracefully: the
+// listener closes at once (new connections are refused) and in-flight
+// requests get ServeOptions.ShutdownTimeout to finish. Past it the
+// remaining connections are closed and Serve returns an error.
 func Serve(ctx context.Context, h http.Handler, o ServeOptions, log *slog.Logger) error {
-	useTLS := o.TLSCert != "" || o.TLSKey != ""
-	if useTLS && (o.TLSCert == "" || o.TLSKey == "") {
-		return errors.New("--tls-cert and --tls-key go together")
-	}
-	if !useTLS && !o.Insecure && !IsLoopback(o.Addr) {
-		return ErrInsecure
+	kp, err := keyPair(o)
+	if err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -231,30 +240,16 @@ func Serve(ctx context.Context, h http.Handler, o ServeOptions, log *slog.Logger
 	}
 	// Connections that were opened but never sent a request count as busy
 	// to Shutdown for five seconds; track them so shutdown can close them.
-	var mu sync.Mutex // guards fresh
-	fresh := map[net.Conn]bool{}
+	fresh := &freshConns{conns: map[net.Conn]bool{}}
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-		ConnState: func(c net.Conn, st http.ConnState) {
-			mu.Lock()
-			defer mu.Unlock()
-			if st == http.StateNew {
-				fresh[c] = true
-			} else {
-				delete(fresh, c)
-			}
-		},
+		ConnState:         fresh.track,
 	}
-	if useTLS {
-		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("load TLS key pair: %w", err)
-		}
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if kp != nil {
+		srv.TLSConfig = &tls.Config{GetCertificate: kp.GetCertificate, MinVersion: tls.VersionTLS12}
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
 	if o.Ready != nil {
@@ -267,19 +262,71 @@ func Serve(ctx context.Context, h http.Handler, o ServeOptions, log *slog.Logger
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return drain(srv, fresh, o.ShutdownTimeout, log)
+}
+
+// keyPair checks the TLS options and returns the certificate to serve,
+// nil for plain HTTP.
+func keyPair(o ServeOptions) (*KeyPair, error) {
+	if o.KeyPair != nil {
+		return o.KeyPair, nil
+	}
+	useTLS := o.TLSCert != "" || o.TLSKey != ""
+	if useTLS && (o.TLSCert == "" || o.TLSKey == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	if !useTLS {
+		if !o.Insecure && !IsLoopback(o.Addr) {
+			return nil, ErrInsecure
+		}
+		return nil, nil
+	}
+	return LoadKeyPair(o.TLSCert, o.TLSKey)
+}
+
+// drain shuts srv down, waiting up to timeout for in-flight requests.
+func drain(srv *http.Server, fresh *freshConns, timeout time.Duration, log *slog.Logger) error {
+	if timeout <= 0 {
+		timeout = DefaultShutdownTimeout
+	}
+	log.Info("shutting down: refusing new connections, draining requests in flight", "timeout", timeout)
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	go func() {
 		// Shutdown stops the listener first; then no connection turns new.
 		time.Sleep(50 * time.Millisecond)
-		mu.Lock()
-		for c := range fresh {
-			c.Close()
-		}
-		mu.Unlock()
+		fresh.closeAll()
 	}()
 	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		srv.Close() // what did not finish in time is cut off
+		return fmt.Errorf("shutdown: requests still running after %v: %w", timeout, err)
 	}
+	log.Info("shut down: every request finished")
 	return nil
+}
+
+// freshConns tracks connections that have not sent a request yet.
+type freshConns struct {
+	mu    sync.Mutex // guards conns
+	conns map[net.Conn]bool
+}
+
+// track is the http.Server's ConnState hook.
+func (f *freshConns) track(c net.Conn, st http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if st == http.StateNew {
+		f.conns[c] = true
+	} else {
+		delete(f.conns, c)
+	}
+}
+
+// closeAll closes every connection that never sent a request.
+func (f *freshConns) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := range f.conns {
+		c.Close()
+	}
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,14 +15,17 @@ import (
 
 // serveOptions are the flags of `nas serve`.
 type serveOptions struct {
+	config          string
 	addr, data      string
 	tlsCert, tlsKey string
 	insecure        bool
 	region          string
 	domains         []string
 	logLevel        string
+	logFormat       string
 	gcInterval      time.Duration
 	retention       time.Duration
+	shutdownTimeout time.Duration
 }
 
 // newServeCmd builds `nas serve`.
@@ -33,35 +34,46 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the gateway (S3 and control API on one port)",
-		Args:  exactArgs(0),
+		Long: "Run the gateway (S3 and control API on one port). Every flag can also be set by the\n" +
+			"environment variable NAS_<FLAG> (--log-format is NAS_LOG_FORMAT) or by the key of the\n" +
+			"flag's name in the --config YAML file; the command line wins, then the environment.\n" +
+			"SIGHUP reloads the TLS certificate; SIGTERM and SIGINT drain in-flight requests.",
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := resolveServeFlags(cmd.LocalFlags(), os.Getenv); err != nil {
+				return err
+			}
 			return runServe(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.config, "config", "", "YAML file setting any of these flags by name")
 	f.StringVar(&o.addr, "addr", "127.0.0.1:9000", "listen address")
 	f.StringVar(&o.data, "data", "./nas-data", "data directory")
-	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM)")
-	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key (PEM)")
+	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM; SIGHUP reloads it)")
+	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key (PEM; SIGHUP reloads it)")
 	f.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP on a non-loopback address")
 	f.StringVar(&o.region, "region", "us-east-1", "region reported to S3 clients (any region is accepted in signatures)")
 	f.StringSliceVar(&o.domains, "domain", []string{"localhost"}, "domain for virtual-host style requests (BUCKET.DOMAIN)")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&o.logFormat, "log-format", "text", "text or json (one JSON object a line)")
 	f.DurationVar(&o.gcInterval, "gc-interval", 6*time.Hour, "run garbage collection this often (0 disables; `nas gc` runs it on demand)")
 	f.DurationVar(&o.retention, "retention", branch.DefaultRetention, "keep history (commits and versions) younger than this")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM or SIGINT, wait this long for in-flight requests")
 	return cmd
 }
 
 // runServe opens the data directory and serves S3 and the control API
-// until ctx ends, collecting garbage every --gc-interval.
+// until ctx ends, collecting garbage every --gc-interval and reloading
+// what can be reloaded on SIGHUP.
 func runServe(ctx context.Context, o serveOptions) error {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return usagef("--log-level: %v", err)
+	log, err := serveLogger(o)
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	if !o.insecure && o.tlsCert == "" && !gateway.IsLoopback(o.addr) {
-		return gateway.ErrInsecure
+	kp, err := serveKeyPair(o)
+	if err != nil {
+		return err
 	}
 	owner, generated, err := gateway.OwnerCredentials(o.data, os.Getenv)
 	if err != nil {
@@ -76,22 +88,21 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if o.gcInterval > 0 {
 		go collectEvery(ctx, g, o, log)
 	}
-	handler := g.Handler()
-	scheme := "http"
-	if o.tlsCert != "" {
-		scheme = "https"
-	}
-	return gateway.Serve(ctx, handler, gateway.ServeOptions{
-		Addr: o.addr, TLSCert: o.tlsCert, TLSKey: o.tlsKey, Insecure: o.insecure,
-		Ready: func(addr net.Addr) {
-			endpoint := fmt.Sprintf("%s://%s", scheme, addr)
-			fmt.Fprintf(os.Stderr, "nas: serving S3 and the control API on %s (data in %s)\n", endpoint, o.data)
-			if generated {
-				fmt.Fprintf(os.Stderr, "nas: generated owner credentials (stored in %s/credentials, shown once):\n", strings.TrimSuffix(o.data, "/"))
-				fmt.Fprintf(os.Stderr, "  export AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s AWS_ENDPOINT_URL=%s\n", owner.AccessKey, owner.SecretKey, endpoint)
-			}
-		},
+	defer reloadOnHangup(ctx, kp, log)()
+	return gateway.Serve(ctx, g.Handler(), gateway.ServeOptions{
+		Addr: o.addr, KeyPair: kp, Insecure: o.insecure, ShutdownTimeout: o.shutdownTimeout,
+		Ready: func(addr net.Addr) { banner(os.Stderr, log, o, addr, owner, generated) },
 	}, log)
+}
+
+// serveLogger is the logger --log-format and --log-level ask for, on
+// stderr.
+func serveLogger(o serveOptions) (*slog.Logger, error) {
+	level := new(slog.LevelVar)
+	if err := parseLevel(level, o.logLevel); err != nil {
+		return nil, err
+	}
+	return newLogger(os.Stderr, o.logFormat, level)
 }
 
 // collectEvery runs garbage collection periodically until ctx ends.

@@ -38,13 +38,15 @@ func newRootCmd() *cobra.Command {
 		Short:         "Agent NAS: an S3 gateway with copy-on-write branches for runs",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion().String(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	addClientFlags(root)
 	root.AddCommand(newServeCmd(), newRepoCmd(), newBranchCmd(), newCommitCmd(), newLogCmd(),
 		newDiffCmd(), newChangesCmd(), newFsckCmd(), newGCCmd(), newLeaseCmd(), newShareCmd(), newRoleCmd(),
 		newExplainCmd(), newAuditCmd(), newVerifyCmd(), newSourceCmd(), newMountCmd(), newUnmountCmd(),
-		newMergeCmd(), newProposeCmd(), newGateCmd(), newPolicyCmd(), newCheckpointCmd(), newTrashCmd(), newConformanceCmd(), newExportCmd(), newImportCmd(), newBenchMovedCmd())
+		newMergeCmd(), newProposeCmd(), newGateCmd(), newPolicyCmd(), newCheckpointCmd(), newTrashCmd(), newConformanceCmd(), newExportCmd(), newImportCmd(), newBenchMovedCmd(), newVersionCmd())
 	return root
 }
 
