@@ -32,7 +32,7 @@ func addClientFlags(root *cobra.Command) {
 	f.StringVar(&cf.accessKey, "access-key", "", "access key (default $NAS_ACCESS_KEY, $AWS_ACCESS_KEY_ID)")
 	f.StringVar(&cf.secretKey, "secret-key", "", "secret key (default $NAS_SECRET_KEY, $AWS_SECRET_ACCESS_KEY)")
 	f.StringVar(&cf.sessionToken, "session-token", "", "session token (default $NAS_SESSION_TOKEN, $AWS_SESSION_TOKEN)")
-	f.StringVar(&cf.leaseJSON, "lease-json", "", "use the credentials and endpoint of this lease file (the output of `nas lease create --json`)")
+	f.StringVar(&cf.leaseJSON, "lease-json", "", "use the credentials and endpoint of this lease file (the output of 'nas lease create --json')")
 	f.BoolVar(&cf.json, "json", false, "print JSON")
 }
 

@@ -57,7 +57,7 @@ func newServeCmd() *cobra.Command {
 	f.StringSliceVar(&o.domains, "domain", []string{"localhost"}, "domain for virtual-host style requests (BUCKET.DOMAIN)")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "text or json (one JSON object a line)")
-	f.DurationVar(&o.gcInterval, "gc-interval", 6*time.Hour, "run garbage collection this often (0 disables; `nas gc` runs it on demand)")
+	f.DurationVar(&o.gcInterval, "gc-interval", 6*time.Hour, "run garbage collection this often (0 disables; 'nas gc' runs it on demand)")
 	f.DurationVar(&o.retention, "retention", branch.DefaultRetention, "keep history (commits and versions) younger than this")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM or SIGINT, wait this long for in-flight requests")
 	return cmd
