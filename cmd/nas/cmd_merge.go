@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -50,8 +52,8 @@ func runMerge(ctx context.Context, o mergeOptions) error {
 		Ours: o.ours, Theirs: o.theirs, DryRun: o.dryRun}
 	var out apiv1.MergeCreateResponse
 	err := doCall(ctx, req, &out)
-	if errorCode(err) == apiv1.CodeMergeConflict {
-		fmt.Fprintln(os.Stderr, "merge conflict; nothing was changed")
+	if errorCode(err) == apiv1.CodeMergeConflict && !cf.json {
+		printConflicts(err)
 	}
 	if err != nil {
 		return err
@@ -69,4 +71,31 @@ func runMerge(ctx context.Context, o mergeOptions) error {
 		fmt.Printf("merged %s into %s: %d key(s) changed, commit %s\n", o.from, o.into, r.Applied, r.Commit)
 	}
 	return nil
+}
+
+// printConflicts lists, on stderr, every key of a merge conflict with the
+// ETag each side has ("-" when a side deleted or never had it).
+func printConflicts(err error) {
+	fmt.Fprintln(os.Stderr, "merge conflict; nothing was changed")
+	var e *apiError
+	if !errors.As(err, &e) {
+		return
+	}
+	var d struct {
+		Result apiv1.MergeResult `json:"result"`
+	}
+	b, jerr := json.Marshal(e.doc.Details)
+	if jerr != nil || json.Unmarshal(b, &d) != nil {
+		return
+	}
+	etag := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return *p
+	}
+	for _, c := range d.Result.Conflicts {
+		fmt.Fprintf(os.Stderr, "  %s  ours %s  theirs %s  base %s\n", c.Key, etag(c.OursETag), etag(c.TheirsETag), etag(c.BaseETag))
+	}
+	fmt.Fprintf(os.Stderr, "%d conflicting key(s); resolve with --ours GLOB or --theirs GLOB\n", len(d.Result.Conflicts))
 }

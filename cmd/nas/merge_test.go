@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	nasclient "github.com/agentnas/nas/client"
+	"github.com/agentnas/nas/nastest"
+)
+
+// TestMergeConflictListsKeys: a conflicting merge prints every
+// conflicting key with both sides' ETags, and changes nothing.
+func TestMergeConflictListsKeys(t *testing.T) {
+	srv := nastest.Start(t)
+	t.Setenv("NAS_ENDPOINT", srv.Endpoint)
+	t.Setenv("NAS_ACCESS_KEY", nastest.AccessKey)
+	t.Setenv("NAS_SECRET_KEY", nastest.SecretKey)
+	c := nasclient.New(nasclient.Config{Endpoint: srv.Endpoint,
+		Credentials: aws.Credentials{AccessKeyID: nastest.AccessKey, SecretAccessKey: nastest.SecretKey}})
+	put := func(branch, key, body string) {
+		t.Helper()
+		o := nasclient.Object{Repo: "mconf", Branch: branch, Key: key}
+		if _, err := c.Put(context.Background(), o, strings.NewReader(body), int64(len(body)), nasclient.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"repo", "create", "mconf", "--unprotected"}, {"commit", "mconf", "main", "-m", "base", "--allow-empty"},
+		{"branch", "create", "mconf", "a"}, {"branch", "create", "mconf", "b"}} {
+		if code, out := runCLI(t, args...); code != 0 {
+			t.Fatalf("nas %s: %d %s", strings.Join(args, " "), code, out)
+		}
+	}
+	put("a", "same.txt", "from a")
+	put("b", "same.txt", "from b")
+	put("a", "other.txt", "a only")
+	put("b", "other.txt", "b only")
+	runCLI(t, "commit", "mconf", "a", "-m", "a")
+	runCLI(t, "commit", "mconf", "b", "-m", "b")
+	if code, out := runCLI(t, "merge", "mconf", "a", "--into", "main"); code != 0 {
+		t.Fatalf("first merge: %d %s", code, out)
+	}
+	code, stderr := runCLIStderr(t, "merge", "mconf", "b", "--into", "main")
+	if code != 1 {
+		t.Fatalf("conflicting merge exit %d, want 1", code)
+	}
+	for _, want := range []string{"same.txt", "other.txt", "ours ", "theirs ", "2 conflicting key(s)"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("conflict output lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// runCLIStderr is runCLI returning standard error instead.
+func runCLIStderr(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	r, w, _ := os.Pipe()
+	stderr := os.Stderr
+	os.Stderr = w
+	code, _ := runCLI(t, args...)
+	w.Close()
+	os.Stderr = stderr
+	var buf bytes.Buffer
+	io.Copy(&buf, r)
+	return code, buf.String()
+}
