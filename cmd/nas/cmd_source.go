@@ -33,11 +33,11 @@ type sourceAddOptions struct {
 func newSourceAddCmd() *cobra.Command {
 	var o sourceAddOptions
 	cmd := &cobra.Command{
-		Use:   "add REPO s3://BUCKET[/PREFIX] | dir:/ABSOLUTE/PATH [--prefix P] [--branch B] [--endpoint URL] [--region R]",
+		Use:   "add REPO s3://BUCKET[/PREFIX] | dir:/ABSOLUTE/PATH [--prefix P] [--branch B] [--source-endpoint URL] [--source-region R]",
 		Short: "Attach a bucket or a folder of the gateway's host under a prefix of the repository",
 		Long: "Attaching transfers no object bytes: the listing becomes entries in a commit on the branch (the repository's " +
 			"default branch unless --branch; protected branches included), imported in pages with progress.\n\n" +
-			"--endpoint and --region name the remote S3 endpoint (the gateway itself comes from $NAS_ENDPOINT). " +
+			"--source-endpoint and --source-region name the remote S3 endpoint (--endpoint, as everywhere, names the gateway). " +
 			"The remote's credentials (--source-access-key/--source-secret-key, or $NAS_SOURCE_ACCESS_KEY/" +
 			"$NAS_SOURCE_SECRET_KEY) are given once to the gateway, which keeps them: no run reading through the " +
 			"gateway ever sees them. Without credentials requests are anonymous.\n\n" +
@@ -51,12 +51,12 @@ func newSourceAddCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.prefix, "prefix", "", "where the objects appear in the repository (e.g. data/)")
 	f.StringVar(&o.branch, "branch", "", "branch to attach to (default: the repository's default branch)")
-	f.StringVar(&o.endpoint, "endpoint", "", "the remote's S3 endpoint URL (default: AWS S3)")
-	f.StringVar(&o.region, "region", "", "the remote's region (default us-east-1)")
+	f.StringVar(&o.endpoint, "source-endpoint", "", "the remote's S3 endpoint URL (default: AWS S3)")
+	f.StringVar(&o.region, "source-region", "", "the remote's region (default us-east-1)")
 	f.StringVar(&o.accessKey, "source-access-key", "", "the remote's access key (default $NAS_SOURCE_ACCESS_KEY)")
 	f.StringVar(&o.secretKey, "source-secret-key", "", "the remote's secret key (default $NAS_SOURCE_SECRET_KEY)")
 	f.StringVar(&o.sessionToken, "source-session-token", "", "the remote's session token (default $NAS_SOURCE_SESSION_TOKEN)")
-	f.BoolVar(&o.virtualHost, "virtual-host", false, "address the bucket as BUCKET.host (default: path style when --endpoint is given)")
+	f.BoolVar(&o.virtualHost, "virtual-host", false, "address the bucket as BUCKET.host (default: path style when --source-endpoint is given)")
 	f.BoolVar(&o.noWait, "no-wait", false, "return once the import started ('nas source list' shows its progress)")
 	return cmd
 }

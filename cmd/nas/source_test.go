@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/nastest"
 )
 
@@ -52,5 +56,37 @@ func TestCLISource(t *testing.T) {
 		if code != s.code || !strings.Contains(out, s.want) {
 			t.Errorf("nas %s: exit %d, output %q; want exit %d containing %q", strings.Join(s.args, " "), code, out, s.code, s.want)
 		}
+	}
+}
+
+// TestCLISourceEndpoint: --source-endpoint names the remote, while
+// --endpoint keeps naming the gateway (here another gateway plays the
+// remote S3 store).
+func TestCLISourceEndpoint(t *testing.T) {
+	remote := nastest.Start(t)
+	srv := nastest.Start(t)
+	t.Setenv("NAS_ACCESS_KEY", nastest.AccessKey)
+	t.Setenv("NAS_SECRET_KEY", nastest.SecretKey)
+	t.Setenv("NAS_SOURCE_ACCESS_KEY", nastest.AccessKey)
+	t.Setenv("NAS_SOURCE_SECRET_KEY", nastest.SecretKey)
+	c := nasclient.New(nasclient.Config{Endpoint: remote.Endpoint,
+		Credentials: aws.Credentials{AccessKeyID: nastest.AccessKey, SecretAccessKey: nastest.SecretKey}})
+	if code, out := runCLI(t, "--endpoint", remote.Endpoint, "repo", "create", "remote-data", "--unprotected"); code != 0 {
+		t.Fatalf("remote repo: %d %s", code, out)
+	}
+	o := nasclient.Object{Repo: "remote-data", Key: "set/a.csv"}
+	if _, err := c.Put(context.Background(), o, strings.NewReader("a,b\n"), 4, nasclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runCLI(t, "--endpoint", srv.Endpoint, "repo", "create", "mirror"); code != 0 {
+		t.Fatalf("repo create: %d %s", code, out)
+	}
+	code, out := runCLI(t, "--endpoint", srv.Endpoint, "source", "add", "mirror", "s3://remote-data/set",
+		"--prefix", "set/", "--source-endpoint", remote.Endpoint, "--source-region", "us-east-1")
+	if code != 0 || !strings.Contains(out, "1 objects") {
+		t.Fatalf("source add with --source-endpoint: %d %q", code, out)
+	}
+	if code, out := runCLI(t, "--endpoint", remote.Endpoint, "source", "list"); code != 0 || strings.Contains(out, "mirror") {
+		t.Errorf("the source landed on the remote: %d %q", code, out)
 	}
 }
