@@ -126,21 +126,34 @@ func errorCode(err error) string {
 	return ""
 }
 
-// printErrorDocument prints the error document of a failed control-API
-// call to standard output, as --json asks; other errors print nothing. A
-// *client.Error that did not pass through do (one from a package that
-// calls the gateway itself) prints its document too.
-func printErrorDocument(err error) {
+// CLI error codes, for failures that are not a control-API call's: the
+// command line was wrong (exit 2), or the command failed on its own
+// (exit 1).
+const (
+	codeUsage  = "UsageError"
+	codeFailed = "CommandFailed"
+)
+
+// printErrorDocument prints, as --json asks, the failure as the uniform
+// JSON error document on standard error: a control-API call's own
+// document, or one with codeUsage or codeFailed and the error's text.
+func printErrorDocument(err error, usage bool) {
 	var e *apiError
 	var ce *nasclient.Error
+	var doc apiv1.Error
 	switch {
 	case errors.As(err, &e):
+		doc = e.doc
 	case errors.As(err, &ce):
-		e = newAPIError(ce, "")
+		doc = newAPIError(ce, "").doc
+	case usage:
+		doc = apiv1.Error{Code: codeUsage, Message: err.Error()}
 	default:
-		return
+		doc = apiv1.Error{Code: codeFailed, Message: err.Error()}
 	}
-	_ = printJSON(apiv1.ErrorDocument{Error: &e.doc})
+	enc := json.NewEncoder(os.Stderr)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(apiv1.ErrorDocument{Error: &doc})
 }
 
 // doCall sends req with a new client and decodes the answer into resp.

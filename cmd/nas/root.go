@@ -64,12 +64,14 @@ func run(args []string) int {
 	if errors.Is(err, errWaiting) {
 		return exitWaiting
 	}
-	fmt.Fprintln(os.Stderr, "nas:", err)
-	if cf.json {
-		printErrorDocument(err)
-	}
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	usage := errors.As(err, &ue) || isCobraUsage(err)
+	if cf.json {
+		printErrorDocument(err, usage)
+	} else {
+		fmt.Fprintln(os.Stderr, "nas:", err)
+	}
+	if usage {
 		return exitUsage
 	}
 	return exitFailure
