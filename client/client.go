@@ -81,12 +81,16 @@ type Source struct {
 // ErrNoCredentials is returned by Resolve when no credentials were found.
 var ErrNoCredentials = errors.New("no credentials")
 
-// Resolve applies the contract's precedence: flags, then NAS_ENDPOINT,
-// NAS_ACCESS_KEY, NAS_SECRET_KEY, NAS_SESSION_TOKEN, then AWS_ENDPOINT_URL,
-// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; a lease
-// file stands in for the credential flags and gives the endpoint when no
-// flag does. Key, secret and token always come as a set from one source.
-// It returns the lease file it read, if any.
+// Resolve applies the contract's precedence: flags (or a lease file,
+// which stands in for the credential flags and gives the endpoint when no
+// flag does), then NAS_ACCESS_KEY, NAS_SECRET_KEY, NAS_SESSION_TOKEN, then
+// the owner's credentials a local `nas serve` generated in the data
+// directory, then AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+// AWS_SESSION_TOKEN. The data directory comes before AWS_*: keys meant for
+// another S3 service in the shell must not shadow the gateway's own. The
+// endpoint is the flag, NAS_ENDPOINT, AWS_ENDPOINT_URL or the default. Key,
+// secret and token always come as a set from one source. It returns the
+// lease file it read, if any.
 func Resolve(s Source) (Config, *LeaseFile, error) {
 	var lf *LeaseFile
 	if s.LeaseJSON != "" {
@@ -105,10 +109,9 @@ func Resolve(s Source) (Config, *LeaseFile, error) {
 	case os.Getenv("NAS_ACCESS_KEY") != "":
 		ak, sk, tok = os.Getenv("NAS_ACCESS_KEY"), os.Getenv("NAS_SECRET_KEY"), os.Getenv("NAS_SESSION_TOKEN")
 	default:
-		ak, sk, tok = os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")
-	}
-	if ak == "" && sk == "" {
-		ak, sk = dataDirCredentials(s.DataDir)
+		if ak, sk = dataDirCredentials(s.DataDir); ak == "" {
+			ak, sk, tok = os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")
+		}
 	}
 	if ak == "" || sk == "" {
 		return Config{}, nil, fmt.Errorf("%w: set NAS_ACCESS_KEY and NAS_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), give --access-key and --secret-key, or --lease-json", ErrNoCredentials)

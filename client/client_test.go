@@ -36,7 +36,14 @@ func TestResolvePrecedence(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "awssecret")
 	t.Setenv("AWS_SESSION_TOKEN", "awstoken")
 	t.Setenv("AWS_ENDPOINT_URL", "http://aws.example:1/")
+	// A local gateway's generated credentials beat AWS_* (keys meant for
+	// another S3 service must not shadow them); the endpoint still follows
+	// AWS_ENDPOINT_URL when nothing else names one.
 	cfg, _, _ = Resolve(Source{DataDir: dir})
+	if cfg.Credentials.AccessKeyID != "DATAKEY" || cfg.Credentials.SessionToken != "" {
+		t.Fatalf("data dir beside AWS_*: %+v", cfg)
+	}
+	cfg, _, _ = Resolve(Source{DataDir: t.TempDir()})
 	if cfg.Credentials.AccessKeyID != "AWSKEY" || cfg.Credentials.SessionToken != "awstoken" || cfg.Endpoint != "http://aws.example:1" {
 		t.Fatalf("AWS_*: %+v", cfg)
 	}
