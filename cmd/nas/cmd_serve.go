@@ -25,6 +25,7 @@ type serveOptions struct {
 	logLevel        string
 	gcInterval      time.Duration
 	retention       time.Duration
+	metricsAddr     string
 }
 
 // newServeCmd builds `nas serve`.
@@ -49,6 +50,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.DurationVar(&o.gcInterval, "gc-interval", 6*time.Hour, "run garbage collection this often (0 disables; `nas gc` runs it on demand)")
 	f.DurationVar(&o.retention, "retention", branch.DefaultRetention, "keep history (commits and versions) younger than this")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /_nas/metrics and the health endpoints, without authentication, on this address (bind it to a private interface)")
 	return cmd
 }
 
@@ -76,6 +78,9 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if o.gcInterval > 0 {
 		go collectEvery(ctx, g, o, log)
 	}
+	if o.metricsAddr != "" {
+		go serveMetrics(ctx, g, o.metricsAddr, log)
+	}
 	handler := g.Handler()
 	scheme := "http"
 	if o.tlsCert != "" {
@@ -92,6 +97,19 @@ func runServe(ctx context.Context, o serveOptions) error {
 			}
 		},
 	}, log)
+}
+
+// serveMetrics serves the metrics and health endpoints on addr, without
+// authentication and in plain HTTP (they reveal nothing about data),
+// until ctx ends.
+func serveMetrics(ctx context.Context, g *gateway.Gateway, addr string, log *slog.Logger) {
+	err := gateway.Serve(ctx, g.MetricsHandler(), gateway.ServeOptions{Addr: addr, Insecure: true,
+		Ready: func(a net.Addr) {
+			fmt.Fprintf(os.Stderr, "nas: serving metrics on http://%s%s\n", a, gateway.MetricsPath)
+		}}, log)
+	if err != nil {
+		log.Error("metrics listener", "addr", addr, "err", err)
+	}
 }
 
 // collectEvery runs garbage collection periodically until ctx ends.
