@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentnas/nas/access"
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
@@ -120,6 +121,7 @@ func requestID() string {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := requestID()
 	w.Header().Set("x-amz-request-id", id)
+	h.describe(r, id)
 	if h.serveStream(w, r) {
 		return
 	}
@@ -134,6 +136,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// describe tells the access log which operation r asks for: a name
+// from the routes table, or "unknown".
+func (h *Handler) describe(r *http.Request, id string) {
+	e := access.From(r.Context())
+	e.API, e.RequestID, e.Operation = access.Control, id, "unknown"
+	name, _ := strings.CutPrefix(r.URL.Path, apiv1.Prefix)
+	if _, ok := h.verbs[name]; ok || name == "repo/export" || name == "repo/import" {
+		e.Operation = name
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -164,6 +177,7 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	access.From(r.Context()).Principal = p.Name()
 	defer h.auth.Finish(r.Context(), p)
 	defer p.Signed.Body.Close()
 	if !v.lease {

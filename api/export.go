@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/access"
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gitexport"
@@ -54,6 +55,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) bool {
 		fail(err)
 		return true
 	}
+	access.From(r.Context()).Principal = p.Name()
 	defer h.auth.Finish(r.Context(), p)
 	res := p.Signed
 	defer res.Body.Close()

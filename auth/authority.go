@@ -53,7 +53,32 @@ type Config struct {
 	// signs as a "/bucket" prefix of the path.
 	Domains []string
 	Log     *slog.Logger
+	// Observer, when set, is told of every refusal and charge (the
+	// gateway's metrics).
+	Observer Observer
 }
+
+// Observer is told what the door decides, for the gateway's metrics. It
+// receives bounded names and counts, never a key, repository or lease.
+// Its methods must be cheap and safe for concurrent use.
+type Observer interface {
+	// Refused is called once per refusal with its reason: a FailureReason
+	// for a request refused at the door, or the lease's decision
+	// ("not_found", "denied", "over_budget", "expired") for an operation.
+	Refused(reason string)
+	// Charged is called when n units of a lease budget ("requests",
+	// "bytes_read", "bytes_written") are charged, and Refunded when they
+	// are given back.
+	Charged(budget string, n int64)
+	Refunded(budget string, n int64)
+}
+
+// nopObserver is the Observer of an Authority configured without one.
+type nopObserver struct{}
+
+func (nopObserver) Refused(string)         {}
+func (nopObserver) Charged(string, int64)  {}
+func (nopObserver) Refunded(string, int64) {}
 
 // Authority is the gateway's one door. Every interface authenticates a
 // request with Authenticate, authorizes every operation with Authorize,
@@ -70,6 +95,7 @@ type Authority struct {
 	verify   sigv4.Verifier
 	verify2  sigv2.Verifier
 	limit    *limiter // bounds the records of refusals
+	obs      Observer
 }
 
 // New returns an Authority.
@@ -80,8 +106,11 @@ func New(c Config) *Authority {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
+	}
 	a := &Authority{owner: c.Owner, leases: c.Leases, branches: c.Branches, rec: c.Recorder, reads: c.Reads,
-		now: c.Now, log: c.Log, limit: newLimiter(refusalsPerSecond)}
+		now: c.Now, log: c.Log, limit: newLimiter(refusalsPerSecond), obs: c.Observer}
 	a.verify.Now = c.Now
 	a.verify2 = sigv2.Verifier{Now: c.Now, MaxSkew: a.verify.MaxSkew, Domains: c.Domains}
 	return a
@@ -124,6 +153,15 @@ type Principal struct {
 	grants   map[string]bool // grants whose use this request recorded
 	refused  bool            // the request's first refusal was recorded
 	denials  []denial        // refusals after the first, summarised by Finish
+}
+
+// Name names the principal in logs: "owner", or the lease's ID (never a
+// key or token).
+func (p *Principal) Name() string {
+	if p.Lease == nil {
+		return "owner"
+	}
+	return p.Lease.ID
 }
 
 // IsOwner reports whether the request acts as the owner.
@@ -226,6 +264,7 @@ func (a *Authority) AuthenticatePost(r *http.Request, f sigv4.PostForm) (*Princi
 func (a *Authority) enter(r *http.Request, res *sigv4.Result, look *secretLookup, err error) (*Principal, error) {
 	ctx := r.Context()
 	if err != nil {
+		a.obs.Refused(FailureReason(err))
 		a.authFailed(ctx, r, err)
 		return nil, err
 	}
@@ -263,8 +302,10 @@ func (a *Authority) admit(ctx context.Context, p *Principal, r *http.Request) er
 	v := a.leases.admit(ctx, chain, p.now)
 	switch v.Decision {
 	case lease.Allow:
+		a.obs.Charged(requestsBudget.name, 1)
 		return nil
 	case lease.Expired:
+		a.obs.Refused(FailureReason(lease.ErrExpired))
 		return fmt.Errorf("%w: %s", ErrLeaseEnded, v.Rule)
 	}
 	t := Target{Key: r.URL.EscapedPath()}

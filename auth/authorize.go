@@ -132,8 +132,18 @@ func (a *Authority) seen(ctx context.Context, p *Principal, act lease.Action, t 
 
 // refuse records a refusal and returns it as an error of kind.
 func (a *Authority) refuse(ctx context.Context, p *Principal, act string, t Target, v lease.Verdict, kind error) error {
+	a.obs.Refused(refusalReason(v.Decision))
 	a.denied(ctx, p, act, t, v)
 	return &Refusal{Decision: v.Decision, Rule: v.Rule, Action: act, Target: t, kind: kind}
+}
+
+// refusalReason names a lease decision for the metrics, in the words of
+// FailureReason where they overlap.
+func refusalReason(d lease.Decision) string {
+	if d == lease.Denied {
+		return "denied"
+	}
+	return d.String()
 }
 
 // Charge is bytes a request charged to its lease's budgets; Refund gives
@@ -158,6 +168,7 @@ func (c *Charge) Refund(ctx context.Context) {
 		return
 	}
 	c.a.leases.refund(context.WithoutCancel(ctx), c.p.chain, c.n, c.which)
+	c.a.obs.Refunded(c.which.name, c.n)
 	c.n = 0
 }
 
@@ -259,6 +270,7 @@ func (a *Authority) charge(ctx context.Context, p *Principal, act string, t Targ
 	if v := a.leases.reserve(ctx, p.chain, n, b); v.Decision != lease.Allow {
 		return nil, a.refuse(ctx, p, act, t, v, ErrOverBudget)
 	}
+	a.obs.Charged(b.name, n)
 	return &Charge{a: a, p: p, n: n, which: b}, nil
 }
 
@@ -277,6 +289,7 @@ func (a *Authority) WriteUpTo(ctx context.Context, p *Principal, t Target, max i
 	}
 	t.Branch = p.Branch(t.Repo, t.Branch)
 	n, rule := a.leases.reserveUpTo(ctx, p.chain, max, writeBudget)
+	a.obs.Charged(writeBudget.name, n)
 	return &Charge{a: a, p: p, n: n, which: writeBudget, up: n, t: t, rule: rule}, nil
 }
 
@@ -300,6 +313,7 @@ func (c *Charge) Settle(ctx context.Context, n int64) error {
 		return c.a.refuse(ctx, c.p, string(lease.Write), c.t, v, ErrOverBudget)
 	}
 	c.a.leases.refund(context.WithoutCancel(ctx), c.p.chain, c.n-max(n, 0), c.which)
+	c.a.obs.Refunded(c.which.name, c.n-max(n, 0))
 	c.n = max(n, 0)
 	return nil
 }

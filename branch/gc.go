@@ -59,6 +59,23 @@ func (s *Service) AddRoots(r RootSource) {
 	s.rootSources = append(s.rootSources, r)
 }
 
+// OnCollect registers fn to be told of every collection's stats and
+// error (the gateway's metrics). fn must be cheap.
+func (s *Service) OnCollect(fn func(GCStats, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onCollect = append(s.onCollect, fn)
+}
+
+func (s *Service) collected(st GCStats, err error) {
+	s.mu.Lock()
+	fns := append([]func(GCStats, error){}, s.onCollect...)
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn(st, err)
+	}
+}
+
 func (s *Service) extraRoots() []RootSource {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -129,6 +146,12 @@ func (m *marker) tree(ctx context.Context, t *tree.Tree, root chunk.Hash) error 
 // blocked while it runs; PUTs are not (the chunk store's cycle and the
 // content-list registry protect what they reference).
 func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
+	st, err := s.collect(ctx, o)
+	s.collected(st, err)
+	return st, err
+}
+
+func (s *Service) collect(ctx context.Context, o GCOptions) (GCStats, error) {
 	var st GCStats
 	if o.Retention == 0 {
 		o.Retention = DefaultRetention

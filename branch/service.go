@@ -39,9 +39,10 @@ type Service struct {
 	// touchedLists holds content lists written during a collection; nil
 	// outside one. Guarded by mu.
 	touchedLists map[chunk.Hash]struct{}
-	listPins     map[chunk.Hash]int // content lists of writes in flight; guarded by mu
-	rootSources  []RootSource       // roots kept outside the trees (AddRoots); guarded by mu
-	usage        usageTracker       // per branch with a quota
+	listPins     map[chunk.Hash]int     // content lists of writes in flight; guarded by mu
+	rootSources  []RootSource           // roots kept outside the trees (AddRoots); guarded by mu
+	onCollect    []func(GCStats, error) // told of every collection (OnCollect); guarded by mu
+	usage        usageTracker           // per branch with a quota
 
 	// gcMu is held for writing by Collect and for reading by everything
 	// that creates tree nodes or commits, so a sweep never deletes a node a

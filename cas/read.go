@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/agentnas/nas/chunk"
 )
@@ -24,6 +25,13 @@ import (
 // returns, whether because the range is done, w failed or ctx was
 // cancelled.
 func (s *Store) ReadRefs(ctx context.Context, w io.Writer, refs []chunk.Ref, off, n int64) error {
+	start := time.Now()
+	err := s.readRefs(ctx, w, refs, off, n)
+	s.obs.ChunkRead(n, time.Since(start), err)
+	return err
+}
+
+func (s *Store) readRefs(ctx context.Context, w io.Writer, refs []chunk.Ref, off, n int64) error {
 	ps := pieces(refs, off, n)
 	switch {
 	case len(ps) == 0:
@@ -31,7 +39,7 @@ func (s *Store) ReadRefs(ctx context.Context, w io.Writer, refs []chunk.Ref, off
 	case len(ps) == 1 && !ps[0].whole():
 		// A range inside one chunk: streamed, nothing to verify.
 		p := ps[0]
-		return s.Read(ctx, w, p.ref.Hash, p.off, p.n)
+		return s.read(ctx, w, p.ref.Hash, p.off, p.n)
 	case len(ps) == 1:
 		c := s.load(ctx, chunk.NewHasher(), ps[0])
 		defer c.release()

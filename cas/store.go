@@ -31,6 +31,7 @@ type Store struct {
 	files  *fileCache
 	log    *slog.Logger
 	onSync func(path string)
+	obs    Observer
 
 	mu      sync.Mutex              // guards pins and touched
 	pins    map[chunk.Hash]int      // chunks referenced by open Uploads
@@ -45,7 +46,25 @@ type Options struct {
 	// durability order; it must be cheap and must not call back into the
 	// Store.
 	OnSync func(path string)
+	// Observer, if set, is told of every read and write at the store's
+	// public entry points (the gateway's metrics).
+	Observer Observer
 }
+
+// Observer is told how long the store's reads and writes took and how
+// many bytes they moved. It must be cheap and safe for concurrent use.
+type Observer interface {
+	// ChunkRead follows Read, ReadAll and ReadRefs: n bytes asked for.
+	ChunkRead(n int64, d time.Duration, err error)
+	// ChunkWritten follows Upload.Put, Ingest and IngestTee: n bytes taken
+	// in (before deduplication).
+	ChunkWritten(n int64, d time.Duration, err error)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) ChunkRead(int64, time.Duration, error)    {}
+func (nopObserver) ChunkWritten(int64, time.Duration, error) {}
 
 // Open opens the chunk store whose segments live under dir and whose index
 // lives in db.
@@ -59,7 +78,11 @@ func Open(dir string, db kv.DB, o Options) (*Store, error) {
 	if o.OnSync == nil {
 		o.OnSync = func(string) {}
 	}
-	return &Store{db: db, dir: dir, files: newFileCache(128), log: o.Log, onSync: o.OnSync, pins: map[chunk.Hash]int{}}, nil
+	if o.Observer == nil {
+		o.Observer = nopObserver{}
+	}
+	return &Store{db: db, dir: dir, files: newFileCache(128), log: o.Log, onSync: o.OnSync, obs: o.Observer,
+		pins: map[chunk.Hash]int{}}, nil
 }
 
 // Close releases open segment files.
@@ -167,6 +190,13 @@ func (s *Store) Has(ctx context.Context, h chunk.Hash) (bool, error) {
 // read its hash is verified, and a mismatch returns ErrCorrupt after the
 // bytes were written (the caller must abort its response).
 func (s *Store) Read(ctx context.Context, w io.Writer, h chunk.Hash, off, n int64) error {
+	start := time.Now()
+	err := s.read(ctx, w, h, off, n)
+	s.obs.ChunkRead(n, time.Since(start), err)
+	return err
+}
+
+func (s *Store) read(ctx context.Context, w io.Writer, h chunk.Hash, off, n int64) error {
 	rec, f, err := s.locate(ctx, h)
 	if err != nil {
 		return err

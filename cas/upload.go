@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	chunkers "github.com/PlakarKorp/go-cdc-chunkers"
 	_ "github.com/PlakarKorp/go-cdc-chunkers/chunkers/fastcdc" // registers the algorithm
@@ -78,8 +79,10 @@ func (u *Upload) Pin(refs []chunk.Ref) {
 // Put stores one chunk (deduplicated) and returns its Ref. data may be
 // reused by the caller once Put returns.
 func (u *Upload) Put(ctx context.Context, data []byte) (chunk.Ref, error) {
-	h := chunk.Sum(data)
-	return u.put(ctx, h, data)
+	start := time.Now()
+	ref, err := u.put(ctx, chunk.Sum(data), data)
+	u.s.obs.ChunkWritten(int64(len(data)), time.Since(start), err)
+	return ref, err
 }
 
 // put stores chunk h holding data unless the store has it already: inline
@@ -153,6 +156,13 @@ func (u *Upload) Ingest(ctx context.Context, r io.Reader) ([]chunk.Ref, int64, e
 // every byte and is no longer written to; on error it may have seen a
 // prefix. An error from digest fails the ingest. A nil digest is Ingest.
 func (u *Upload) IngestTee(ctx context.Context, r io.Reader, digest io.Writer) ([]chunk.Ref, int64, error) {
+	start := time.Now()
+	refs, n, err := u.ingestTee(ctx, r, digest)
+	u.s.obs.ChunkWritten(n, time.Since(start), err)
+	return refs, n, err
+}
+
+func (u *Upload) ingestTee(ctx context.Context, r io.Reader, digest io.Writer) ([]chunk.Ref, int64, error) {
 	// Small bodies (most objects) skip the chunker and its buffers: read up
 	// to ChunkMin bytes; if the body ends there it is one chunk.
 	small := smallPool.Get().(*[]byte)
@@ -168,7 +178,7 @@ func (u *Upload) IngestTee(ctx context.Context, r io.Reader, digest io.Writer) (
 				return nil, int64(n), fmt.Errorf("digest: %w", err)
 			}
 		}
-		ref, err := u.Put(ctx, (*small)[:n])
+		ref, err := u.put(ctx, chunk.Sum((*small)[:n]), (*small)[:n])
 		if err != nil {
 			return nil, int64(n), err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/metrics"
 	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/s3api"
 	"github.com/agentnas/nas/source"
@@ -59,8 +61,11 @@ type Gateway struct {
 	STS       *sts.Handler
 	Gates     *gate.Service
 	Sources   *source.Registry
-	log       *slog.Logger
-	bodies    BodyLimits
+	// Metrics is the gateway's registry (MetricsPath, MetricsHandler).
+	Metrics *metrics.Metrics
+	kv      kv.DB // the store every service uses (decorated)
+	log     *slog.Logger
+	bodies  BodyLimits
 
 	stop context.CancelFunc // ends background work started by Start
 	bg   sync.WaitGroup     // background goroutines
@@ -93,7 +98,9 @@ func Open(c Config) (g *Gateway, err error) {
 	if c.WrapDB != nil {
 		kdb = c.WrapDB(db)
 	}
-	chunks, err := cas.Open(filepath.Join(c.DataDir, "chunks"), kdb, cas.Options{Log: c.Log, OnSync: c.OnSync})
+	m := metrics.New()
+	kdb = m.WrapDB(kdb)
+	chunks, err := cas.Open(filepath.Join(c.DataDir, "chunks"), kdb, cas.Options{Log: c.Log, OnSync: c.OnSync, Observer: m.Chunks()})
 	if err != nil {
 		return nil, err
 	}
@@ -107,13 +114,26 @@ func Open(c Config) (g *Gateway, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return assemble(c, db, kdb, chunks, b, leases), nil
+	g = assemble(c, stores{db: db, kdb: kdb, chunks: chunks, b: b, leases: leases, m: m})
+	g.watch()
+	return g, nil
+}
+
+// stores are what Open opened, for assemble.
+type stores struct {
+	db     *kv.Badger
+	kdb    kv.DB // db as the services see it (decorated)
+	chunks *cas.Store
+	b      *branch.Service
+	leases *auth.Leases
+	m      *metrics.Metrics
 }
 
 // assemble builds the services over the opened stores; nothing in it can
 // fail.
-func assemble(c Config, db *kv.Badger, kdb kv.DB, chunks *cas.Store, b *branch.Service, leases *auth.Leases) *Gateway {
-	g := &Gateway{DB: db, Chunks: chunks, Branches: b, Leases: leases, log: c.Log, bodies: c.Bodies,
+func assemble(c Config, st stores) *Gateway {
+	kdb, b := st.kdb, st.b
+	g := &Gateway{DB: st.db, Chunks: st.chunks, Branches: b, Leases: st.leases, Metrics: st.m, kv: kdb, log: c.Log, bodies: c.Bodies,
 		Recorder: record.New(kdb, record.Options{}), Manifests: record.NewManifests(kdb, record.ManifestOptions{})}
 	so := c.Sources
 	if so.Log == nil {
@@ -122,15 +142,38 @@ func assemble(c Config, db *kv.Badger, kdb kv.DB, chunks *cas.Store, b *branch.S
 	so.OnCommit = g.recordSourceCommit
 	g.Sources = source.New(kdb, b, so)
 	b.AddRoots(g.Sources.Materializer()) // the side index is a GC root
-	g.Auth = auth.New(auth.Config{Owner: c.Owner, Leases: leases, Branches: b, Recorder: g.Recorder, Reads: g.Manifests,
-		Domains: c.Domains, Log: c.Log})
+	g.Auth = auth.New(auth.Config{Owner: c.Owner, Leases: st.leases, Branches: b, Recorder: g.Recorder, Reads: g.Manifests,
+		Domains: c.Domains, Log: c.Log, Observer: st.m.Door()})
 	g.S3 = s3api.New(s3api.Config{Branches: b, Auth: g.Auth, OwnerKey: c.Owner.AccessKey, Region: c.Region, Domains: c.Domains, Log: c.Log,
 		Lazy: g.Sources.Materializer()})
-	g.Gates = gate.New(b, kdb, leases, g.Recorder)
+	g.Gates = gate.New(b, kdb, st.leases, g.Recorder)
 	g.API = api.New(api.Config{Branches: b, Auth: g.Auth, Recorder: g.Recorder, Gates: g.Gates, Log: c.Log})
 	g.API.SetSources(g.Sources)
 	g.STS = sts.New(g.Auth, b, c.Log)
 	return g
+}
+
+// watch feeds the metrics from the services: collections, lazy-source
+// fetches and the gate queue.
+func (g *Gateway) watch() {
+	m := g.Metrics
+	g.Branches.OnCollect(func(st branch.GCStats, err error) {
+		m.ObserveGC(metrics.GC{Chunks: st.Chunks.Chunks, Bytes: st.Chunks.Bytes, SegmentBytes: st.Chunks.SegmentBytes, Err: err})
+	})
+	m.WatchSources(func() metrics.Sources {
+		st := g.Sources.Materializer().Stats()
+		return metrics.Sources{Fetches: st.Fetches, FetchedBytes: st.FetchedBytes, FetchErrors: st.FetchErrors}
+	})
+	m.WatchGates(func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+		defer cancel()
+		gs, err := g.Gates.ListGates(ctx, "pending")
+		if err != nil {
+			g.log.Warn("counting pending gates for the metrics", "err", err)
+			return math.NaN()
+		}
+		return float64(len(gs))
+	})
 }
 
 // recordSourceCommit writes the commit an attach or refresh is about to
@@ -172,11 +215,15 @@ func (g *Gateway) Close() error {
 	return g.DB.Close()
 }
 
-// Handler returns the HTTP handler: the control API under /_nas/ and S3
-// for everything else. It deliberately is not an http.ServeMux, which would
-// clean paths and so rewrite object keys.
+// Handler returns the HTTP handler: the health and metrics endpoints,
+// the control API under /_nas/ and S3 for everything else, each request
+// written to the access log and counted. It deliberately is not an
+// http.ServeMux, which would clean paths and so rewrite object keys.
 func (g *Gateway) Handler() http.Handler {
-	return guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return guard(g.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.operations(w, r, true) {
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, "/_nas/") {
 			g.API.ServeHTTP(w, r)
 			return
@@ -186,7 +233,7 @@ func (g *Gateway) Handler() http.Handler {
 			return
 		}
 		g.S3.ServeHTTP(w, r)
-	}), g.bodies)
+	})), g.bodies)
 }
 
 // ServeOptions configures Serve.

@@ -18,6 +18,9 @@ var rank = map[string]int{
 	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0, "keyspace": 0, "postform": 0, "acl": 0, "cors": 0,
 	"lease": 1, // the lease model (glob)
 	"sigv2": 1, // Signature Version 2, in sigv4's vocabulary
+	// Operations: the request record the edges fill in (access), and the
+	// Prometheus registry with its kv decorator (metrics, over kv).
+	"access": 0, "metrics": 1,
 	"apiv1": 2, // the control API's contract (lease)
 	// Storage.
 	"cas": 2, "tree": 2, "record": 2,

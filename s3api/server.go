@@ -6,14 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
+	"github.com/agentnas/nas/access"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
@@ -85,7 +84,8 @@ type request struct {
 	hasKey  bool
 	vhost   bool // the bucket was named by the Host header
 	query   url.Values
-	started bool // the response status has been written
+	op      string // the S3 operation (route), "" until parsed
+	started bool   // the response status has been written
 }
 
 func newRequestID() string {
@@ -101,7 +101,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("x-amz-request-id", req.id)
 	h.Set("x-amz-id-2", req.id)
 	h.Set("Server", "AgentNAS")
-	start := time.Now()
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -113,12 +112,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
-	err := s.serve(req)
-	if err != nil {
+	defer s.describe(req)
+	if err := s.serve(req); err != nil {
 		s.fail(req, err)
 	}
-	s.log.Debug("s3", "request_id", req.id, "method", r.Method, "path", r.URL.EscapedPath(),
-		"query", r.URL.RawQuery, "dur", time.Since(start), "err", err)
+}
+
+// describe tells the access log what req was and who sent it.
+func (s *Server) describe(req *request) {
+	e := access.From(req.ctx())
+	e.API, e.Operation, e.RequestID = access.S3, req.op, req.id
+	if e.Operation == "" {
+		e.Operation = opUnknown
+	}
+	e.Repo, e.Branch = req.repo, req.branch
+	if req.p != nil {
+		e.Principal = req.p.Name()
+	}
 }
 
 // fail answers with err, or aborts the connection when a response is
@@ -141,17 +151,10 @@ func (s *Server) serve(req *request) error {
 	if err := s.parseTarget(req); err != nil {
 		return err
 	}
-	if r.Method == http.MethodOptions {
-		// The one request outside the door: a browser sends its CORS
-		// preflight without credentials, so it cannot be authenticated.
-		// preflight reads the bucket's CORS document and nothing else
-		// (no object, no lease, no budget) and answers every refusal
-		// alike; an OPTIONS never reaches dispatch.
-		return s.preflight(req)
-	}
-	if boundary, ok := formBoundary(req); ok {
-		s.corsHeaders(req, nil)
-		return s.postObject(req, boundary)
+	rt := s.route(req)
+	req.op = rt.op
+	if rt.outside {
+		return rt.serve(req)
 	}
 	p, err := s.auth.Authenticate(r, auth.S3)
 	s.corsHeaders(req, p)
@@ -177,7 +180,7 @@ func (s *Server) serve(req *request) error {
 		}
 	}
 	req.branch = p.Branch(req.repo, req.branch)
-	return s.dispatch(req)
+	return s.dispatch(req, rt)
 }
 
 // parseTarget finds bucket and key from the Host header and the raw path.
@@ -233,138 +236,20 @@ var unsupported = []string{
 	"torrent", "website", "renameObject", "session",
 }
 
-func (s *Server) dispatch(req *request) error {
-	r, q := req.r, req.query
-	for _, sub := range unsupported {
-		if q.Has(sub) {
-			return errNotImplemented(fmt.Sprintf("the %q subresource is not implemented by this gateway", sub))
-		}
-	}
-	if req.bucket == "" {
-		if r.Method == http.MethodGet {
-			return s.listBuckets(req)
-		}
-		return errMethodNotAllowed("The specified method is not allowed against this resource.")
-	}
-	if err := branch.ValidRepoName(req.repo); err != nil {
-		if r.Method == http.MethodPut && !req.hasKey {
-			return errInvalidBucketName(err.Error())
-		}
-		return errNoSuchBucket(req.bucket)
-	}
-	if !req.hasKey {
-		return s.dispatchBucket(req)
-	}
-	if len(req.key) > 1024 {
-		return errKeyTooLong()
-	}
-	return s.dispatchObject(req)
-}
-
-func (s *Server) dispatchBucket(req *request) error {
-	r, q := req.r, req.query
-	switch r.Method {
-	case http.MethodGet:
-		switch {
-		case q.Has("versioning"):
-			return s.getVersioning(req)
-		case q.Has("location"):
-			return s.getLocation(req)
-		case q.Has("acl"):
-			return s.getBucketACL(req)
-		case q.Has("tagging"):
-			return s.getBucketTagging(req)
-		case q.Has("cors"):
-			return s.getBucketCors(req)
-		case q.Has("uploads"):
-			return s.listUploads(req)
-		case q.Has("versions"):
-			return s.listVersions(req)
-		case q.Get("list-type") == "2":
-			return s.listObjects(req, true)
-		}
-		return s.listObjects(req, false)
-	case http.MethodHead:
-		return s.headBucket(req)
-	case http.MethodPut:
-		switch {
-		case q.Has("versioning"):
-			return s.putVersioning(req)
-		case q.Has("acl"):
-			return s.putBucketACL(req)
-		case q.Has("tagging"):
-			return s.putBucketTagging(req, false)
-		case q.Has("cors"):
-			return s.putBucketCors(req, false)
-		}
-		return s.createBucket(req)
-	case http.MethodDelete:
-		switch {
-		case q.Has("tagging"):
-			return s.putBucketTagging(req, true)
-		case q.Has("cors"):
-			return s.putBucketCors(req, true)
-		}
-		return s.deleteBucket(req)
-	case http.MethodPost:
-		if q.Has("delete") {
-			return s.deleteObjects(req)
-		}
-		return errInvalidRequest("a POST to a bucket is an upload form (multipart/form-data, signed by its policy, without an Authorization header) or ?delete")
-	}
-	return errMethodNotAllowed("The specified method is not allowed against this resource.")
-}
-
-func (s *Server) dispatchObject(req *request) error {
-	r, q := req.r, req.query
-	switch r.Method {
-	case http.MethodGet:
-		switch {
-		case q.Has("uploadId"):
-			return s.listParts(req)
-		case q.Has("acl"):
-			return s.getObjectACL(req)
-		case q.Has("tagging"):
-			return s.getObjectTagging(req)
-		case q.Has("attributes"):
-			return s.getObjectAttributes(req)
-		}
-		return s.getObject(req, false)
-	case http.MethodHead:
-		return s.getObject(req, true)
-	case http.MethodPut:
-		switch {
-		case q.Has("tagging"):
-			return s.putObjectTagging(req, false)
-		case q.Has("uploadId") || q.Has("partNumber"):
-			if r.Header.Get("x-amz-copy-source") != "" {
-				return s.uploadPartCopy(req)
+// dispatch checks the target of a route that needs one, then serves it.
+func (s *Server) dispatch(req *request, rt route) error {
+	if rt.target {
+		if err := branch.ValidRepoName(req.repo); err != nil {
+			if req.r.Method == http.MethodPut && !req.hasKey {
+				return errInvalidBucketName(err.Error())
 			}
-			return s.uploadPart(req)
-		case q.Has("acl"):
-			return s.putObjectACL(req)
-		case r.Header.Get("x-amz-copy-source") != "":
-			return s.copyObject(req)
+			return errNoSuchBucket(req.bucket)
 		}
-		return s.putObject(req)
-	case http.MethodDelete:
-		switch {
-		case q.Has("tagging"):
-			return s.putObjectTagging(req, true)
-		case q.Has("uploadId"):
-			return s.abortUpload(req)
+		if req.hasKey && len(req.key) > 1024 {
+			return errKeyTooLong()
 		}
-		return s.deleteObject(req)
-	case http.MethodPost:
-		switch {
-		case q.Has("uploads"):
-			return s.createUpload(req)
-		case q.Has("uploadId"):
-			return s.completeUpload(req)
-		}
-		return errNotImplemented("this POST operation is not implemented")
 	}
-	return errMethodNotAllowed("The specified method is not allowed against this resource.")
+	return rt.serve(req)
 }
 
 // ctx returns the request's context, cancelled when the client goes away.

@@ -34,6 +34,7 @@ type Materializer struct {
 
 	fetches      atomic.Int64 // remote reads started
 	fetchedBytes atomic.Int64 // bytes fetched from remotes and stored
+	fetchErrors  atomic.Int64 // remote fetches that failed
 }
 
 var _ interface {
@@ -61,11 +62,12 @@ func NewMaterializer(db kv.DB, chunks *cas.Store, open Opener, o MaterializerOpt
 type Stats struct {
 	Fetches      int64 // remote range reads started
 	FetchedBytes int64 // bytes fetched, verified and stored
+	FetchErrors  int64 // fetches that failed (the remote's answer, a drift, a cut stream)
 }
 
 // Stats returns the remote traffic so far.
 func (m *Materializer) Stats() Stats {
-	return Stats{Fetches: m.fetches.Load(), FetchedBytes: m.fetchedBytes.Load()}
+	return Stats{Fetches: m.fetches.Load(), FetchedBytes: m.fetchedBytes.Load(), FetchErrors: m.fetchErrors.Load()}
 }
 
 // flight is one remote fetch of a run of blocks; readers of those blocks
@@ -371,6 +373,9 @@ func (u *run) finish(err error) {
 		u.body = nil
 	}
 	m := u.r.m
+	if err != nil && !errors.Is(err, errAbandoned) {
+		m.fetchErrors.Add(1)
+	}
 	m.mu.Lock()
 	for k := u.first; k <= u.last; k++ {
 		delete(m.flights, string(u.r.ref.blockKey(k)))

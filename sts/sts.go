@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/access"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
@@ -70,6 +71,8 @@ func fail(status int, code, format string, a ...any) *stsError {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := requestID()
 	w.Header().Set("x-amzn-RequestId", id)
+	e := access.From(r.Context())
+	e.API, e.RequestID, e.Operation = access.STS, id, "unknown"
 	out, err := h.serve(w, r)
 	if err != nil {
 		var se *stsError
@@ -123,10 +126,12 @@ func (h *Handler) mapError(err error) *stsError {
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
+	e := access.From(r.Context())
 	p, err := h.auth.Authenticate(r, auth.STS)
 	if err != nil {
 		return nil, err
 	}
+	e.Principal = p.Name()
 	defer h.auth.Finish(r.Context(), p)
 	defer p.Signed.Body.Close()
 	form := r.URL.Query()
@@ -145,6 +150,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 		for k, vs := range f {
 			form[k] = vs
 		}
+	}
+	switch a := form.Get("Action"); a {
+	case "AssumeRole", "GetCallerIdentity":
+		e.Operation = a // a bounded name; any other stays "unknown"
 	}
 	switch form.Get("Action") {
 	case "AssumeRole":

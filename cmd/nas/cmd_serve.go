@@ -26,6 +26,7 @@ type serveOptions struct {
 	gcInterval      time.Duration
 	retention       time.Duration
 	shutdownTimeout time.Duration
+	metricsAddr     string
 }
 
 // newServeCmd builds `nas serve`.
@@ -60,6 +61,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&o.gcInterval, "gc-interval", 6*time.Hour, "run garbage collection this often (0 disables; 'nas gc' runs it on demand)")
 	f.DurationVar(&o.retention, "retention", branch.DefaultRetention, "keep history (commits and versions) younger than this")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM or SIGINT, wait this long for in-flight requests")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /_nas/metrics and the health endpoints, without authentication, on this address (bind it to a private interface)")
 	return cmd
 }
 
@@ -89,6 +91,9 @@ func runServe(ctx context.Context, o serveOptions) error {
 		go collectEvery(ctx, g, o, log)
 	}
 	defer reloadOnHangup(ctx, kp, log)()
+	if o.metricsAddr != "" {
+		go serveMetrics(ctx, g, o.metricsAddr, log)
+	}
 	return gateway.Serve(ctx, g.Handler(), gateway.ServeOptions{
 		Addr: o.addr, KeyPair: kp, Insecure: o.insecure, ShutdownTimeout: o.shutdownTimeout,
 		Ready: func(addr net.Addr) { banner(os.Stderr, log, o, addr, owner, generated) },
@@ -103,6 +108,19 @@ func serveLogger(o serveOptions) (*slog.Logger, error) {
 		return nil, err
 	}
 	return newLogger(os.Stderr, o.logFormat, level)
+}
+
+// serveMetrics serves the metrics and health endpoints on addr, without
+// authentication and in plain HTTP (they reveal nothing about data),
+// until ctx ends.
+func serveMetrics(ctx context.Context, g *gateway.Gateway, addr string, log *slog.Logger) {
+	err := gateway.Serve(ctx, g.MetricsHandler(), gateway.ServeOptions{Addr: addr, Insecure: true,
+		Ready: func(a net.Addr) {
+			log.Info("serving metrics and health", "url", "http://"+a.String()+gateway.MetricsPath)
+		}}, log)
+	if err != nil {
+		log.Error("metrics listener", "addr", addr, "err", err)
+	}
 }
 
 // collectEvery runs garbage collection periodically until ctx ends.

@@ -1,0 +1,102 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentnas/nas/auth"
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/gateway"
+	"github.com/agentnas/nas/kv"
+)
+
+// failingDB fails every View while broken is set: a store that stopped
+// answering.
+type failingDB struct {
+	kv.DB
+	broken *atomic.Bool
+}
+
+var errBroken = errors.New("test: the store is broken")
+
+func (d failingDB) View(ctx context.Context, fn func(kv.Reader) error) error {
+	if d.broken.Load() {
+		return errBroken
+	}
+	return d.DB.View(ctx, fn)
+}
+
+// openOps opens a gateway whose kv reads fail while the returned flag is
+// set, serving its main and metrics handlers.
+func openOps(t *testing.T) (g *gateway.Gateway, main, metrics *httptest.Server, broken *atomic.Bool) {
+	t.Helper()
+	broken = &atomic.Bool{}
+	g, err := gateway.Open(gateway.Config{DataDir: t.TempDir(), Owner: auth.Owner{AccessKey: crashAK, SecretKey: crashSK},
+		Log: discard(), WrapDB: func(db kv.DB) kv.DB { return failingDB{DB: db, broken: broken} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, metrics = httptest.NewServer(g.Handler()), httptest.NewServer(g.MetricsHandler())
+	t.Cleanup(func() {
+		main.Close()
+		metrics.Close()
+		g.Close()
+	})
+	return g, main, metrics, broken
+}
+
+func fetch(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestReadyTurns503WhenTheStoreFails(t *testing.T) {
+	_, main, metrics, broken := openOps(t)
+	for _, base := range []string{main.URL, metrics.URL} {
+		if st, body := fetch(t, base+gateway.ReadyPath); st != http.StatusOK || body != "ok\n" {
+			t.Fatalf("ready: %d %q", st, body)
+		}
+	}
+	broken.Store(true)
+	for _, base := range []string{main.URL, metrics.URL} {
+		st, body := fetch(t, base+gateway.ReadyPath)
+		if st != http.StatusServiceUnavailable || body != "Service Unavailable\n" {
+			t.Errorf("ready with a broken store: %d %q, want 503 and nothing else", st, body)
+		}
+		if strings.Contains(body, errBroken.Error()) {
+			t.Errorf("ready reveals the error: %q", body)
+		}
+		if st, _ := fetch(t, base+gateway.LivePath); st != http.StatusOK {
+			t.Errorf("live with a broken store: %d, want 200", st)
+		}
+	}
+}
+
+func TestMetricsListenerIsOpenAndCountsGC(t *testing.T) {
+	g, main, metrics, _ := openOps(t)
+	if st, _ := fetch(t, main.URL+gateway.MetricsPath); st != http.StatusForbidden {
+		t.Errorf("unsigned scrape of the main listener: %d, want 403", st)
+	}
+	if _, err := g.Branches.Collect(context.Background(), branch.GCOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st, body := fetch(t, metrics.URL+gateway.MetricsPath)
+	if st != http.StatusOK || !strings.Contains(body, `nas_gc_runs_total{result="ok"} 1`) {
+		t.Errorf("metrics listener: %d, no GC run counted:\n%s", st, body)
+	}
+	if st, _ := fetch(t, metrics.URL+"/repo/key"); st != http.StatusNotFound {
+		t.Errorf("the metrics listener serves %d for S3 paths, want 404", st)
+	}
+}
