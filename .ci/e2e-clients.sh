@@ -283,10 +283,10 @@ expect_lines() {
 	if [[ -z $got ]]; then echo "      (no changes)"; else sed 's/^/      /' <<<"$got"; fi
 }
 
-# uploads_started BUCKET KEY: how many multipart uploads of KEY the server
-# log shows (CreateMultipartUpload is POST ?uploads).
+# uploads_started BUCKET KEY: how many multipart uploads of KEY the server's
+# access log shows.
 uploads_started() {
-	grep -cE "method=POST path=/$1/$2 query=\"?uploads=?[ \"]" "$SERVER_LOG" || true
+	grep -cF "operation=CreateMultipartUpload path=/$1/$2 " "$SERVER_LOG" || true
 }
 
 # ---------------------------------------------------------------- fixtures
