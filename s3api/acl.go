@@ -227,12 +227,7 @@ func (s *Server) putObjectACL(req *request) error {
 	if err != nil {
 		return err
 	}
-	if e.VersionID != "" {
-		req.w.Header().Set("x-amz-version-id", e.VersionID)
-	}
-	req.started = true
-	req.w.WriteHeader(http.StatusOK)
-	return nil
+	return answerRetouched(req, e, http.StatusOK)
 }
 
 // getBucketACL answers GetBucketAcl for whoever may list the bucket.

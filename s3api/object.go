@@ -126,21 +126,28 @@ func writeCondition(req *request) branch.Condition {
 	}
 }
 
-// putObject answers PutObject: the body stored as a new version of the
-// addressed key.
-func (s *Server) putObject(req *request) error {
+// prepareWrite is what a PUT and a POST form do before the body: the door
+// allows writing the key, the headers h (a request's, or a form's fields)
+// become the new entry's metadata, and the branch must take writes.
+func (s *Server) prepareWrite(req *request, h http.Header) (*manifest.Entry, error) {
 	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
-		return err
+		return nil, err
 	}
-	h := req.r.Header
 	if err := rejectUnsupported(h); err != nil {
-		return err
+		return nil, err
 	}
 	e, err := s.entryFromHeaders(h)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.writableBranch(req); err != nil {
+	return e, s.writableBranch(req)
+}
+
+// putObject answers PutObject: the body stored as a new version of the
+// addressed key.
+func (s *Server) putObject(req *request) error {
+	e, err := s.prepareWrite(req, req.r.Header)
+	if err != nil {
 		return err
 	}
 	charge, err := s.chargeBody(req, maxPutSize)

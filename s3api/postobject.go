@@ -14,7 +14,6 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/checksum"
-	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/postform"
 	"github.com/agentnas/nas/sigv4"
@@ -94,18 +93,9 @@ func (s *Server) storeForm(req *request, form *postform.Form) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
-		return err
-	}
 	h := formHeader(form)
-	if err := rejectUnsupported(h); err != nil {
-		return err
-	}
-	e, err := s.entryFromHeaders(h)
+	e, err := s.prepareWrite(req, h)
 	if err != nil {
-		return err
-	}
-	if err := s.writableBranch(req); err != nil {
 		return err
 	}
 	in, charge, err := s.ingestForm(req, form, pol, h)

@@ -180,12 +180,17 @@ func (s *Server) putObjectTagging(req *request, del bool) error {
 	if err != nil {
 		return err
 	}
+	if del {
+		return answerRetouched(req, e, http.StatusNoContent)
+	}
+	return answerRetouched(req, e, http.StatusOK)
+}
+
+// answerRetouched answers a change of a version's tags or ACL: the version
+// it changed, and status.
+func answerRetouched(req *request, e *manifest.Entry, status int) error {
 	if e.VersionID != "" {
 		req.w.Header().Set("x-amz-version-id", e.VersionID)
-	}
-	status := http.StatusOK
-	if del {
-		status = http.StatusNoContent
 	}
 	req.started = true
 	req.w.WriteHeader(status)

@@ -6,21 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	nasclient "github.com/agentnas/nas/client"
-	"github.com/agentnas/nas/nastest"
 )
 
 // TestExportCommit: an export leaves staged changes out and says so;
 // --commit commits them first, so the export holds them.
 func TestExportCommit(t *testing.T) {
-	srv := nastest.Start(t)
-	t.Setenv("NAS_ENDPOINT", srv.Endpoint)
-	t.Setenv("NAS_ACCESS_KEY", nastest.AccessKey)
-	t.Setenv("NAS_SECRET_KEY", nastest.SecretKey)
-	c := nasclient.New(nasclient.Config{Endpoint: srv.Endpoint,
-		Credentials: aws.Credentials{AccessKeyID: nastest.AccessKey, SecretAccessKey: nastest.SecretKey}})
+	_, c := ownerCLI(t)
 	if code, out := runCLI(t, "repo", "create", "exp-commit", "--unprotected"); code != 0 {
 		t.Fatalf("repo create: %d %s", code, out)
 	}

@@ -17,12 +17,7 @@ import (
 // TestMergeConflictListsKeys: a conflicting merge prints every
 // conflicting key with both sides' ETags, and changes nothing.
 func TestMergeConflictListsKeys(t *testing.T) {
-	srv := nastest.Start(t)
-	t.Setenv("NAS_ENDPOINT", srv.Endpoint)
-	t.Setenv("NAS_ACCESS_KEY", nastest.AccessKey)
-	t.Setenv("NAS_SECRET_KEY", nastest.SecretKey)
-	c := nasclient.New(nasclient.Config{Endpoint: srv.Endpoint,
-		Credentials: aws.Credentials{AccessKeyID: nastest.AccessKey, SecretAccessKey: nastest.SecretKey}})
+	_, c := ownerCLI(t)
 	put := func(branch, key, body string) {
 		t.Helper()
 		o := nasclient.Object{Repo: "mconf", Branch: branch, Key: key}
@@ -68,4 +63,21 @@ func runCLIStderr(t *testing.T, args ...string) (int, string) {
 	var buf bytes.Buffer
 	io.Copy(&buf, r)
 	return code, buf.String()
+}
+
+// ownerCLI starts a gateway, points the CLI at it with the owner's keys
+// and returns it with an owner's client for S3 writes.
+func ownerCLI(t *testing.T) (*nastest.Server, *nasclient.Client) {
+	t.Helper()
+	srv := nastest.Start(t)
+	t.Setenv("NAS_ENDPOINT", srv.Endpoint)
+	t.Setenv("NAS_ACCESS_KEY", nastest.AccessKey)
+	t.Setenv("NAS_SECRET_KEY", nastest.SecretKey)
+	return srv, ownerClient(srv.Endpoint)
+}
+
+// ownerClient is a client of the gateway at endpoint with the owner's keys.
+func ownerClient(endpoint string) *nasclient.Client {
+	return nasclient.New(nasclient.Config{Endpoint: endpoint,
+		Credentials: aws.Credentials{AccessKeyID: nastest.AccessKey, SecretAccessKey: nastest.SecretKey}})
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/nastest"
 )
@@ -69,8 +67,7 @@ func TestCLISourceEndpoint(t *testing.T) {
 	t.Setenv("NAS_SECRET_KEY", nastest.SecretKey)
 	t.Setenv("NAS_SOURCE_ACCESS_KEY", nastest.AccessKey)
 	t.Setenv("NAS_SOURCE_SECRET_KEY", nastest.SecretKey)
-	c := nasclient.New(nasclient.Config{Endpoint: remote.Endpoint,
-		Credentials: aws.Credentials{AccessKeyID: nastest.AccessKey, SecretAccessKey: nastest.SecretKey}})
+	c := ownerClient(remote.Endpoint)
 	if code, out := runCLI(t, "--endpoint", remote.Endpoint, "repo", "create", "remote-data", "--unprotected"); code != 0 {
 		t.Fatalf("remote repo: %d %s", code, out)
 	}
