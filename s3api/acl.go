@@ -194,15 +194,9 @@ func (s *Server) policyOf(a *acl.ACL) accessControlPolicy {
 // getObjectACL answers GetObjectAcl: the ACL of the current version, or
 // of versionId, as it was set. It is authorized as reading the object.
 func (s *Server) getObjectACL(req *request) error {
-	if err := s.allow(req, lease.Read, req.repo, req.branch, req.key, noSuchKey()); err != nil {
-		return err
-	}
-	e, err := s.resolve(req, req.repo, req.branch, req.key, req.query.Get("versionId"))
+	e, err := s.readVersion(req)
 	if err != nil {
 		return err
-	}
-	if e.VersionID != "" {
-		req.w.Header().Set("x-amz-version-id", e.VersionID)
 	}
 	return s.writeXML(req, http.StatusOK, s.policyOf(e.ACL))
 }

@@ -145,17 +145,28 @@ func setTaggingCount(h http.Header, e *manifest.Entry) {
 // getObjectTagging answers GetObjectTagging: the tag set of the current
 // version, or of versionId.
 func (s *Server) getObjectTagging(req *request) error {
-	if err := s.allow(req, lease.Read, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+	e, err := s.readVersion(req)
+	if err != nil {
 		return err
+	}
+	return s.writeXML(req, http.StatusOK, taggingOf(e.Tags))
+}
+
+// readVersion authorizes reading the addressed object and finds the
+// version a subresource GET (tags, ACL) names: versionId, else the
+// current one, whose ID the answer carries.
+func (s *Server) readVersion(req *request) (*manifest.Entry, error) {
+	if err := s.allow(req, lease.Read, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+		return nil, err
 	}
 	e, err := s.resolve(req, req.repo, req.branch, req.key, req.query.Get("versionId"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if e.VersionID != "" {
 		req.w.Header().Set("x-amz-version-id", e.VersionID)
 	}
-	return s.writeXML(req, http.StatusOK, taggingOf(e.Tags))
+	return e, nil
 }
 
 // putObjectTagging answers PutObjectTagging, and DeleteObjectTagging
