@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -107,7 +109,7 @@ func newBranchCreateCmd() *cobra.Command {
 			return runBranchCreate(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&o.from, "from", "", "branch or commit to fork from (default: the repository's default branch)")
+	cmd.Flags().StringVar(&o.from, "from", "", "branch, commit or checkpoint (NAME, or BRANCH@NAME when several branches have one so named) to fork from (default: the repository's default branch)")
 	o.limits.add(cmd, "")
 	return cmd
 }
@@ -116,7 +118,20 @@ func newBranchCreateCmd() *cobra.Command {
 func runBranchCreate(ctx context.Context, o branchCreateOptions) error {
 	req := apiv1.BranchCreateRequest{Repo: o.repo, Name: o.name, From: o.from, Limits: o.limits.limits()}
 	var out apiv1.BranchResponse
-	if err := doCall(ctx, req, &out); err != nil {
+	err := doCall(ctx, req, &out)
+	if errorCode(err) == apiv1.CodeNotFound && o.from != "" {
+		// Not a branch or commit: maybe a checkpoint's name.
+		commit, cerr := checkpointCommit(ctx, o.repo, o.from)
+		var ue usageError
+		if errors.As(cerr, &ue) {
+			return cerr
+		}
+		if commit != "" {
+			req.From = commit
+			err = doCall(ctx, req, &out)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if cf.json {
@@ -322,4 +337,33 @@ func newBranchUnprotectCmd() *cobra.Command {
 // runBranchUnprotect allows direct writes to the branch again.
 func runBranchUnprotect(ctx context.Context, o branchUnprotectOptions) error {
 	return simpleCall(ctx, apiv1.BranchUnprotectRequest{Repo: o.repo, Name: o.name}, &apiv1.BranchResponse{}, "unprotected branch "+o.name)
+}
+
+// checkpointCommit finds the commit a checkpoint reference names: NAME,
+// the one checkpoint of that name on any branch of repo, or BRANCH@NAME.
+// It returns "" when none matches; several matches are a usage error
+// listing them.
+func checkpointCommit(ctx context.Context, repo, ref string) (string, error) {
+	var out apiv1.CheckpointListResponse
+	if err := doCall(ctx, apiv1.CheckpointListRequest{Repo: repo}, &out); err != nil {
+		return "", err
+	}
+	br, name, qualified := strings.Cut(ref, "@")
+	var found []apiv1.Checkpoint
+	for _, cp := range out.Checkpoints {
+		if (qualified && cp.Branch == br && cp.Name == name) || (!qualified && cp.Name == ref) {
+			found = append(found, cp)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0].Commit, nil
+	}
+	var refs []string
+	for _, cp := range found {
+		refs = append(refs, cp.Branch+"@"+cp.Name)
+	}
+	return "", usagef("checkpoint %q is on several branches; name one of %s", ref, strings.Join(refs, ", "))
 }

@@ -81,3 +81,38 @@ func ownerClient(endpoint string) *nasclient.Client {
 	return nasclient.New(nasclient.Config{Endpoint: endpoint,
 		Credentials: aws.Credentials{AccessKeyID: nastest.AccessKey, SecretAccessKey: nastest.SecretKey}})
 }
+
+// TestBranchFromCheckpoint: --from takes a checkpoint's name, or
+// BRANCH@NAME when several branches have one so named.
+func TestBranchFromCheckpoint(t *testing.T) {
+	_, c := ownerCLI(t)
+	o := nasclient.Object{Repo: "cpfork", Key: "v.txt"}
+	steps := [][]string{{"repo", "create", "cpfork", "--unprotected"}}
+	for _, s := range steps {
+		if code, out := runCLI(t, s...); code != 0 {
+			t.Fatalf("nas %s: %d %s", strings.Join(s, " "), code, out)
+		}
+	}
+	if _, err := c.Put(context.Background(), o, strings.NewReader("one"), 3, nasclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range [][]string{{"commit", "cpfork", "main", "-m", "one"}, {"checkpoint", "create", "cpfork", "main", "good"},
+		{"branch", "create", "cpfork", "other"}, {"checkpoint", "create", "cpfork", "other", "twice"},
+		{"checkpoint", "create", "cpfork", "main", "twice"}} {
+		if code, out := runCLI(t, s...); code != 0 {
+			t.Fatalf("nas %s: %d %s", strings.Join(s, " "), code, out)
+		}
+	}
+	for _, tc := range []struct {
+		from string
+		code int
+	}{{"good", 0}, {"main@twice", 0}, {"twice", 2}, {"nosuch", 1}} {
+		code, out := runCLI(t, "branch", "create", "cpfork", "from-"+strings.ReplaceAll(tc.from, "@", "-"), "--from", tc.from)
+		if code != tc.code {
+			t.Errorf("branch create --from %s: exit %d (%q), want %d", tc.from, code, out, tc.code)
+		}
+	}
+	if code, out := runCLI(t, "log", "cpfork", "from-good", "-n", "1"); code != 0 || !strings.Contains(out, "one") {
+		t.Errorf("the fork from a checkpoint is not at its commit: %d %q", code, out)
+	}
+}
