@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
 
@@ -113,10 +112,7 @@ func (s *Server) getObjectAttributes(req *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow(req, lease.Read, req.repo, req.branch, req.key, noSuchKey()); err != nil {
-		return err
-	}
-	e, err := s.resolve(req, req.repo, req.branch, req.key, req.query.Get("versionId"))
+	e, err := s.readVersion(req)
 	if err != nil {
 		return err
 	}
@@ -127,11 +123,7 @@ func (s *Server) getObjectAttributes(req *request) error {
 		}
 	}
 	attrs.fill(&doc, e)
-	h := req.w.Header()
-	h.Set("Last-Modified", httpTime(e.ModTime))
-	if e.VersionID != "" {
-		h.Set("x-amz-version-id", e.VersionID)
-	}
+	req.w.Header().Set("Last-Modified", httpTime(e.ModTime))
 	return s.writeXML(req, http.StatusOK, doc)
 }
 
