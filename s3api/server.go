@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -200,19 +199,7 @@ func (s *Server) parseTarget(req *request) error {
 		return errInvalidArgument("malformed percent-encoding in the request path")
 	}
 	req.query = r.URL.Query()
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.ToLower(host)
-	vhost := ""
-	for _, d := range s.domains {
-		if b, ok := strings.CutSuffix(host, "."+d); ok && b != "" {
-			vhost = b
-			break
-		}
-	}
-	if vhost != "" {
+	if vhost := sigv4.VirtualHostBucket(r.Host, s.domains); vhost != "" {
 		req.bucket, req.vhost = vhost, true
 		req.key, req.hasKey = path, path != ""
 	} else {

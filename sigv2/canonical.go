@@ -1,10 +1,11 @@
 package sigv2
 
 import (
-	"net"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/agentnas/nas/sigv4"
 )
 
 // subresources are the query parameters the canonicalized resource keeps:
@@ -127,7 +128,7 @@ func standard(h http.Header, ps []param, presigned bool, name string) string {
 // botocore's authPath does.
 func canonicalResource(host string, domains []string, path string, ps []param) []byte {
 	b := make([]byte, 0, len(path)+64)
-	if bucket := virtualBucket(host, domains); bucket != "" {
+	if bucket := sigv4.VirtualHostBucket(host, domains); bucket != "" {
 		b = append(b, '/')
 		b = append(b, bucket...)
 	}
@@ -151,22 +152,6 @@ func canonicalResource(host string, domains []string, path string, ps []param) [
 		}
 	}
 	return b
-}
-
-// virtualBucket returns the bucket a Host names under one of domains
-// ("BUCKET.DOMAIN", port ignored, lower-cased), "" for path style: the
-// rule s3api's parseTarget applies to route the request.
-func virtualBucket(host string, domains []string) string {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.ToLower(host)
-	for _, d := range domains {
-		if b, ok := strings.CutSuffix(host, "."+d); ok && b != "" {
-			return b
-		}
-	}
-	return ""
 }
 
 // unquote decodes %XX escapes and leaves anything else as it is, '+'
