@@ -66,6 +66,9 @@ type Gateway struct {
 	kv      kv.DB // the store every service uses (decorated)
 	log     *slog.Logger
 	bodies  BodyLimits
+	// checking is held while a readiness check runs, so probes against a
+	// hung store never pile up checks.
+	checking sync.Mutex
 
 	stop context.CancelFunc // ends background work started by Start
 	bg   sync.WaitGroup     // background goroutines

@@ -91,10 +91,14 @@ func (g *Gateway) owner(w http.ResponseWriter, r *http.Request) bool {
 // ready checks, within readyTimeout, that a kv read and a chunk-store
 // stat succeed.
 func (g *Gateway) ready(ctx context.Context) error {
+	if !g.checking.TryLock() {
+		return errors.New("a readiness check is still running") // the store is slow: not ready
+	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	done := make(chan error, 1) // the check may outlive a hung store
 	go func() {
+		defer g.checking.Unlock()
 		err := g.kv.View(ctx, func(r kv.Reader) error {
 			_, err := r.Get([]byte("_nas/ready-probe")) // any key: a miss is a read that worked
 			if errors.Is(err, kv.ErrNotFound) {

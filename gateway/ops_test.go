@@ -21,6 +21,14 @@ import (
 type failingDB struct {
 	kv.DB
 	broken *atomic.Bool
+	hang   *hangs // when set, a View blocks until released, ignoring ctx
+}
+
+// hangs makes Views block until release is closed, counting them.
+type hangs struct {
+	on      atomic.Bool
+	waiting atomic.Int32
+	release chan struct{}
 }
 
 var errBroken = errors.New("test: the store is broken")
@@ -29,6 +37,11 @@ func (d failingDB) View(ctx context.Context, fn func(kv.Reader) error) error {
 	if d.broken.Load() {
 		return errBroken
 	}
+	if d.hang != nil && d.hang.on.Load() {
+		d.hang.waiting.Add(1)
+		<-d.hang.release
+		d.hang.waiting.Add(-1)
+	}
 	return d.DB.View(ctx, fn)
 }
 
@@ -36,9 +49,17 @@ func (d failingDB) View(ctx context.Context, fn func(kv.Reader) error) error {
 // set, serving its main and metrics handlers.
 func openOps(t *testing.T) (g *gateway.Gateway, main, metrics *httptest.Server, broken *atomic.Bool) {
 	t.Helper()
-	broken = &atomic.Bool{}
+	g, main, metrics, broken, _ = openHanging(t)
+	return g, main, metrics, broken
+}
+
+// openHanging is openOps with a switch that makes kv reads hang.
+func openHanging(t *testing.T) (g *gateway.Gateway, main, metrics *httptest.Server, broken *atomic.Bool, hang *hangs) {
+	t.Helper()
+	broken, hang = &atomic.Bool{}, &hangs{release: make(chan struct{})}
+	t.Cleanup(func() { close(hang.release) })
 	g, err := gateway.Open(gateway.Config{DataDir: t.TempDir(), Owner: auth.Owner{AccessKey: crashAK, SecretKey: crashSK},
-		Log: discard(), WrapDB: func(db kv.DB) kv.DB { return failingDB{DB: db, broken: broken} }})
+		Log: discard(), WrapDB: func(db kv.DB) kv.DB { return failingDB{DB: db, broken: broken, hang: hang} }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +69,7 @@ func openOps(t *testing.T) (g *gateway.Gateway, main, metrics *httptest.Server, 
 		metrics.Close()
 		g.Close()
 	})
-	return g, main, metrics, broken
+	return g, main, metrics, broken, hang
 }
 
 func fetch(t *testing.T, url string) (int, string) {
@@ -98,5 +119,21 @@ func TestMetricsListenerIsOpenAndCountsGC(t *testing.T) {
 	}
 	if st, _ := fetch(t, metrics.URL+"/repo/key"); st != http.StatusNotFound {
 		t.Errorf("the metrics listener serves %d for S3 paths, want 404", st)
+	}
+}
+
+// TestReadyAgainstAHungStore: while the store hangs, every probe answers
+// 503, and at most one check is left waiting on the store, however many
+// probes come.
+func TestReadyAgainstAHungStore(t *testing.T) {
+	_, _, metrics, _, hang := openHanging(t)
+	hang.on.Store(true)
+	for range 5 {
+		if st, _ := fetch(t, metrics.URL+gateway.ReadyPath); st != http.StatusServiceUnavailable {
+			t.Fatalf("ready with a hung store: %d, want 503", st)
+		}
+	}
+	if n := hang.waiting.Load(); n != 1 {
+		t.Errorf("%d checks wait on the hung store, want 1", n)
 	}
 }
