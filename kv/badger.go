@@ -15,8 +15,14 @@ import (
 	"github.com/dgraph-io/ristretto/v2/z"
 )
 
-// maxRetries bounds how often Update re-runs a conflicting transaction.
-const maxRetries = 64
+// Update re-runs a conflicting transaction at least minRetries times and
+// for at least retryFor: under heavy contention (many writers on one key,
+// a loaded machine) a count alone can be spent in well under a second by a
+// writer that keeps losing, while a time budget gives it turns.
+const (
+	minRetries = 64
+	retryFor   = 10 * time.Second
+)
 
 // Badger is the embedded DB backed by Badger with synchronous writes.
 //
@@ -166,7 +172,8 @@ func (b *Badger) View(ctx context.Context, fn func(Reader) error) error {
 
 // Update implements DB.
 func (b *Badger) Update(ctx context.Context, fn func(Txn) error) error {
-	for i := 0; i < maxRetries; i++ {
+	start := time.Now()
+	for i := 0; i < minRetries || time.Since(start) < retryFor; i++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
