@@ -70,28 +70,55 @@ func ReadLeaseFile(path string) (*LeaseFile, error) {
 }
 
 // Source is what a command was given to find its credentials: flags
-// (empty when not set), a lease file, and the data directory where
-// `nas serve` keeps generated owner credentials.
+// (empty when not set), a lease file, an alias, an AWS profile, and the
+// data directory where `nas serve` keeps generated owner credentials.
 type Source struct {
 	Endpoint, AccessKey, SecretKey, SessionToken string
 	LeaseJSON                                    string
-	DataDir                                      string // default "nas-data"
+	// Alias names an entry of the alias file (AliasPath) given on the
+	// command line; NAS_ALIAS is read at a lower rank (see Resolve).
+	Alias string
+	// Profile names a profile of the AWS shared files given on the
+	// command line; AWS_PROFILE is read at a lower rank (see Resolve).
+	Profile string
+	DataDir string // default "nas-data"
 }
 
 // ErrNoCredentials is returned by Resolve when no credentials were found.
 var ErrNoCredentials = errors.New("no credentials")
 
-// Resolve applies the contract's precedence: flags (or a lease file,
-// which stands in for the credential flags and gives the endpoint when no
-// flag does), then NAS_ACCESS_KEY, NAS_SECRET_KEY, NAS_SESSION_TOKEN, then
-// the owner's credentials a local `nas serve` generated in the data
-// directory, then AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-// AWS_SESSION_TOKEN. The data directory comes before AWS_*: keys meant for
-// another S3 service in the shell must not shadow the gateway's own. The
-// endpoint is the flag, NAS_ENDPOINT, AWS_ENDPOINT_URL or the default. Key,
-// secret and token always come as a set from one source. It returns the
-// lease file it read, if any.
+// ErrTwoSources is returned by Resolve when the command line names more
+// than one source of credentials (keys, a lease file, an alias, a
+// profile): which one was meant is a guess it does not make.
+var ErrTwoSources = errors.New("more than one source of credentials")
+
+// found is one source's credentials and the endpoint it names, if any.
+type found struct {
+	ak, sk, tok, endpoint string
+}
+
+// Resolve applies the contract's precedence, first match wins:
+//
+//  1. --access-key/--secret-key, or --lease-json (which stands in for them);
+//  2. --alias NAME;
+//  3. --profile NAME (a profile of the AWS shared files);
+//  4. the alias $NAS_ALIAS;
+//  5. NAS_ACCESS_KEY, NAS_SECRET_KEY, NAS_SESSION_TOKEN;
+//  6. the owner's credentials a local `nas serve` generated in the data
+//     directory;
+//  7. AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN;
+//  8. the AWS shared files' profile $AWS_PROFILE, else "default".
+//
+// What the shell holds for other S3 services (AWS_*) never shadows what
+// was named for the gateway. Key, secret and token always come as a set
+// from one source. The endpoint is the --endpoint flag, else the one the
+// winning source names (the lease file's, the alias's URL, the profile's
+// endpoint_url), else NAS_ENDPOINT, AWS_ENDPOINT_URL or the default. It
+// returns the lease file it read, if any.
 func Resolve(s Source) (Config, *LeaseFile, error) {
+	if n := count(s.AccessKey != "", s.LeaseJSON != "", s.Alias != "", s.Profile != ""); n > 1 {
+		return Config{}, nil, fmt.Errorf("%w: give one of --access-key, --lease-json, --alias and --profile", ErrTwoSources)
+	}
 	var lf *LeaseFile
 	if s.LeaseJSON != "" {
 		var err error
@@ -103,21 +130,71 @@ func Resolve(s Source) (Config, *LeaseFile, error) {
 			s.Endpoint = lf.Endpoint
 		}
 	}
-	ak, sk, tok := s.AccessKey, s.SecretKey, s.SessionToken
-	switch {
-	case ak != "":
-	case os.Getenv("NAS_ACCESS_KEY") != "":
-		ak, sk, tok = os.Getenv("NAS_ACCESS_KEY"), os.Getenv("NAS_SECRET_KEY"), os.Getenv("NAS_SESSION_TOKEN")
-	default:
-		if ak, sk = dataDirCredentials(s.DataDir); ak == "" {
-			ak, sk, tok = os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")
+	f, err := pick(s)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	if f.ak == "" || f.sk == "" {
+		return Config{}, nil, fmt.Errorf("%w: set NAS_ACCESS_KEY and NAS_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), give --access-key and --secret-key, --alias, --profile or --lease-json", ErrNoCredentials)
+	}
+	ep := cmp.Or(s.Endpoint, f.endpoint, os.Getenv("NAS_ENDPOINT"), os.Getenv("AWS_ENDPOINT_URL"), DefaultEndpoint)
+	return Config{Endpoint: strings.TrimSuffix(ep, "/"), Credentials: aws.Credentials{AccessKeyID: f.ak, SecretAccessKey: f.sk, SessionToken: f.tok}}, lf, nil
+}
+
+// count is how many of bs are true.
+func count(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
 		}
 	}
-	if ak == "" || sk == "" {
-		return Config{}, nil, fmt.Errorf("%w: set NAS_ACCESS_KEY and NAS_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), give --access-key and --secret-key, or --lease-json", ErrNoCredentials)
+	return n
+}
+
+// pick returns the credentials of the first source that has them, in
+// Resolve's order.
+func pick(s Source) (found, error) {
+	if s.AccessKey != "" {
+		return found{ak: s.AccessKey, sk: s.SecretKey, tok: s.SessionToken}, nil
 	}
-	ep := cmp.Or(s.Endpoint, os.Getenv("NAS_ENDPOINT"), os.Getenv("AWS_ENDPOINT_URL"), DefaultEndpoint)
-	return Config{Endpoint: strings.TrimSuffix(ep, "/"), Credentials: aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, SessionToken: tok}}, lf, nil
+	if s.Alias != "" {
+		return aliasCredentials(s.Alias)
+	}
+	if s.Profile != "" {
+		p, ok, err := loadProfile(s.Profile, true)
+		if err == nil && !ok {
+			err = fmt.Errorf("AWS profile %q not found in the shared config or credentials file: %w", s.Profile, ErrNoCredentials)
+		}
+		return found{ak: p.accessKey, sk: p.secretKey, tok: p.sessionToken, endpoint: p.endpoint}, err
+	}
+	if name := os.Getenv("NAS_ALIAS"); name != "" {
+		return aliasCredentials(name)
+	}
+	if ak := os.Getenv("NAS_ACCESS_KEY"); ak != "" {
+		return found{ak: ak, sk: os.Getenv("NAS_SECRET_KEY"), tok: os.Getenv("NAS_SESSION_TOKEN")}, nil
+	}
+	if ak, sk := dataDirCredentials(s.DataDir); ak != "" {
+		return found{ak: ak, sk: sk}, nil
+	}
+	if ak := os.Getenv("AWS_ACCESS_KEY_ID"); ak != "" {
+		return found{ak: ak, sk: os.Getenv("AWS_SECRET_ACCESS_KEY"), tok: os.Getenv("AWS_SESSION_TOKEN")}, nil
+	}
+	p, _, err := loadProfile(envProfile(), os.Getenv("AWS_PROFILE") != "")
+	return found{ak: p.accessKey, sk: p.secretKey, tok: p.sessionToken, endpoint: p.endpoint}, err
+}
+
+// aliasCredentials reads the alias name from the user's alias file.
+func aliasCredentials(name string) (found, error) {
+	path, err := AliasPath()
+	if err != nil {
+		return found{}, err
+	}
+	a, err := LookupAlias(path, name)
+	if err != nil {
+		return found{}, err
+	}
+	return found{ak: a.AccessKey, sk: a.SecretKey, tok: a.SessionToken, endpoint: a.URL}, nil
 }
 
 // dataDirCredentials reads the owner's generated credentials from a data

@@ -19,11 +19,8 @@ import (
 )
 
 func TestResolvePrecedence(t *testing.T) {
-	for _, k := range []string{"NAS_ENDPOINT", "NAS_ACCESS_KEY", "NAS_SECRET_KEY", "NAS_SESSION_TOKEN",
-		"AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
-		t.Setenv(k, "")
-	}
 	dir := t.TempDir()
+	clearCredentialEnv(t, dir)
 	if _, _, err := Resolve(Source{DataDir: dir}); !errors.Is(err, ErrNoCredentials) {
 		t.Fatalf("no credentials anywhere: %v", err)
 	}

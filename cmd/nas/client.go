@@ -20,6 +20,7 @@ import (
 type clientFlags struct {
 	endpoint, accessKey, secretKey, sessionToken string
 	leaseJSON                                    string
+	alias, profile                               string
 	json                                         bool
 }
 
@@ -33,6 +34,8 @@ func addClientFlags(root *cobra.Command) {
 	f.StringVar(&cf.secretKey, "secret-key", "", "secret key (default $NAS_SECRET_KEY, $AWS_SECRET_ACCESS_KEY)")
 	f.StringVar(&cf.sessionToken, "session-token", "", "session token (default $NAS_SESSION_TOKEN, $AWS_SESSION_TOKEN)")
 	f.StringVar(&cf.leaseJSON, "lease-json", "", "use the credentials and endpoint of this lease file (the output of 'nas lease create --json')")
+	f.StringVar(&cf.alias, "alias", "", "use the endpoint and credentials of this alias (see 'nas alias'; default $NAS_ALIAS)")
+	f.StringVar(&cf.profile, "profile", "", "use this profile of the AWS shared config and credentials files (AWS_PROFILE is read only after the gateway's own sources)")
 	f.BoolVar(&cf.json, "json", false, "print JSON")
 }
 
@@ -63,8 +66,8 @@ func wrapClient(c *nasclient.Client) *client {
 // resolveClient applies the global client flags.
 func resolveClient() (nasclient.Config, *nasclient.LeaseFile, error) {
 	cfg, lf, err := nasclient.Resolve(nasclient.Source{Endpoint: cf.endpoint, AccessKey: cf.accessKey, SecretKey: cf.secretKey,
-		SessionToken: cf.sessionToken, LeaseJSON: cf.leaseJSON})
-	if errors.Is(err, nasclient.ErrNoCredentials) {
+		SessionToken: cf.sessionToken, LeaseJSON: cf.leaseJSON, Alias: cf.alias, Profile: cf.profile})
+	if errors.Is(err, nasclient.ErrNoCredentials) || errors.Is(err, nasclient.ErrTwoSources) {
 		return cfg, nil, usageError{err}
 	}
 	return cfg, lf, err
