@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // fileCache keeps recently read segment files open; reads use ReadAt, which
@@ -14,6 +15,8 @@ type fileCache struct {
 	mu    sync.Mutex // guards lru and byKey
 	lru   *list.List // of *cachedFile, most recent first
 	byKey map[string]*list.Element
+
+	hits, misses atomic.Int64 // opens answered by a held handle, and by the file system
 }
 
 type cachedFile struct {
@@ -34,9 +37,11 @@ func (c *fileCache) open(path string) (*os.File, error) {
 		c.lru.MoveToFront(e)
 		f := e.Value.(*cachedFile).f
 		c.mu.Unlock()
+		c.hits.Add(1)
 		return f, nil
 	}
 	c.mu.Unlock()
+	c.misses.Add(1)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -77,4 +82,15 @@ func (c *fileCache) closeAll() {
 	}
 	c.lru.Init()
 	c.byKey = map[string]*list.Element{}
+}
+
+// FileCacheStats counts the opens of segment files for reads: answered by
+// a handle the store keeps open (hits), or by the file system (misses).
+type FileCacheStats struct {
+	Hits, Misses int64
+}
+
+// FileCacheStats returns the segment-file cache's counters.
+func (s *Store) FileCacheStats() FileCacheStats {
+	return FileCacheStats{Hits: s.files.hits.Load(), Misses: s.files.misses.Load()}
 }

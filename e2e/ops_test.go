@@ -89,6 +89,8 @@ func runWorkload(t *testing.T, srv *nastest.Server) workload {
 	must(t, err)
 	oc := ownerCtl(t, srv)
 	oc.commit(w.repo, "main", "ops workload")
+	oc.ok("branch/create", map[string]any{"repo": w.repo, "name": "side", "from": "main"})
+	oc.ok("propose/create", map[string]any{"repo": w.repo, "branch": "side", "into": "main", "intent": "nothing new"})
 	oc.ok("role/put", map[string]any{"name": w.role, "repo": w.repo,
 		"view": []map[string]any{{"path": "**", "actions": []string{"list", "read"}}}})
 	w.lease = oc.newLease(map[string]any{"repo": w.repo, "role": w.role, "fork_from": "main", "ttl": "1h"})
@@ -179,6 +181,8 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 		{"nas_kv_operation_duration_seconds", map[string]string{"op": "update"}},
 		{"nas_chunk_operation_duration_seconds", map[string]string{"op": "write"}},
 		{"nas_chunk_bytes_total", map[string]string{"op": "read"}},
+		{"nas_cache_lookups_total", map[string]string{"cache": "tree_nodes", "result": "hit"}},
+		{"nas_gate_outcomes_total", map[string]string{"event": "proposal"}},
 	} {
 		if v := value(fams, c.name, c.labels); v <= 0 {
 			t.Errorf("%s%v = %v, want > 0", c.name, c.labels, v)
@@ -186,6 +190,9 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 	}
 	if _, ok := fams["nas_gates_pending"]; !ok {
 		t.Error("no nas_gates_pending")
+	}
+	if n := len(fams["nas_cache_lookups_total"].GetMetric()); n != 6 {
+		t.Errorf("nas_cache_lookups_total has %d series, want hit and miss of 3 caches", n)
 	}
 	secrets := []string{w.repo, "opsrepo", w.key, "walrus", w.role, w.lease.ID, w.lease.Branch, w.lease.Creds.AccessKeyID}
 	for name, f := range fams {
@@ -231,10 +238,10 @@ func TestAccessLogOneLinePerRequestWithoutSecrets(t *testing.T) {
 		}
 	}
 	// CreateBucket, PutObject, GetObject, ListObjectsV2, commit/create,
-	// role/put, role/get (ensureRole), lease/create, the denied
-	// PutObject, the presigned GetObject.
-	if len(lines) != 10 {
-		t.Fatalf("%d access lines, want 10:\n%s", len(lines), buf.String())
+	// branch/create, propose/create, role/put, role/get (ensureRole),
+	// lease/create, the denied PutObject, the presigned GetObject.
+	if len(lines) != 12 {
+		t.Fatalf("%d access lines, want 12:\n%s", len(lines), buf.String())
 	}
 	byOp := map[string][]accessLine{}
 	for _, l := range lines {

@@ -59,6 +59,11 @@ type Service struct {
 	decide sync.Mutex
 	// Timeout is how long a gate waits for a person before it is denied.
 	Timeout time.Duration
+	// OnOutcome, when set before use, is told each proposal's status
+	// (event "proposal": merged, pending, refused, conflict, up_to_date)
+	// and each decision's (event "decision": approved, denied, void), for
+	// the gateway's metrics.
+	OnOutcome func(event, status string)
 }
 
 // New returns a Service.
@@ -206,6 +211,14 @@ type ProposeRequest struct {
 // Propose commits the source's staged changes, computes the merge's real
 // diff and digest, asks the policy, and merges, opens a gate or refuses.
 func (s *Service) Propose(ctx context.Context, r ProposeRequest) (*Proposal, error) {
+	p, err := s.propose(ctx, r)
+	if err == nil && s.OnOutcome != nil {
+		s.OnOutcome("proposal", p.Status)
+	}
+	return p, err
+}
+
+func (s *Service) propose(ctx context.Context, r ProposeRequest) (*Proposal, error) {
 	co := branch.CommitOptions{Message: "propose: " + r.Intent, Principal: r.Actor}
 	if l := r.Lease; l != nil {
 		co.Principal, co.OnBehalfOf, co.Run, co.Lease = l.Principal, l.OnBehalfOf, l.Run, l.ID
@@ -518,6 +531,14 @@ func (s *Service) ListGates(ctx context.Context, status string) ([]Gate, error) 
 // diff is still the one on the card (same heads, lease not revoked);
 // otherwise the gate becomes void and nothing merges.
 func (s *Service) Decide(ctx context.Context, id, by string, approve bool, reason string) (*Gate, error) {
+	g, err := s.decideGate(ctx, id, by, approve, reason)
+	if (err == nil || errors.Is(err, ErrVoid)) && s.OnOutcome != nil {
+		s.OnOutcome("decision", g.Status)
+	}
+	return g, err
+}
+
+func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, reason string) (*Gate, error) {
 	s.decide.Lock()
 	defer s.decide.Unlock()
 	g, err := s.GetGate(ctx, id)

@@ -26,6 +26,7 @@ import (
 	"github.com/agentnas/nas/s3api"
 	"github.com/agentnas/nas/source"
 	"github.com/agentnas/nas/sts"
+	"github.com/agentnas/nas/tree"
 )
 
 // Config configures a Gateway.
@@ -167,6 +168,8 @@ func (g *Gateway) watch() {
 		st := g.Sources.Materializer().Stats()
 		return metrics.Sources{Fetches: st.Fetches, FetchedBytes: st.FetchedBytes, FetchErrors: st.FetchErrors}
 	})
+	m.WatchCaches(g.cacheStats)
+	g.Gates.OnOutcome = m.GateOutcome
 	m.WatchGates(func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 		defer cancel()
@@ -177,6 +180,20 @@ func (g *Gateway) watch() {
 		}
 		return float64(len(gs))
 	})
+}
+
+// cacheStats are the gateway's caches' counters: decoded tree nodes, open
+// segment files and lazy sources' blocks (local against fetched).
+func (g *Gateway) cacheStats() []metrics.Cache {
+	out := []metrics.Cache{}
+	if c, ok := g.Branches.Nodes().(*tree.Cache); ok {
+		st := c.Stats()
+		out = append(out, metrics.Cache{Name: "tree_nodes", Hits: st.Hits, Misses: st.Misses})
+	}
+	fc := g.Branches.Chunks().FileCacheStats()
+	src := g.Sources.Materializer().Stats()
+	return append(out, metrics.Cache{Name: "segment_files", Hits: fc.Hits, Misses: fc.Misses},
+		metrics.Cache{Name: "source_blocks", Hits: src.LocalBlocks, Misses: src.RemoteBlocks})
 }
 
 // recordSourceCommit writes the commit an attach or refresh is about to

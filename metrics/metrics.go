@@ -38,6 +38,8 @@ type Metrics struct {
 	denials  *prometheus.CounterVec // reason
 	charged  *prometheus.CounterVec // budget
 	refunded *prometheus.CounterVec // budget
+
+	gateOutcomes *prometheus.CounterVec // event, status
 }
 
 // New returns Metrics with every collector registered, the Go runtime's
@@ -95,7 +97,10 @@ func (m *Metrics) registerDoor() {
 		Help: "Units charged to lease budgets: requests, bytes_read, bytes_written."}, []string{"budget"})
 	m.refunded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nas_lease_budget_refunded_total",
 		Help: "Units given back to lease budgets (a transfer that did not happen)."}, []string{"budget"})
-	m.reg.MustRegister(m.denials, m.charged, m.refunded)
+	m.gateOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nas_gate_outcomes_total",
+		Help: "Proposals by status (merged, pending: held at a gate, refused, conflict, up_to_date) and gate decisions (approved, denied, void)."},
+		[]string{"event", "status"})
+	m.reg.MustRegister(m.denials, m.charged, m.refunded, m.gateOutcomes)
 }
 
 // Handler serves the registry in the Prometheus exposition format.

@@ -60,9 +60,45 @@ func (m *Metrics) WatchSources(stats func() Sources) {
 	)
 }
 
+// GateOutcome counts a proposal's status (event "proposal") or a gate
+// decision's (event "decision"); both come from the gate service's fixed
+// sets.
+func (m *Metrics) GateOutcome(event, status string) {
+	m.gateOutcomes.WithLabelValues(event, status).Inc()
+}
+
 // WatchGates exports the number of pending gates, counted by pending at
 // every scrape.
 func (m *Metrics) WatchGates(pending func() float64) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "nas_gates_pending",
 		Help: "Gates waiting for a person's decision."}, pending))
+}
+
+// Cache is one cache's counters at a scrape.
+type Cache struct {
+	Name         string // a fixed name: tree_nodes, segment_files, source_blocks
+	Hits, Misses int64
+}
+
+// WatchCaches exports the caches' lookups by result, read at every scrape
+// (nas_cache_lookups_total{cache, result}); the hit rate is
+// rate(hit) / rate(hit + miss).
+func (m *Metrics) WatchCaches(stats func() []Cache) {
+	m.reg.MustRegister(&cacheCollector{stats: stats,
+		desc: prometheus.NewDesc("nas_cache_lookups_total", "Cache lookups by cache and result (hit, miss).", []string{"cache", "result"}, nil)})
+}
+
+// cacheCollector reads every cache's counters once per scrape.
+type cacheCollector struct {
+	stats func() []Cache
+	desc  *prometheus.Desc
+}
+
+func (c *cacheCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.stats() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(s.Hits), s.Name, "hit")
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(s.Misses), s.Name, "miss")
+	}
 }

@@ -166,8 +166,13 @@ func TestFirstReadIsSharedByForks(t *testing.T) {
 	if !rep.OK() {
 		t.Fatalf("fsck: %v", rep.Problems)
 	}
-	if st := gw.G.Sources.Materializer().Stats(); st.FetchedBytes != int64(len(small)+len(mid)) {
+	st := gw.G.Sources.Materializer().Stats()
+	if st.FetchedBytes != int64(len(small)+len(mid)) {
 		t.Fatalf("fetched %d bytes, want %d", st.FetchedBytes, len(small)+len(mid))
+	}
+	// Each block was fetched once; every later read found it local.
+	if st.RemoteBlocks < 2 || st.LocalBlocks < st.RemoteBlocks {
+		t.Fatalf("blocks: %d local, %d remote", st.LocalBlocks, st.RemoteBlocks)
 	}
 	_ = http.StatusOK
 }

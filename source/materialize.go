@@ -35,6 +35,8 @@ type Materializer struct {
 	fetches      atomic.Int64 // remote reads started
 	fetchedBytes atomic.Int64 // bytes fetched from remotes and stored
 	fetchErrors  atomic.Int64 // remote fetches that failed
+	localBlocks  atomic.Int64 // blocks a read found local
+	remoteBlocks atomic.Int64 // blocks a read fetched
 }
 
 var _ interface {
@@ -63,11 +65,15 @@ type Stats struct {
 	Fetches      int64 // remote range reads started
 	FetchedBytes int64 // bytes fetched, verified and stored
 	FetchErrors  int64 // fetches that failed (the remote's answer, a drift, a cut stream)
+	// LocalBlocks and RemoteBlocks count the blocks reads found already
+	// local and those they fetched: the lazy sources' cache hit rate.
+	LocalBlocks, RemoteBlocks int64
 }
 
 // Stats returns the remote traffic so far.
 func (m *Materializer) Stats() Stats {
-	return Stats{Fetches: m.fetches.Load(), FetchedBytes: m.fetchedBytes.Load(), FetchErrors: m.fetchErrors.Load()}
+	return Stats{Fetches: m.fetches.Load(), FetchedBytes: m.fetchedBytes.Load(), FetchErrors: m.fetchErrors.Load(),
+		LocalBlocks: m.localBlocks.Load(), RemoteBlocks: m.remoteBlocks.Load()}
 }
 
 // flight is one remote fetch of a run of blocks; readers of those blocks
@@ -209,6 +215,7 @@ func (r *Reader) Copy(ctx context.Context, w io.Writer) error {
 	for pos < r.end {
 		b := pos / BlockSize
 		if c := r.local[b]; c != nil {
+			r.m.localBlocks.Add(1)
 			start := b * BlockSize
 			to := min(r.end, start+blockLen(r.pin.Size, b)) - start
 			if err := r.m.writeChunks(ctx, w, c, pos-start, to); err != nil {
@@ -466,6 +473,7 @@ func (u *run) stream(ctx context.Context, w io.Writer, from, to int64) (next int
 		r.local[u.first+int64(x)] = c
 		m.fetchedBytes.Add(c.Size())
 	}
+	m.remoteBlocks.Add(int64(len(blocks)))
 	if err := win.release(); err != nil {
 		return 0, err
 	}
