@@ -468,6 +468,39 @@ print("    presigned PUT then GET ok:", len(got), "bytes")
 PY
 }
 
+# compat_boto3_branch: docs/clients.md's boto3 recipe: a before-sign hook
+# adds a signed x-nas-branch; the write lands on the branch, main keeps its
+# own, and the alias bucket reads the same branch.
+compat_boto3_branch() {
+	local py= b=boto3-branch
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import boto3' 2>/dev/null; then py=$p; break; fi
+	done
+	[[ -n $py ]] || fail "no python3 with boto3 (install python3-boto3)"
+	step "boto3: x-nas-branch through a before-sign hook (docs/clients.md)"
+	run nas repo create "$b" --unprotected >/dev/null || fail "nas repo create $b"
+	ENDPOINT=$ENDPOINT BUCKET=$b run "$py" -c '
+import os, boto3
+c = boto3.client("s3", endpoint_url=os.environ["ENDPOINT"])
+c.put_object(Bucket=os.environ["BUCKET"], Key="a.txt", Body=b"main")' || fail "boto3 put on main"
+	run nas commit "$b" main -m base >/dev/null || fail "nas commit $b main"
+	run nas branch create "$b" exp/run-1 --from main >/dev/null || fail "nas branch create $b exp/run-1"
+	ENDPOINT=$ENDPOINT BUCKET=$b run "$py" - <<'PY' || fail "boto3 before-sign branch hook failed"
+import os, boto3
+b = os.environ["BUCKET"]
+s3 = boto3.client("s3", endpoint_url=os.environ["ENDPOINT"])
+def on_branch(request, **kwargs):
+    request.headers["x-nas-branch"] = "exp/run-1"
+s3.meta.events.register("before-sign.s3", on_branch)
+s3.put_object(Bucket=b, Key="a.txt", Body=b"on the branch")
+assert s3.get_object(Bucket=b, Key="a.txt")["Body"].read() == b"on the branch"
+plain = boto3.client("s3", endpoint_url=os.environ["ENDPOINT"])
+assert plain.get_object(Bucket=b, Key="a.txt")["Body"].read() == b"main", "main changed"
+assert plain.get_object(Bucket=b + "_exp_run-1", Key="a.txt")["Body"].read() == b"on the branch", "alias bucket"
+print("    branch write, main untouched, alias read ok")
+PY
+}
+
 # compat_rclone: copy with a 5 MiB upload cutoff, check, then purge, which
 # must leave no bucket behind.
 compat_rclone() {
@@ -520,6 +553,7 @@ for c in "${CLIENTS[@]}"; do
 	esac
 done
 compat_boto3
+compat_boto3_branch
 
 # ---------------------------------------------------------------- shutdown
 log "online fsck, then SIGTERM"

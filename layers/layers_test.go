@@ -36,7 +36,7 @@ var rank = map[string]int{
 	"fuse": 4,
 	// Tools, tests and the binary.
 	"cas/castest": 9, "kv/kvtest": 9, "tree/treetest": 9, "source/sourcetest": 9,
-	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "cmd/nas-bench": 11, "layers": 11,
+	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "cmd/nas-bench": 11, "layers": 11, "docs": 11,
 }
 
 // storage is what the client side must never link, directly or not: a
