@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,18 +28,18 @@ func TestAliasCommands(t *testing.T) {
 	if code, _ := runCLI(t, "alias", "set", "lab", srv.Endpoint, "--secret-key", "S"); code != exitUsage {
 		t.Fatalf("no access key: exit %d", code)
 	}
-	code, out := runCLI(t, "alias", "set", "lab", srv.Endpoint+"/", "--access-key", nastest.AccessKey, "--secret-key", nastest.SecretKey, "--json")
 	var set aliasView
-	if code != exitOK || strictDecode(out, &set) != nil || set.URL != srv.Endpoint || set.AccessKey != nastest.AccessKey {
-		t.Fatalf("alias set: exit %d %q", code, out)
+	jsonStep(t, exitOK, &set, "alias", "set", "lab", srv.Endpoint+"/", "--access-key", nastest.AccessKey, "--secret-key", nastest.SecretKey)
+	if set.URL != srv.Endpoint || set.AccessKey != nastest.AccessKey {
+		t.Fatalf("alias set: %+v", set)
 	}
 	if st, err := os.Stat(filepath.Join(dir, "aliases.json")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("alias file: %v %v", st, err)
 	}
-	code, out = runCLI(t, "alias", "list", "--json")
 	var list aliasListResponse
-	if code != exitOK || strictDecode(out, &list) != nil || len(list.Aliases) != 1 || strings.Contains(out, nastest.SecretKey) {
-		t.Fatalf("alias list: exit %d %q", code, out)
+	jsonStep(t, exitOK, &list, "alias", "list")
+	if _, out := runCLI(t, "alias", "list"); len(list.Aliases) != 1 || strings.Contains(out, nastest.SecretKey) {
+		t.Fatalf("alias list: %+v %q", list, out)
 	}
 	if code, out := runCLI(t, "--alias", "lab", "repo", "create", "aliased", "--unprotected"); code != exitOK {
 		t.Fatalf("--alias: exit %d %q", code, out)
@@ -62,11 +60,4 @@ func TestAliasCommands(t *testing.T) {
 	if code, _ := runCLI(t, "alias", "remove", "lab"); code != exitFailure {
 		t.Fatalf("alias remove twice: exit %d", code)
 	}
-}
-
-// strictDecode decodes one JSON document into v, refusing fields v lacks.
-func strictDecode(s string, v any) error {
-	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
 }
