@@ -43,6 +43,8 @@ func (h *Handler) routes() map[string]verb {
 	route(m, writes, h.branchUnprotect)
 	route(m, writes, h.branchLimits)
 	route(m, writes|leases, h.commitCreate)
+	route(m, writes|leases, h.commitRevert)
+	route(m, writes|leases, h.commitCherryPick)
 	route(m, leases, h.commitLog)
 	route(m, leases, h.diffList)
 	route(m, leases, h.changesList)
