@@ -39,6 +39,8 @@ func (h *Handler) routes() map[string]verb {
 	route(m, owner, h.branchGet)
 	route(m, owner, h.branchList)
 	route(m, writes, h.branchDelete)
+	route(m, owner, h.branchListDeleted)
+	route(m, writes, h.branchRestore)
 	route(m, writes, h.branchProtect)
 	route(m, writes, h.branchUnprotect)
 	route(m, writes, h.branchLimits)

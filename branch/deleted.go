@@ -50,15 +50,15 @@ func deletedKey(repo uint64, name string, at time.Time) []byte {
 }
 
 // SetDeletedRetention sets how long deleted branches stay restorable (0:
-// DefaultDeletedRetention). Call it before serving.
-func (s *Service) SetDeletedRetention(keep time.Duration) { s.deletedKeep = keep }
+// DefaultDeletedRetention).
+func (s *Service) SetDeletedRetention(keep time.Duration) { s.deletedKeep.Store(int64(keep)) }
 
 // DeletedRetention is how long deleted branches stay restorable.
 func (s *Service) DeletedRetention() time.Duration {
-	if s.deletedKeep <= 0 {
-		return DefaultDeletedRetention
+	if keep := time.Duration(s.deletedKeep.Load()); keep > 0 {
+		return keep
 	}
-	return s.deletedKeep
+	return DefaultDeletedRetention
 }
 
 // putDeleted writes, in txn, the record of br deleted from rr by by.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentnas/nas/cas"
@@ -43,7 +44,7 @@ type Service struct {
 	rootSources  []RootSource           // roots kept outside the trees (AddRoots); guarded by mu
 	onCollect    []func(GCStats, error) // told of every collection (OnCollect); guarded by mu
 	usage        usageTracker           // per branch with a quota
-	deletedKeep  time.Duration          // how long deleted branches stay restorable; set before serving
+	deletedKeep  atomic.Int64           // nanoseconds deleted branches stay restorable (0: the default)
 
 	// gcMu is held for writing by Collect and for reading by everything
 	// that creates tree nodes or commits, so a sweep never deletes a node a
