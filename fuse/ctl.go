@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -201,7 +202,9 @@ func (m *Mount) changesText(ctx context.Context) ([]byte, error) {
 			return nil, err
 		}
 		for _, c := range p.Changes {
-			fmt.Fprintf(&buf, "%s %s\n", c.Kind, c.Key)
+			if strings.HasPrefix(c.Key, m.r.prefix) {
+				fmt.Fprintf(&buf, "%s %s\n", c.Kind, m.r.strip(c.Key))
+			}
 		}
 		if p.NextCursor == "" {
 			return buf.Bytes(), nil
