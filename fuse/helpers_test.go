@@ -130,8 +130,8 @@ type mountOpts struct {
 	readOnly  bool
 	cacheDir  string // default: a fresh one
 	commit    time.Duration
-	noStream  bool // send files whole at close, never while written
-	writeback bool // close returns before the upload
+	noStream  bool   // send files whole at close, never while written
+	writeback bool   // close returns before the upload
 	at        string // mount as of this commit
 	prefix    string // mount this subtree
 }
