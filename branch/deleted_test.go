@@ -40,6 +40,7 @@ func TestRestoreDeletedBranch(t *testing.T) {
 	if _, err := s.Collect(ctx, branch.GCOptions{Retention: time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
+	fsck(t, s) // the deleted branch's history is checked, and whole
 	if _, err := s.CreateBranch(ctx, "rdel", "exp", "main"); err != nil {
 		t.Fatal(err)
 	}
