@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/fuse"
 )
 
 // TestMountAtCommit: a mount --at shows the files of that commit, not
@@ -86,5 +87,32 @@ func TestMountPrefix(t *testing.T) {
 	changes := string(readFile(t, filepath.Join(dir, ".nas", "changes")))
 	if !strings.Contains(changes, "A out.txt") || strings.Contains(changes, "proj/") {
 		t.Errorf(".nas/changes of a subtree mount: %q", changes)
+	}
+}
+
+// TestLeaseMountAt: a lease mounts its branch as of a commit its branch
+// has seen (its fork point), never one of the source's later history.
+func TestLeaseMountAt(t *testing.T) {
+	e := newEnv(t)
+	e.put(t, "main", "shared/launch/plan.md", []byte("v1"))
+	e.commit(t, "main")
+	lc, br, _ := e.runLease(t, nil)
+	e.put(t, "main", "shared/launch/plan.md", []byte("v2"))
+	e.commit(t, "main")
+	headOf := func(ref string) string {
+		var log apiv1.CommitLogResponse
+		call(t, e.owner, "commit/log", map[string]any{"repo": e.repo, "ref": ref, "limit": 1}, &log)
+		return log.Commits[0].ID
+	}
+	dir, _ := e.mount(t, mountOpts{c: lc, branch: br, at: headOf(br)})
+	if got := readFile(t, filepath.Join(dir, "shared", "launch", "plan.md")); string(got) != "v1" {
+		t.Errorf("the lease's mount at its fork point reads %q", got)
+	}
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	must(t, os.Mkdir(mnt, 0o755))
+	m, err := fuse.New(t.Context(), mnt, fuse.Options{Client: lc, Repo: e.repo, Branch: br, At: headOf("main"), CacheDir: t.TempDir()})
+	if err == nil {
+		m.Unmount(t.Context())
+		t.Fatal("a lease mounted a commit its branch never saw")
 	}
 }

@@ -109,6 +109,14 @@ func TestCherryPickAndRevert(t *testing.T) {
 	if log := mustCLI(t, "log", "pick", "dev", "-n", "1"); !strings.Contains(log, "revert "+f.change[:12]) {
 		t.Errorf("the revert's message: %q", log)
 	}
+	var rr apiv1.PickResponse
+	decodeStrict(t, mustCLI(t, "revert", "pick", "main", pr.Result.Commit, "-m", "undo the pick", "--json"), &rr)
+	if rr.Result.Applied != 3 || rr.Result.Base != pr.Result.Commit {
+		t.Errorf("revert result %+v", rr.Result)
+	}
+	if got := f.get(t, "main", "b"); got != "base-b" {
+		t.Errorf("main/b after reverting the cherry-pick = %q", got)
+	}
 }
 
 // TestPickConflicts: a later change to the same keys is a conflict that
