@@ -142,10 +142,11 @@ func (m *marker) tree(ctx context.Context, t *tree.Tree, root chunk.Hash) error 
 }
 
 // Collect is mark-and-sweep garbage collection. Roots: branch heads and
-// fork points (of deleted branches too, within DeletedRetention), commits younger than the retention window reachable from
-// them, staging, version records younger than the window, open multipart
-// uploads, and every registered RootSource (AddRoots). Commits are
-// blocked while it runs; PUTs are not (the chunk store's cycle and the
+// fork points (of deleted branches too, within DeletedRetention), commits
+// younger than the retention window reachable from them, staging,
+// version records younger than the window, open multipart uploads, and
+// every registered RootSource (AddRoots). Commits are blocked while it
+// runs; PUTs are not (the chunk store's cycle and the
 // content-list registry protect what they reference).
 func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
 	st, err := s.collect(ctx, o)
