@@ -158,13 +158,16 @@ type mountState struct {
 	ReadOnly   bool   `json:"read_only"`
 	LeaseEnded bool   `json:"lease_ended"`
 	MountPoint string `json:"mount_point"`
+	At         string `json:"at,omitempty"`     // the commit a mount --at shows
+	Prefix     string `json:"prefix,omitempty"` // the subtree a mount --prefix shows
 }
 
 // leaseJSON is the lease as the gateway sees it now (paths, actions,
 // expiry, remaining budgets), with the mount's own state; the owner's
 // mount says it is the owner's.
 func (m *Mount) leaseJSON(ctx context.Context) ([]byte, error) {
-	out := leaseDoc{Mount: mountState{Repo: m.opts.Repo, Branch: m.opts.Branch, ReadOnly: m.readOnly.Load(), MountPoint: m.dir}}
+	out := leaseDoc{Mount: mountState{Repo: m.opts.Repo, Branch: m.opts.Branch, ReadOnly: m.readOnly.Load(), MountPoint: m.dir,
+		At: m.r.at, Prefix: m.r.prefix}}
 	if !m.opts.Client.Temporary() {
 		out.Owner = true
 	} else {

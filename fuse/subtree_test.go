@@ -2,6 +2,7 @@ package fuse_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,15 @@ func TestMountAtCommit(t *testing.T) {
 	wantErrno(t, os.WriteFile(filepath.Join(dir, "new.txt"), []byte("x"), 0o644), syscall.EROFS)
 	wantErrno(t, os.Remove(filepath.Join(dir, "a.txt")), syscall.EROFS)
 	wantErrno(t, os.Mkdir(filepath.Join(dir, "d2"), 0o755), syscall.EROFS)
+	var doc struct {
+		Mount struct {
+			ReadOnly bool   `json:"read_only"`
+			At       string `json:"at"`
+		} `json:"mount"`
+	}
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, ".nas", "lease.json")), &doc); err != nil || !doc.Mount.ReadOnly || doc.Mount.At != at {
+		t.Errorf(".nas/lease.json of a mount --at: %+v %v", doc, err)
+	}
 }
 
 // TestMountPrefix: a mount --prefix shows only the subtree, a write lands
