@@ -19,10 +19,11 @@ func newBranchRestoreCmd() *cobra.Command {
 	var o branchRestoreOptions
 	cmd := &cobra.Command{
 		Use:   "restore REPO NAME [--as NEW]",
-		Short: "Bring a deleted branch back at its last head (within 7 days of the delete)",
+		Short: "Bring a deleted branch back at its last head (within 7 days of the delete, by default)",
 		Long: `Bring a deleted branch back at the head it had when it was deleted.
 
-A deleted branch stays restorable for the retention window (7 days); until
+A deleted branch stays restorable for the retention window (7 days unless
+the gateway runs with another --deleted-retention); until
 then garbage collection keeps its head and everything it reaches. Staged
 (uncommitted) changes were discarded by the delete and do not come back.
 A live branch of the same name is not replaced: restore under another name
