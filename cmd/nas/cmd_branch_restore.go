@@ -23,9 +23,9 @@ func newBranchRestoreCmd() *cobra.Command {
 		Long: `Bring a deleted branch back at the head it had when it was deleted.
 
 A deleted branch stays restorable for the retention window (7 days unless
-the gateway runs with another --deleted-retention); until
-then garbage collection keeps its head and everything it reaches. Staged
-(uncommitted) changes were discarded by the delete and do not come back.
+the gateway runs with another --deleted-retention); until then garbage
+collection keeps its head and everything it reaches. Staged (uncommitted)
+changes were discarded by the delete and do not come back.
 A live branch of the same name is not replaced: restore under another name
 with --as. The owner's operation: a lease cannot list or restore deleted
 branches.`,
