@@ -27,6 +27,8 @@ const (
 	Trash        = "TR/"
 	TrashJournal = "TQ/"
 	RepoConfig   = "RC/"
+	// DeletedBranch keeps a deleted branch restorable for a while.
+	DeletedBranch = "BD/"
 
 	// manifest: immutable values keyed by their hash.
 	Node    = "n/"
@@ -87,6 +89,7 @@ var All = []Space{
 	{Trash, "branch", "trash entry: what a merge removed from a protected branch"},
 	{TrashJournal, "branch", "trash entries a large merge still owes (a crash left them)"},
 	{RepoConfig, "branch", "a repository's named configuration document (bucket tagging, ...)"},
+	{DeletedBranch, "branch", "a deleted branch's head and fork point, restorable for a retention window"},
 	{Node, "manifest", "tree node"},
 	{Content, "manifest", "content list"},
 	{Commit, "manifest", "commit"},
