@@ -57,10 +57,12 @@ type GCStats struct {
 	Versions       int `json:"versions"`
 	Uploads        int `json:"uploads"`
 	// DeletedBranches counts deleted branches whose restore window ended.
-	DeletedBranches int        `json:"deleted_branches"`
-	Nodes           int        `json:"nodes"`
-	Contents        int        `json:"contents"`
-	Chunks          SweepStats `json:"chunks"`
+	DeletedBranches int `json:"deleted_branches"`
+	// Trash counts trash entries older than the trash's 7 days, dropped.
+	Trash    int        `json:"trash"`
+	Nodes    int        `json:"nodes"`
+	Contents int        `json:"contents"`
+	Chunks   SweepStats `json:"chunks"`
 }
 
 // GCResponse answers admin/gc.

@@ -30,6 +30,10 @@ type GCOptions struct {
 const (
 	DefaultRetention    = 30 * 24 * time.Hour
 	DefaultUploadExpiry = 7 * 24 * time.Hour
+	// TrashRetention is how long what a merge deleted from a protected
+	// branch stays restorable from the trash; each collection drops older
+	// entries.
+	TrashRetention = 7 * 24 * time.Hour
 )
 
 // GCStats reports what a collection did.
@@ -40,6 +44,8 @@ type GCStats struct {
 	Uploads        int // multipart uploads expired
 	// DeletedBranches counts deleted-branch records that expired.
 	DeletedBranches int
+	// Trash counts trash entries older than TrashRetention, dropped.
+	Trash int
 	Nodes           int // tree nodes deleted
 	Contents        int // content lists deleted
 	Chunks          cas.SweepStats
@@ -174,6 +180,11 @@ func (s *Service) collect(ctx context.Context, o GCOptions) (GCStats, error) {
 	if err := s.SettleTrash(ctx); err != nil {
 		return st, err
 	}
+	n, err := s.expireTrash(ctx, now.Add(-TrashRetention))
+	if err != nil {
+		return st, err
+	}
+	st.Trash = n
 
 	s.gcMu.Lock()
 	defer s.gcMu.Unlock()
