@@ -143,6 +143,10 @@ type Principal struct {
 	AccessKey string
 	// Lease is the request's lease; nil for the owner.
 	Lease *lease.Lease
+	// Session is the owner session (GetSessionToken) the request was
+	// signed with, "" for the owner's long-lived keys and for leases. A
+	// session acts as the owner: Lease is nil.
+	Session string
 	// Signed is what the signature proved (headers covered, payload mode,
 	// the body to read).
 	Signed *sigv4.Result
@@ -183,8 +187,9 @@ func (p *Principal) Branch(repo, br string) string {
 // secretLookup resolves the access key of one request and remembers the
 // lease it belongs to.
 type secretLookup struct {
-	a     *Authority
-	lease *lease.Lease
+	a       *Authority
+	lease   *lease.Lease
+	session *Session
 }
 
 // LookupSecret implements sigv4.SecretLookup.
@@ -199,7 +204,7 @@ func (s *secretLookup) LookupSecret(ctx context.Context, accessKey, token string
 	if a.leases == nil || !IsTemporary(accessKey) {
 		return "", fmt.Errorf("%s: %w", accessKey, sigv4.ErrUnknownKey)
 	}
-	l, secret, err := a.leases.Resolve(ctx, accessKey, token)
+	l, ses, secret, err := a.leases.ResolveTemporary(ctx, a.owner, accessKey, token)
 	switch {
 	case errors.Is(err, lease.ErrExpired):
 		return "", fmt.Errorf("%w: %w", sigv4.ErrInvalidToken, err)
@@ -210,7 +215,7 @@ func (s *secretLookup) LookupSecret(ctx context.Context, accessKey, token string
 	case err != nil:
 		return "", err
 	}
-	s.lease = l
+	s.lease, s.session = l, ses
 	return secret, nil
 }
 
@@ -269,6 +274,9 @@ func (a *Authority) enter(r *http.Request, res *sigv4.Result, look *secretLookup
 		return nil, err
 	}
 	p := &Principal{AccessKey: res.AccessKey, Lease: look.lease, Signed: res, now: a.now()}
+	if look.session != nil {
+		p.Session = look.session.ID
+	}
 	if p.Lease == nil {
 		return p, nil
 	}

@@ -13,6 +13,7 @@
 //	LU/<lease id>            usage counters (JSON), written behind
 //	RO/<role>                role envelope (JSON)
 //	KEY/lease                the gateway's token and secret keys
+//	OS/<session id>          owner session (GetSessionToken, JSON)
 //
 // Budget accounting lives in memory and is written behind to LU/ every
 // second (Run) and on Close, so a crash can forget at most about a second
