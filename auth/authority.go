@@ -96,6 +96,7 @@ type Authority struct {
 	verify2  sigv2.Verifier
 	limit    *limiter // bounds the records of refusals
 	obs      Observer
+	web      *webKeys // the key sets of web identity issuers
 }
 
 // New returns an Authority.
@@ -110,7 +111,7 @@ func New(c Config) *Authority {
 		c.Observer = nopObserver{}
 	}
 	a := &Authority{owner: c.Owner, leases: c.Leases, branches: c.Branches, rec: c.Recorder, reads: c.Reads,
-		now: c.Now, log: c.Log, limit: newLimiter(refusalsPerSecond), obs: c.Observer}
+		now: c.Now, log: c.Log, limit: newLimiter(refusalsPerSecond), obs: c.Observer, web: newWebKeys(c.Now)}
 	a.verify.Now = c.Now
 	a.verify2 = sigv2.Verifier{Now: c.Now, MaxSkew: a.verify.MaxSkew, Domains: c.Domains}
 	return a
