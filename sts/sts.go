@@ -96,6 +96,9 @@ func (h *Handler) mapError(err error) *stsError {
 		return fail(400, "ValidationError", "%v", err)
 	case errors.Is(err, lease.ErrNotFound), errors.Is(err, branch.ErrNotFound):
 		return fail(403, "AccessDenied", "not authorized to perform sts:AssumeRole: %v", err)
+	case errors.Is(err, auth.ErrNotTrusted):
+		// The same words whatever did not match (the record says which).
+		return fail(403, "AccessDenied", "Not authorized to perform sts:AssumeRoleWithWebIdentity")
 	case errors.Is(err, auth.ErrOverBudget), errors.Is(err, auth.ErrDenied):
 		return fail(403, "AccessDenied", "%v", err)
 	case errors.Is(err, auth.ErrIdentityTokenExpired):
