@@ -334,7 +334,7 @@ func TestAssumeRoleWithWebIdentity(t *testing.T) {
 	t.Run("IssuerDown", func(t *testing.T) {
 		down := newIssuer(t, k1)
 		claims := down.claims(sub)
-		webRole(oc, "down", repo, map[string]any{"issuer": down.srv.URL, "audience": "nas"})
+		webRole(oc, "down", repo, map[string]any{"issuer": down.srv.URL, "audience": "nas", "subject": "system:serviceaccount:*"})
 		down.srv.Close()
 		refused(t, "IDPCommunicationError", "down", k1.sign(t, claims))
 	})
@@ -342,7 +342,7 @@ func TestAssumeRoleWithWebIdentity(t *testing.T) {
 	t.Run("KeyRotation", func(t *testing.T) {
 		r1, r2 := rsaKey(t, "r1"), ecKey(t, "r2")
 		rot := newIssuer(t, r1)
-		webRole(oc, "rot", repo, map[string]any{"issuer": rot.srv.URL, "audience": "nas"})
+		webRole(oc, "rot", repo, map[string]any{"issuer": rot.srv.URL, "audience": "nas", "subject": "system:serviceaccount:*"})
 		_, err := assume("rot", "rot-1", r1.sign(t, rot.claims(sub)))
 		must(t, err)
 		rot.publish(r2) // the issuer switches keys
@@ -357,7 +357,7 @@ func TestAssumeRoleWithWebIdentity(t *testing.T) {
 	t.Run("UnknownKidFloodIsRationed", func(t *testing.T) {
 		fk := rsaKey(t, "f1")
 		flood := newIssuer(t, fk)
-		webRole(oc, "flood", repo, map[string]any{"issuer": flood.srv.URL, "audience": "nas"})
+		webRole(oc, "flood", repo, map[string]any{"issuer": flood.srv.URL, "audience": "nas", "subject": "system:serviceaccount:*"})
 		var idp int
 		for i := range 12 {
 			_, err := assume("flood", "flood-1", rsaKey(t, "ghost-"+string(rune('a'+i))).sign(t, flood.claims(sub)))
@@ -376,7 +376,7 @@ func TestAssumeRoleWithWebIdentity(t *testing.T) {
 		sk := ecKey(t, "static-1")
 		set, _ := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{sk.public()}})
 		const issuer = "https://kubernetes.default.svc.cluster.local"
-		webRole(oc, "k8s", repo, map[string]any{"issuer": issuer, "audience": "nas", "jwks": json.RawMessage(set)})
+		webRole(oc, "k8s", repo, map[string]any{"issuer": issuer, "audience": "nas", "jwks": json.RawMessage(set), "subject": "system:serviceaccount:*"})
 		c := iss.claims(sub)
 		c.Issuer = issuer
 		out, err := assume("k8s", "pod-1", sk.sign(t, c))
@@ -384,9 +384,12 @@ func TestAssumeRoleWithWebIdentity(t *testing.T) {
 		got, _ := get(t, leaseS3(t, srv, stsLease(t, srv, webCreds(out))), repo, "shared/a.txt")
 		wantBytes(t, got, []byte("shared-a"))
 		refused(t, "InvalidIdentityToken", "k8s", k1.sign(t, c)) // a key not in the file
+		// A trust that names nobody (any subject of the issuer) is refused.
+		oc.fails("role/put", map[string]any{"name": "anyone", "repo": repo, "view": []map[string]any{{"path": "**", "actions": []string{"read"}}},
+			"oidc": map[string]any{"issuer": "https://token.actions.githubusercontent.com", "audience": "sts.amazonaws.com"}}, http.StatusBadRequest, "InvalidArgument")
 		priv, _ := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: sk.priv, KeyID: "p", Algorithm: "ES256"}}})
 		oc.fails("role/put", map[string]any{"name": "k8s-priv", "repo": repo, "view": []map[string]any{{"path": "**", "actions": []string{"read"}}},
-			"oidc": map[string]any{"issuer": issuer, "audience": "nas", "jwks": json.RawMessage(priv)}}, http.StatusBadRequest, "InvalidArgument")
+			"oidc": map[string]any{"issuer": issuer, "audience": "nas", "subject": "system:serviceaccount:*", "jwks": json.RawMessage(priv)}}, http.StatusBadRequest, "InvalidArgument")
 	})
 }
 

@@ -117,8 +117,9 @@ func Printable(s string) bool {
 }
 
 // Validate checks a trust: an issuer URL (https, or http to a loopback
-// host; no user, query or fragment), an audience, and valid subject and
-// claim patterns. The key set is checked where it is parsed (package
+// host; no user, query or fragment), an audience, valid subject and
+// claim patterns, and that the patterns name someone: a subject that is
+// not only wildcards, or a claim condition. The key set is checked where it is parsed (package
 // auth).
 func (t *OIDCTrust) Validate() error {
 	if err := ValidIssuer(t.Issuer); err != nil {
@@ -137,6 +138,11 @@ func (t *OIDCTrust) Validate() error {
 		if err := c.Validate(); err != nil {
 			return err
 		}
+	}
+	if strings.Trim(t.Subject, "*?") == "" && len(t.Claims) == 0 {
+		// A public issuer signs tokens for everyone it serves (GitHub
+		// Actions for every repository, with the same audience).
+		return fmt.Errorf("oidc trust of %s: name the subjects (a subject pattern that is not only wildcards, or a claim condition); otherwise every workload of the issuer could assume the role: %w", clipped(t.Issuer), ErrInvalid)
 	}
 	return nil
 }

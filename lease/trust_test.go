@@ -83,6 +83,27 @@ func TestClaimMatches(t *testing.T) {
 	}
 }
 
+func TestTrustNamesSomeone(t *testing.T) {
+	base := OIDCTrust{Issuer: "https://token.actions.githubusercontent.com", Audience: "sts.amazonaws.com"}
+	for _, tc := range []struct {
+		subject string
+		claims  []ClaimCondition
+		ok      bool
+	}{
+		{"", nil, false},
+		{"*", nil, false},
+		{"*?*", nil, false},
+		{"repo:org/app:*", nil, true},
+		{"", []ClaimCondition{{Claim: "repository_owner", Pattern: "org"}}, true},
+	} {
+		tr := base
+		tr.Subject, tr.Claims = tc.subject, tc.claims
+		if err := tr.Validate(); (err == nil) != tc.ok {
+			t.Errorf("subject %q claims %v: %v", tc.subject, tc.claims, err)
+		}
+	}
+}
+
 func TestValidIssuer(t *testing.T) {
 	for in, ok := range map[string]bool{
 		"https://token.actions.githubusercontent.com":     true,

@@ -102,9 +102,10 @@ func TestRoleTrustFlags(t *testing.T) {
 	}{
 		{[]string{"--oidc-issuer", "https://token.actions.githubusercontent.com", "--oidc-audience", "sts.amazonaws.com",
 			"--oidc-subject", "repo:org/repo:*", "--oidc-claim", "repository=org/repo", "--json"}, 0, `"subject": "repo:org/repo:*"`},
-		{[]string{"--oidc-issuer", "https://k8s.example", "--oidc-jwks", pub, "--oidc-audience", "nas", "--json"}, 0, `"kid": "k1"`},
-		{[]string{"--oidc-issuer", "https://k8s.example", "--oidc-jwks", priv, "--oidc-audience", "nas"}, 1, ""}, // a private key is refused
-		{[]string{"--oidc-issuer", "http://example.com", "--oidc-audience", "nas"}, 1, ""},                       // https only
+		{[]string{"--oidc-issuer", "https://k8s.example", "--oidc-jwks", pub, "--oidc-audience", "nas", "--oidc-subject", "system:serviceaccount:etl:*", "--json"}, 0, `"kid": "k1"`},
+		{[]string{"--oidc-issuer", "https://k8s.example", "--oidc-jwks", priv, "--oidc-audience", "nas", "--oidc-subject", "x"}, 1, ""}, // a private key is refused
+		{[]string{"--oidc-issuer", "http://example.com", "--oidc-audience", "nas", "--oidc-subject", "x"}, 1, ""},                       // https only
+		{[]string{"--oidc-issuer", "https://x.example", "--oidc-audience", "nas"}, 1, ""},                                               // names no subject
 		{[]string{"--oidc-audience", "nas"}, 2, ""},
 		{[]string{"--oidc-issuer", "https://x.example", "--oidc-audience", "nas", "--oidc-claim", "nokey"}, 2, ""},
 	} {
