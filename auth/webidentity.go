@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +28,6 @@ const (
 type webClaims struct {
 	Issuer    string           `json:"iss"`
 	Subject   string           `json:"sub"`
-	Audience  jwt.ClaimStrings `json:"aud"`
 	Expiry    *jwt.NumericDate `json:"exp"`
 	NotBefore *jwt.NumericDate `json:"nbf"`
 	IssuedAt  *jwt.NumericDate `json:"iat"`
@@ -78,9 +76,6 @@ func (a *Authority) webIdentity(ctx context.Context, role, token string) (*lease
 	// role's issuer, never from the token's.
 	if claimed.Issuer != t.Issuer {
 		return nil, nil, fmt.Errorf("%w: role %s does not trust issuer %q", ErrNotTrusted, role, clip(claimed.Issuer))
-	}
-	if !slices.Contains(claimed.Audience, t.Audience) {
-		return nil, nil, fmt.Errorf("%w: incorrect token audience", ErrInvalidIdentityToken)
 	}
 	c, all, err := a.verifyWebToken(ctx, t, token)
 	if err != nil {

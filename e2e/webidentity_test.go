@@ -299,6 +299,21 @@ func TestAssumeRoleWithWebIdentity(t *testing.T) {
 		if msgs[0] != msgs[1] || msgs[1] != msgs[2] {
 			t.Errorf("refusals differ: %q", msgs)
 		}
+		// The record says which (never the token).
+		found := false
+		for _, x := range oc.ok("record/list", map[string]any{"kinds": []string{"denied"}, "limit": 1000})["records"].([]any) {
+			r := x.(map[string]any)
+			d, _ := r["details"].(map[string]any)
+			if r["principal"] == "web-identity" && d["role"] == "etl" && strings.Contains(d["error"].(string), "does not match") {
+				found = true
+			}
+			if b, _ := json.Marshal(r); strings.Contains(string(b), "eyJ") {
+				t.Errorf("a token in the record: %s", b)
+			}
+		}
+		if !found {
+			t.Error("no record of the refused subject")
+		}
 	})
 
 	t.Run("ClaimConditions", func(t *testing.T) {
