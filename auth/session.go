@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -82,7 +83,13 @@ func (s *Leases) issueSession(ctx context.Context, owner string, ttl time.Durati
 	if err != nil {
 		return nil, Credentials{}, err
 	}
-	if err := s.db.Update(ctx, func(txn kv.Txn) error { return txn.Set(sessionKey(ses.ID), b) }); err != nil {
+	err = s.db.Update(ctx, func(txn kv.Txn) error {
+		if err := dropExpiredSessions(txn, s.now()); err != nil {
+			return err
+		}
+		return txn.Set(sessionKey(ses.ID), b)
+	})
+	if err != nil {
 		return nil, Credentials{}, fmt.Errorf("store owner session: %w", err)
 	}
 	tok, err := s.keys.token(ses.ID, ses.AccessKeyID, ses.IssuedAt, ses.ExpiresAt)
@@ -91,6 +98,29 @@ func (s *Leases) issueSession(ctx context.Context, owner string, ttl time.Durati
 	}
 	return ses, Credentials{AccessKeyID: ses.AccessKeyID, SecretAccessKey: s.keys.secretFor(ses.AccessKeyID),
 		SessionToken: tok, Expiration: ses.ExpiresAt}, nil
+}
+
+// dropExpiredSessions deletes the records of sessions expired at now
+// (as resolveSession judges them), so they do not accumulate: only the owner mints sessions, so there
+// are few, and each issue sweeps them.
+func dropExpiredSessions(txn kv.Txn, now time.Time) error {
+	var dead [][]byte
+	err := txn.Scan(kv.Prefix([]byte(keyspace.OwnerSession)), func(k, v []byte) error {
+		var old Session
+		if json.Unmarshal(v, &old) == nil && !now.Before(old.ExpiresAt) {
+			dead = append(dead, bytes.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range dead {
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // resolveSession authenticates owner session credentials: the token must

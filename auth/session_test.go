@@ -47,6 +47,13 @@ func TestOwnerSession(t *testing.T) {
 	if _, _, _, err := s.ResolveTemporary(ctx, o, cred.AccessKeyID, cred.SessionToken); !errors.Is(err, lease.ErrExpired) {
 		t.Errorf("after expiry: %v", err)
 	}
+	// The next issue sweeps the expired session's record.
+	if _, _, err := a.OwnerSession(ctx, owner, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.resolveSession(ctx, ses.ID, cred.AccessKeyID, s.fingerprint(o)); !errors.Is(err, lease.ErrBadToken) {
+		t.Errorf("the expired session's record is still there: %v", err)
+	}
 	_, lc, err := s.Issue(ctx, lease.Request{Repo: "data", Branch: "main", Role: "r", View: rw("**")})
 	if err != nil {
 		t.Fatal(err)
