@@ -64,7 +64,9 @@ type Config struct {
 type Observer interface {
 	// Refused is called once per refusal with its reason: a FailureReason
 	// for a request refused at the door, or the lease's decision
-	// ("not_found", "denied", "over_budget", "expired") for an operation.
+	// ("not_found", "denied", "over_budget", "expired") for an operation,
+	// or for a refused web identity "expired", "denied", "idp" or
+	// "malformed".
 	Refused(reason string)
 	// Charged is called when n units of a lease budget ("requests",
 	// "bytes_read", "bytes_written") are charged, and Refunded when they
