@@ -39,13 +39,14 @@ const (
 	Chunk = "c/"
 
 	// auth: leases, credentials, roles, usage and token keys.
-	Lease      = "LS/"
-	AccessKey  = "LK/"
-	LeaseChild = "LC/"
-	LeaseRun   = "LR/"
-	LeaseUsage = "LU/"
-	Role       = "RO/"
-	TokenKeys  = "KEY/"
+	Lease        = "LS/"
+	AccessKey    = "LK/"
+	LeaseChild   = "LC/"
+	LeaseRun     = "LR/"
+	LeaseUsage   = "LU/"
+	Role         = "RO/"
+	TokenKeys    = "KEY/"
+	OwnerSession = "OS/"
 
 	// record: the flight recorder, its indexes and read manifests.
 	Record       = "F/"
@@ -101,6 +102,7 @@ var All = []Space{
 	{LeaseUsage, "auth", "usage counters"},
 	{Role, "auth", "role envelope"},
 	{TokenKeys, "auth", "the gateway's token and secret keys"},
+	{OwnerSession, "auth", "owner session (STS GetSessionToken)"},
 	{Record, "record", "chain head and records"},
 	{RecordIndex, "record", "record indexes by run, lease and commit"},
 	{ReadManifest, "record", "read manifest pages and summaries"},
