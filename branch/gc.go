@@ -45,10 +45,10 @@ type GCStats struct {
 	// DeletedBranches counts deleted-branch records that expired.
 	DeletedBranches int
 	// Trash counts trash entries older than TrashRetention, dropped.
-	Trash int
-	Nodes           int // tree nodes deleted
-	Contents        int // content lists deleted
-	Chunks          cas.SweepStats
+	Trash    int
+	Nodes    int // tree nodes deleted
+	Contents int // content lists deleted
+	Chunks   cas.SweepStats
 }
 
 // RootSource keeps chunks alive from outside the trees: the lazy-source
