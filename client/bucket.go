@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ListOptions narrows a listing (ListObjectsV2).
@@ -159,11 +160,50 @@ type DeleteFailure struct {
 
 // DeleteObjects removes up to MaxDeleteKeys keys from branch of repo in
 // one call (history keeps them) and returns the keys the gateway refused,
-// each with its own reason. A missing key counts as deleted.
+// each with its own reason. A missing key counts as deleted. A key that
+// XML cannot carry (control bytes, invalid UTF-8) is deleted on its own
+// with a DELETE instead, since the document would name another key.
 func (c *Client) DeleteObjects(ctx context.Context, repo, branch string, keys []string) ([]DeleteFailure, error) {
 	if len(keys) == 0 || len(keys) > MaxDeleteKeys {
 		return nil, fmt.Errorf("delete %d keys of %s: one call takes 1 to %d", len(keys), repo, MaxDeleteKeys)
 	}
+	var safe []string
+	var failed []DeleteFailure
+	for _, k := range keys {
+		if xmlSafe(k) {
+			safe = append(safe, k)
+			continue
+		}
+		if _, err := c.Delete(ctx, Object{Repo: repo, Branch: branch, Key: k}); err != nil {
+			if Code(err) == "NoSuchBucket" || ctx.Err() != nil {
+				return nil, err
+			}
+			failed = append(failed, DeleteFailure{Key: k, Code: Code(err), Message: err.Error()})
+		}
+	}
+	if len(safe) == 0 {
+		return failed, nil
+	}
+	more, err := c.deleteBatch(ctx, repo, branch, safe)
+	return append(failed, more...), err
+}
+
+// xmlSafe reports whether XML 1.0 text can carry s unchanged.
+func xmlSafe(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		ok := r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// deleteBatch is one DeleteObjects call for keys.
+func (c *Client) deleteBatch(ctx context.Context, repo, branch string, keys []string) ([]DeleteFailure, error) {
 	body, err := deleteBody(keys)
 	if err != nil {
 		return nil, err

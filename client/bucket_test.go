@@ -92,14 +92,18 @@ func TestListPages(t *testing.T) {
 	}
 }
 
-// TestDeleteObjects: a batch deletes every key it names, missing ones
-// included, and refuses more than 1000.
+// TestDeleteObjects: a batch deletes every key it names, missing ones and
+// ones XML cannot carry included, and refuses more than 1000.
 func TestDeleteObjects(t *testing.T) {
 	c := ownerOf(t, "deleter")
 	ctx := context.Background()
 	var keys []string
 	for i := range 30 {
 		k := fmt.Sprintf("k%02d", i)
+		keys = append(keys, k)
+		put(t, c, client.Object{Repo: "deleter", Key: k}, "x")
+	}
+	for _, k := range []string{"ctl\x01key", "bad\xffutf8", "a\uFFFDb"} {
 		keys = append(keys, k)
 		put(t, c, client.Object{Repo: "deleter", Key: k}, "x")
 	}
