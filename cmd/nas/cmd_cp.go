@@ -97,7 +97,7 @@ func runCp(ctx context.Context, o cpOptions) error {
 	if err := runJobs(ctx, jobs, o.parallel, false, rp); err != nil {
 		return err
 	}
-	if !cf.json && !rp.single {
+	if !cf.json && (!rp.single || rp.quiet) { // a bar hid the per-file line
 		fmt.Printf("copied %d file(s), %d bytes in %s\n", rp.done, rp.bytes, time.Since(start).Round(time.Millisecond))
 	}
 	return hintLocal(rp.err(), src)

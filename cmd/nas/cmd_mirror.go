@@ -103,8 +103,12 @@ func runMirror(ctx context.Context, o mirrorOptions) error {
 		}
 	}
 	if !cf.json {
-		fmt.Printf("mirror %s -> %s: %d copied, %d deleted, %d up to date, %d bytes in %s\n", src, dst,
-			copied, rp.done-copied, same, rp.bytes, time.Since(start).Round(time.Millisecond))
+		verb := ""
+		if o.dryRun {
+			verb = " (dry run: nothing changed)"
+		}
+		fmt.Printf("mirror %s -> %s: %d copied, %d deleted, %d up to date, %d bytes in %s%s\n", src, dst,
+			copied, rp.done-copied, same, rp.bytes, time.Since(start).Round(time.Millisecond), verb)
 	}
 	return rp.err()
 }
