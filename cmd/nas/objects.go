@@ -113,6 +113,14 @@ func (p *progress) add(n int64) {
 	}
 }
 
+// learnTotal sets the total of a bar started without one (a single
+// download learns its size from the answer).
+func (p *progress) learnTotal(n int64) {
+	if p != nil && p.bar.GetMax64() < 0 && n >= 0 {
+		p.bar.ChangeMax64(n)
+	}
+}
+
 // finish clears the bar.
 func (p *progress) finish() {
 	if p != nil {

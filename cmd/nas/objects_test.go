@@ -327,3 +327,32 @@ func TestObjectCommandsLease(t *testing.T) {
 		t.Errorf("after the lease's rm: %q", out)
 	}
 }
+
+// TestCpKeysStayInside: a download writes only inside its target
+// directory; a key that is no local name fails on its own.
+func TestCpKeysStayInside(t *testing.T) {
+	_, c := ownerCLI(t)
+	mustCLI(t, "repo", "create", "escape", "--unprotected")
+	putObjects(t, c, "escape", map[string]string{"in/ok.txt": "ok", "in/../../evil.txt": "evil", "in/a//b": "dbl"})
+	top := t.TempDir()
+	dst := filepath.Join(top, "a", "b")
+	code, out := runCLI(t, "cp", "-r", "escape/in", dst, "--json")
+	res := decodeStrict[fileResult](t, out)
+	failed := 0
+	for _, r := range res {
+		if r.Error != "" {
+			failed++
+		}
+	}
+	if code != 1 || len(res) != 3 || failed != 2 {
+		t.Fatalf("exit %d, %d results, %d failed: %+v", code, len(res), failed, res)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "ok.txt")); err != nil || string(b) != "ok" {
+		t.Fatalf("ok.txt: %q %v", b, err)
+	}
+	var files []string
+	must(t, localFiles(top, func(rel string, _ os.FileInfo) { files = append(files, rel) }))
+	if !slices.Equal(files, []string{"a/b/ok.txt"}) {
+		t.Fatalf("files written: %v", files)
+	}
+}

@@ -245,6 +245,7 @@ func download(ctx context.Context, c *objClient, src nasclient.Object, root *os.
 			}
 		}
 		r.Size, r.ETag = 0, info.ETag
+		p.learnTotal(info.Size)
 		_, err := io.Copy(f, &countingReader{r: body, n: &r.Size, p: p})
 		return err
 	})
