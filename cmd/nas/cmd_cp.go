@@ -18,10 +18,12 @@ import (
 )
 
 // addressHelp is the address rule, for the help of every object command.
-const addressHelp = `Addresses: REPO/PATH (the default branch, or a lease's own), REPO@BRANCH/PATH
-(BRANCH ends at the first '/'), REPO@BRANCH:/PATH (any branch, nested ones
-such as cleo/run-1 included), or nas://REPO[@BRANCH]/PATH. Anything else is a
-local path; write ./NAME for a local NAME/... that looks like a repository.`
+const addressHelp = `Addresses: REPO/PATH (the default branch, or a lease's own); REPO@BRANCH/PATH,
+where BRANCH ends at the first '/'; REPO@BRANCH:/PATH, where BRANCH ends at the
+':' (for nested branches such as cleo/run-1); nas://ADDRESS, always the
+gateway's. PATH is the key as written. Anything else is a local path: it
+starts with '/' or '.', its first segment is no repository name, or it is a
+word without '/'. Write ./NAME/... for a local NAME that could be a repository.`
 
 // cpOptions are the arguments and flags of `nas cp`.
 type cpOptions struct {
