@@ -356,3 +356,32 @@ func TestCpKeysStayInside(t *testing.T) {
 		t.Fatalf("files written: %v", files)
 	}
 }
+
+// TestCpLocalLookalike: a local path whose first segment could be a
+// repository is a gateway address unless written with ./, and the error
+// for the missing repository says how to write it.
+func TestCpLocalLookalike(t *testing.T) {
+	ownerCLI(t)
+	mustCLI(t, "repo", "create", "dest", "--unprotected")
+	t.Chdir(t.TempDir())
+	writeRandom(t, filepath.Join("results", "x.csv"), 10, 1)
+	code, stderr := runCLIStderr(t, "cp", "results/x.csv", "dest/")
+	if code != 1 || !strings.Contains(stderr, "NoSuchBucket") || !strings.Contains(stderr, "./results/x.csv") {
+		t.Fatalf("cp results/x.csv: exit %d, %q", code, stderr)
+	}
+	if out := mustCLI(t, "cp", "./results/x.csv", "dest/"); !strings.Contains(out, "upload ./results/x.csv -> dest/x.csv") {
+		t.Fatalf("cp ./results/x.csv: %q", out)
+	}
+}
+
+// TestProgressOnlyForAPerson: no bar when standard output is not a
+// terminal (as under go test) or --json is set.
+func TestProgressOnlyForAPerson(t *testing.T) {
+	defer func(saved clientFlags) { cf = saved }(cf)
+	for _, js := range []bool{false, true} {
+		cf.json = js
+		if p := newProgress(100, "x"); p != nil {
+			t.Errorf("a bar with --json=%v and standard output %v", js, os.Stdout.Name())
+		}
+	}
+}
