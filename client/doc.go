@@ -1,7 +1,9 @@
 // Package client is a client of the gateway for programs that are not S3
 // tools: the control API (POST /_nas/v1/NOUN/VERB, JSON) and the handful of
-// S3 object calls a file system needs (ranged GET, PUT, DELETE, a
-// metadata-only self copy), all signed with SigV4 using the contract's
+// S3 object calls a file system and the CLI's object commands need
+// (ranged GET, PUT, DELETE, multipart uploads, a metadata-only self copy,
+// server-side copy across branches, ListObjectsV2 with continuation tokens,
+// DeleteObjects in batches of 1000), all signed with SigV4 using the contract's
 // credentials (the owner's keys or a lease's temporary credentials).
 //
 // Vocabulary:

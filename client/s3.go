@@ -329,3 +329,56 @@ func crc32c(r io.Reader) (string, error) {
 	binary.BigEndian.PutUint32(b[:], sum.Sum32())
 	return base64.StdEncoding.EncodeToString(b[:]), nil
 }
+
+// Copy makes a new version of dst with the content and stored headers of
+// src (versionID "" takes src's current version), on the gateway: no
+// bytes pass through the client, and none are stored twice. src may be on
+// another branch or repository; its branch is named by the header-less
+// alias (REPO_BRANCH) in x-amz-copy-source, since x-nas-branch names the
+// destination's. src.Branch "" means, within one repository, dst's
+// branch (the gateway's rule), and otherwise the repository's default.
+func (c *Client) Copy(ctx context.Context, src Object, versionID string, dst Object) (Info, error) {
+	h := branchHeader(dst)
+	bucket := src.Repo
+	if src.Branch != "" {
+		bucket = branchAlias(src.Repo, src.Branch)
+	}
+	from := "/" + bucket + "/" + EscapeKey(src.Key)
+	if versionID != "" {
+		from += "?versionId=" + url.QueryEscape(versionID)
+	}
+	h.Set("x-amz-copy-source", from)
+	var info Info
+	r := request{method: http.MethodPut, url: c.objectURL(dst, nil), header: h, payload: unsigned, retry: true}
+	err := c.do(ctx, r, func(resp *http.Response) error {
+		info = infoOf(resp.Header)
+		data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if err != nil {
+			return err
+		}
+		var doc struct {
+			XMLName xml.Name
+			ETag    string `xml:"ETag"`
+			Code    string `xml:"Code"`
+			Message string `xml:"Message"`
+		}
+		if err := xml.Unmarshal(data, &doc); err != nil {
+			return fmt.Errorf("copy %s to %s: decode answer: %w", src, dst, err)
+		}
+		// S3 may fail a copy after its 200 has started: the error is in
+		// the body.
+		if doc.XMLName.Local == "Error" {
+			return &Error{Op: "PUT " + dst.String(), Status: resp.StatusCode, Code: doc.Code, Message: doc.Message}
+		}
+		info.ETag = strings.Trim(doc.ETag, `"`)
+		return nil
+	})
+	return info, err
+}
+
+// branchAlias is the header-less bucket name of branch of repo: '/'
+// becomes '_' and a literal '_' is doubled (the gateway's ParseAlias
+// reverses it; repository names never contain '_').
+func branchAlias(repo, branch string) string {
+	return repo + "_" + strings.NewReplacer("_", "__", "/", "_").Replace(branch)
+}

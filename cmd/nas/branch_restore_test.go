@@ -30,11 +30,11 @@ func TestBranchRestore(t *testing.T) {
 		}
 	}
 	var cr apiv1.CommitResponse
-	decodeStrict(t, mustCLI(t, "commit", "undel", "exp", "-m", "exp data", "--json"), &cr)
+	decodeInto(t, mustCLI(t, "commit", "undel", "exp", "-m", "exp data", "--json"), &cr)
 	mustCLI(t, "branch", "delete", "undel", "exp")
 
 	var ld apiv1.BranchListDeletedResponse
-	decodeStrict(t, mustCLI(t, "branch", "list", "undel", "--deleted", "--json"), &ld)
+	decodeInto(t, mustCLI(t, "branch", "list", "undel", "--deleted", "--json"), &ld)
 	if len(ld.Deleted) != 1 || ld.Deleted[0].Name != "exp" || ld.Deleted[0].Head != cr.Commit.ID || !ld.Deleted[0].ExpiresAt.After(time.Now().Add(6*24*time.Hour)) {
 		t.Fatalf("list --deleted: %+v", ld)
 	}
@@ -53,7 +53,7 @@ func TestBranchRestore(t *testing.T) {
 		}
 	}
 	var br apiv1.BranchResponse
-	decodeStrict(t, mustCLI(t, "branch", "restore", "undel", "exp", "--as", "exp-back", "--json"), &br)
+	decodeInto(t, mustCLI(t, "branch", "restore", "undel", "exp", "--as", "exp-back", "--json"), &br)
 	if br.Branch.Name != "exp-back" || br.Branch.Head != cr.Commit.ID {
 		t.Fatalf("restore --as: %+v", br.Branch)
 	}

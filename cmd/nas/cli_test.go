@@ -23,12 +23,16 @@ func runCLI(t *testing.T, args ...string) (int, string) {
 	r, w, _ := os.Pipe()
 	stdout := os.Stdout
 	os.Stdout = w
+	// Read while the command runs: an output larger than the pipe's
+	// buffer would block it otherwise.
+	var buf bytes.Buffer
+	read := make(chan struct{})
+	go func() { io.Copy(&buf, r); close(read) }()
 	cf = clientFlags{} // flags are package state; each run starts clean
 	code := run(args)
 	w.Close()
+	<-read
 	os.Stdout = stdout
-	var buf bytes.Buffer
-	io.Copy(&buf, r)
 	return code, buf.String()
 }
 

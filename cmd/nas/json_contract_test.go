@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"regexp"
@@ -69,20 +67,13 @@ func ndjsonStep[T any](t *testing.T, args ...string) []T {
 	if code != exitOK {
 		t.Fatalf("nas %s: exit %d\n%s", cmd, code, stdout)
 	}
-	var all []T
-	sc := bufio.NewScanner(strings.NewReader(stdout))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var v T
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&v); err != nil {
-			t.Fatalf("nas %s --json line %q: %v", cmd, sc.Text(), err)
-		}
+	all := decodeStrict[T](t, stdout)
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		var generic any
-		json.Unmarshal(sc.Bytes(), &generic)
+		if err := json.Unmarshal([]byte(line), &generic); err != nil {
+			t.Fatalf("nas %s --json: a line that is not one document: %q", cmd, line)
+		}
 		jsonKeys(t, cmd, generic, map[string]bool{"details": true})
-		all = append(all, v)
 	}
 	return all
 }

@@ -57,11 +57,13 @@ func runCLIStderr(t *testing.T, args ...string) (int, string) {
 	r, w, _ := os.Pipe()
 	stderr := os.Stderr
 	os.Stderr = w
+	var buf bytes.Buffer
+	read := make(chan struct{})
+	go func() { io.Copy(&buf, r); close(read) }() // as runCLI does
 	code, _ := runCLI(t, args...)
 	w.Close()
+	<-read
 	os.Stderr = stderr
-	var buf bytes.Buffer
-	io.Copy(&buf, r)
 	return code, buf.String()
 }
 

@@ -13,25 +13,15 @@ import (
 	nasclient "github.com/agentnas/nas/client"
 )
 
-// decodeStrict decodes a command's --json output into v, refusing any
+// decodeInto decodes a command's --json output into v, refusing any
 // field v does not have.
-func decodeStrict(t *testing.T, out string, v any) {
+func decodeInto(t *testing.T, out string, v any) {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		t.Fatalf("decoding %q into %T: %v", out, v, err)
 	}
-}
-
-// mustCLI runs nas with args and fails the test unless it exits 0.
-func mustCLI(t *testing.T, args ...string) string {
-	t.Helper()
-	code, out := runCLI(t, args...)
-	if code != 0 {
-		t.Fatalf("nas %s: exit %d %s", strings.Join(args, " "), code, out)
-	}
-	return out
 }
 
 // pickFixture is a repository "pick" with main at a base of a, b, c and
@@ -77,7 +67,7 @@ func newPickFixture(t *testing.T) *pickFixture {
 		t.Fatal(err)
 	}
 	var cr apiv1.CommitResponse
-	decodeStrict(t, mustCLI(t, "commit", "pick", "dev", "-m", "dev change", "--json"), &cr)
+	decodeInto(t, mustCLI(t, "commit", "pick", "dev", "-m", "dev change", "--json"), &cr)
 	f.change = cr.Commit.ID
 	return f
 }
@@ -88,7 +78,7 @@ func newPickFixture(t *testing.T) *pickFixture {
 func TestCherryPickAndRevert(t *testing.T) {
 	f := newPickFixture(t)
 	var pr apiv1.PickResponse
-	decodeStrict(t, mustCLI(t, "cherry-pick", "pick", "main", f.change, "--json"), &pr)
+	decodeInto(t, mustCLI(t, "cherry-pick", "pick", "main", f.change, "--json"), &pr)
 	if pr.Result.Applied != 3 || pr.Result.Commit == "" || pr.Result.Theirs != f.change {
 		t.Errorf("cherry-pick result %+v", pr.Result)
 	}
@@ -110,7 +100,7 @@ func TestCherryPickAndRevert(t *testing.T) {
 		t.Errorf("the revert's message: %q", log)
 	}
 	var rr apiv1.PickResponse
-	decodeStrict(t, mustCLI(t, "revert", "pick", "main", pr.Result.Commit, "-m", "undo the pick", "--json"), &rr)
+	decodeInto(t, mustCLI(t, "revert", "pick", "main", pr.Result.Commit, "-m", "undo the pick", "--json"), &rr)
 	if rr.Result.Applied != 3 || rr.Result.Base != pr.Result.Commit {
 		t.Errorf("revert result %+v", rr.Result)
 	}
