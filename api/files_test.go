@@ -116,6 +116,9 @@ func TestBudgetedReadViews(t *testing.T) {
 	if !many.Truncated || many.Tokens > 100 || !strings.Contains(many.Content, "[outline cut: ") || !strings.Contains(many.Note, "cut") {
 		t.Fatalf("an outline over the budget must be cut, and say so: %+v", many)
 	}
+	if tiny := read(t, f.owner, apiv1.FileReadRequest{Path: "docs/many.md", BudgetTokens: 1}); !tiny.Truncated || tiny.Tokens > 1 {
+		t.Fatalf("a budget of one token: %+v", tiny)
+	}
 	full := read(t, f.owner, apiv1.FileReadRequest{Path: "docs/notes.md"})
 	if full.View != apiv1.ViewFull || full.Content != notes || full.Truncated || full.Note != "" || full.Lines != 7 {
 		t.Fatalf("full: %+v", full)

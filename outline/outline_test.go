@@ -99,6 +99,11 @@ func TestFit(t *testing.T) {
 	if !cut || Tokens(s) > 100 || !strings.Contains(s, "top-level items from line") {
 		t.Fatalf("cut outline: cut=%v tokens=%d\n%s", cut, Tokens(s), s)
 	}
+	for budget, want := range map[int]string{8: "[cut]\n", 1: "[cut", 0: ""} {
+		if s, cut := o.Fit(budget); !cut || s != want {
+			t.Errorf("Fit(%d) = %q, %v; want %q", budget, s, cut, want)
+		}
+	}
 }
 
 func TestLinesAndTokens(t *testing.T) {
@@ -140,8 +145,10 @@ func FuzzBuild(f *testing.F) {
 					t.Fatalf("%s: item %+v outside %d lines", ext, it, o.Lines)
 				}
 			}
-			if r, _ := o.Fit(20); Tokens(r) > 20 && len(o.Items) > 0 && Tokens(o.render(1, 0)) <= 20 {
-				t.Fatalf("%s: Fit(20) gave %d tokens", ext, Tokens(r))
+			for _, budget := range []int{0, 1, 2, 20} {
+				if r, _ := o.Fit(budget); Tokens(r) > budget {
+					t.Fatalf("%s: Fit(%d) gave %d tokens", ext, budget, Tokens(r))
+				}
 			}
 		}
 	})

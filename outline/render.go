@@ -16,7 +16,9 @@ func (o *Outline) Render() string {
 // Fit renders the outline in at most budget tokens (negative: no limit).
 // When the whole outline does not fit, it leaves out the deepest levels
 // first and then, at the top level, the items after those that fit; a
-// last line says what was left out, and cut is true.
+// last line says what was left out, and cut is true. When not even the
+// header and that line fit, the text is cut after its last whole line
+// that does, and ends in "[cut]".
 func (o *Outline) Fit(budget int) (s string, cut bool) {
 	full := o.render(o.depth(), len(o.Items))
 	if budget < 0 || Tokens(full) <= budget {
@@ -27,7 +29,23 @@ func (o *Outline) Fit(budget int) (s string, cut bool) {
 			return s, true
 		}
 	}
-	return o.cutItems(budget), true
+	if s := o.cutItems(budget); Tokens(s) <= budget {
+		return s, true
+	}
+	return hardCut(full, budget), true
+}
+
+// cutMark ends an outline cut inside its header.
+const cutMark = "[cut]\n"
+
+// hardCut keeps the whole lines of s that fit in budget tokens with
+// cutMark after them (s is longer than that).
+func hardCut(s string, budget int) string {
+	room := budget*4 - len(cutMark)
+	if room < 0 {
+		return cutMark[:max(budget*4, 0)]
+	}
+	return s[:strings.LastIndexByte(s[:room], '\n')+1] + cutMark
 }
 
 // cutItems renders the top level only, as many items as fit in budget
