@@ -48,6 +48,7 @@ func newRootCmd() *cobra.Command {
 		newExplainCmd(), newAuditCmd(), newVerifyCmd(), newSourceCmd(), newMountCmd(), newUnmountCmd(),
 		newMergeCmd(), newProposeCmd(), newGateCmd(), newPolicyCmd(), newCheckpointCmd(), newTrashCmd(), newConformanceCmd(), newExportCmd(), newImportCmd(), newBenchMovedCmd(), newVersionCmd(),
 		newAliasCmd())
+	root.AddCommand(newReadCmd(), newEvidenceCmd())
 	return root
 }
 
