@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,14 +156,8 @@ func TestBudgetedReadLease(t *testing.T) {
 	if got.Content != "# Acme\nintro\n" {
 		t.Fatalf("lease read: %+v", got)
 	}
-	g := f.c.srv.Gateway
-	g.Auth.FlushReads(ctx, run)
-	var reads []record.Read
-	if err := g.Recorder.ReadManifest(ctx, run, func(r record.Read) error { reads = append(reads, r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if len(reads) != 1 || reads[0].Path != "docs/notes.md" || reads[0].Offset != 0 || reads[0].Length != int64(len(got.Content)) || reads[0].Commit != got.Commit {
-		t.Fatalf("read manifest: %+v", reads)
+	if rd := reads(t, f, run); len(rd) != 1 || rd[0].Path != "docs/notes.md" || rd[0].Offset != 0 || rd[0].Length != int64(len(got.Content)) || rd[0].Commit != got.Commit {
+		t.Fatalf("read manifest: %+v", rd)
 	}
 	if left := remaining(t, f, lc); left != 1000-int64(len("# Acme\nintro\n")) {
 		t.Fatalf("remaining bytes_read %d after a read of two lines", left)
@@ -180,6 +175,19 @@ func TestBudgetedReadLease(t *testing.T) {
 	wantCode(t, err, apiv1.CodeNotFound)
 }
 
+// reads is a run's read manifest.
+func reads(t *testing.T, f *readsFixture, run string) []record.Read {
+	t.Helper()
+	ctx := context.Background()
+	g := f.c.srv.Gateway
+	g.Auth.FlushReads(ctx, run)
+	var all []record.Read
+	if err := g.Recorder.ReadManifest(ctx, run, func(r record.Read) error { all = append(all, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
 // remaining is a lease's remaining read budget.
 func remaining(t *testing.T, f *readsFixture, lc *nas.Client) int64 {
 	t.Helper()
@@ -193,7 +201,7 @@ func remaining(t *testing.T, f *readsFixture, lc *nas.Client) int64 {
 func TestEvidencePointers(t *testing.T) {
 	f := newReadsFixture(t)
 	ctx := context.Background()
-	lc := f.lease(t, []string{"docs/**"}, []string{"list", "read"}, 1<<20)
+	lc, run := f.leaseRun(t, []string{"docs/**"}, []string{"list", "read"}, 1<<20)
 	sec := read(t, lc, apiv1.FileReadRequest{Path: "docs/notes.md", View: apiv1.ViewSection, Section: "Renewal"})
 	ev := sec.Evidence[0]
 	// The branch moves on: the file changes in a new commit.
@@ -204,6 +212,11 @@ func TestEvidencePointers(t *testing.T) {
 	d, err := lc.Dereference(ctx, ev.Pointer)
 	if err != nil || d.Content != "## Renewal\nrenewed for 24 months\n" || d.SHA256 != ev.SHA256 {
 		t.Fatalf("dereference after the branch moved: %+v %v", d, err)
+	}
+	if rd := reads(t, f, run); !slices.ContainsFunc(rd, func(r record.Read) bool {
+		return r.Commit == sec.Commit && r.Path == "docs/notes.md" && r.Offset == int64(len("# Acme\nintro\n"))
+	}) {
+		t.Fatalf("a dereference is recorded at the pointer's commit %s: %+v", sec.Commit, rd)
 	}
 	if v, err := lc.VerifyEvidence(ctx, ev.Pointer, ev.SHA256); err != nil || !v.Valid {
 		t.Fatalf("verify with the right hash: %+v %v", v, err)
