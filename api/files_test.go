@@ -142,8 +142,15 @@ func TestBudgetedReadViews(t *testing.T) {
 	}
 	_, err := f.owner.ReadFile(context.Background(), apiv1.FileReadRequest{Repo: "docs", Path: "docs/notes.md", View: apiv1.ViewLines, Range: &apiv1.LineRange{StartLine: 7, EndLine: 8}})
 	wantCode(t, err, apiv1.CodeInvalidRange)
-	_, err = f.owner.ReadFile(context.Background(), apiv1.FileReadRequest{Repo: "docs", Path: "docs/notes.md", View: "summary"})
-	wantCode(t, err, apiv1.CodeInvalidArgument)
+	for _, bad := range []apiv1.FileReadRequest{
+		{View: "summary"}, {View: apiv1.ViewLines}, {View: apiv1.ViewSection}, {View: apiv1.ViewOutline, Section: "Acme"},
+		{View: apiv1.ViewLines, Section: "Acme"}, {Range: &apiv1.LineRange{StartLine: 1, EndLine: 1}, Section: "Acme"},
+		{BudgetTokens: -1}, {BudgetTokens: apiv1.MaxBudgetTokens + 1}, {View: apiv1.ViewSection, Section: "No such heading"},
+	} {
+		bad.Repo, bad.Path = "docs", "docs/notes.md"
+		_, err = f.owner.ReadFile(context.Background(), bad)
+		wantCode(t, err, apiv1.CodeInvalidArgument)
+	}
 	_, err = f.owner.ReadFile(context.Background(), apiv1.FileReadRequest{Repo: "docs", Path: "docs/none.md"})
 	wantCode(t, err, apiv1.CodeNotFound)
 }

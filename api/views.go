@@ -34,6 +34,10 @@ func checkRead(a *apiv1.FileReadRequest) (int, error) {
 		return 0, invalid("give range or section, not both")
 	case a.View == apiv1.ViewLines && a.Range == nil:
 		return 0, invalid("view lines needs range {start_line, end_line}")
+	case a.View == apiv1.ViewOutline && (a.Range != nil || a.Section != ""):
+		return 0, invalid("view outline is of the whole file: it takes no range or section")
+	case a.View == apiv1.ViewLines && a.Section != "", a.View == apiv1.ViewSection && a.Range != nil:
+		return 0, invalid("view lines takes range, view section takes section")
 	case a.View == apiv1.ViewSection && a.Section == "":
 		return 0, invalid("view section needs section (a heading, symbol or key)")
 	case a.BudgetTokens < 0 || a.BudgetTokens > apiv1.MaxBudgetTokens:
