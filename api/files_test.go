@@ -176,6 +176,17 @@ func TestBudgetedReadLease(t *testing.T) {
 	if left := remaining(t, f, lc); left != 1000-int64(len("# Acme\nintro\n")) {
 		t.Fatalf("a refused read was charged: %d left", left)
 	}
+	// A budget spent to the byte: the next read, and a dereference, answer
+	// the budget error.
+	spent := f.lease(t, []string{"docs/**"}, []string{"list", "read"}, int64(len(notes)))
+	whole := read(t, spent, apiv1.FileReadRequest{Path: "docs/notes.md"})
+	if left := remaining(t, f, spent); left != 0 || whole.View != apiv1.ViewFull {
+		t.Fatalf("a full read of %d bytes left %d of the budget (%s)", len(notes), left, whole.View)
+	}
+	_, err = spent.ReadFile(ctx, apiv1.FileReadRequest{Repo: "docs", Path: "docs/notes.md", View: apiv1.ViewLines, Range: &apiv1.LineRange{StartLine: 1, EndLine: 1}})
+	wantCode(t, err, apiv1.CodeQuotaExceeded)
+	_, err = spent.Dereference(ctx, whole.Evidence[0].Pointer)
+	wantCode(t, err, apiv1.CodeQuotaExceeded)
 	_, err = f.lease(t, []string{"docs/**"}, []string{"list"}, 1000).ReadFile(ctx, apiv1.FileReadRequest{Repo: "docs", Path: "docs/notes.md"})
 	wantCode(t, err, apiv1.CodeAccessDenied)
 	_, err = lc.ReadFile(ctx, apiv1.FileReadRequest{Repo: "docs", Branch: "other", Path: "docs/notes.md"})
@@ -243,6 +254,16 @@ func TestEvidencePointers(t *testing.T) {
 	wantCode(t, err, apiv1.CodeNotFound)
 	_, err = lc.VerifyEvidence(ctx, hidden, ev.SHA256)
 	wantCode(t, err, apiv1.CodeNotFound)
+	// A path with '@', '#', '%' and a space is escaped in the pointer
+	// and found again.
+	f.put(t, "main", map[string]string{"docs/a@b #c%d.md": "x\ny\n"})
+	odd := read(t, lc, apiv1.FileReadRequest{Path: "docs/a@b #c%d.md", View: apiv1.ViewLines, Range: &apiv1.LineRange{StartLine: 2, EndLine: 2}}).Evidence[0]
+	if !strings.Contains(odd.Pointer, "/docs/a%40b%20%23c%25d.md@") {
+		t.Fatalf("escaped pointer: %s", odd.Pointer)
+	}
+	if d, err := lc.Dereference(ctx, odd.Pointer); err != nil || d.Content != "y\n" || d.SHA256 != odd.SHA256 {
+		t.Fatalf("dereference of an escaped path: %+v %v", d, err)
+	}
 	// Another branch's commit does not exist for the lease (the owner
 	// dereferences it).
 	f.c.ok("branch/create", map[string]any{"repo": "docs", "name": "other", "from": "main"})
