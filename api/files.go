@@ -32,10 +32,10 @@ type file struct {
 	lines  *outline.Lines
 }
 
-// openAt authorizes a read of t (t.Commit names commit id, which the
-// door checks against a lease's branch) and reads the object whole (at
-// most apiv1.MaxReadBytes); nothing is charged yet.
-func (h *Handler) openAt(ctx context.Context, c *call, t auth.Target, id manifest.CommitID) (*file, error) {
+// statAt authorizes a read of t (t.Commit names commit id, which the
+// door checks against a lease's branch) and finds the object, of at most
+// apiv1.MaxReadBytes; nothing is read or charged yet.
+func (h *Handler) statAt(ctx context.Context, c *call, t auth.Target, id manifest.CommitID) (*file, error) {
 	if err := h.auth.Authorize(ctx, c.p, lease.Read, t); err != nil {
 		return nil, err
 	}
@@ -47,22 +47,37 @@ func (h *Handler) openAt(ctx context.Context, c *call, t auth.Target, id manifes
 		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: apiv1.CodeTooLarge,
 			Message: fmt.Sprintf("%s is %d bytes; budgeted reads take objects of at most %d (use a ranged GET)", t.Key, e.Size, apiv1.MaxReadBytes)}
 	}
-	content, err := h.contentOf(ctx, e)
+	return &file{t: t, e: e, commit: id}, nil
+}
+
+// openAt is statAt, then load.
+func (h *Handler) openAt(ctx context.Context, c *call, t auth.Target, id manifest.CommitID) (*file, error) {
+	f, err := h.statAt(ctx, c, t, id)
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	buf.Grow(int(e.Size))
-	if err := h.b.Chunks().ReadRefs(ctx, &buf, content.Chunks, 0, e.Size); err != nil {
-		return nil, fmt.Errorf("read %s at %s: %w", t.Key, id, err)
+	return f, h.load(ctx, f)
+}
+
+// load reads f's object whole and indexes its lines.
+func (h *Handler) load(ctx context.Context, f *file) error {
+	content, err := h.contentOf(ctx, f.e)
+	if err != nil {
+		return err
 	}
-	return &file{t: t, e: e, commit: id, data: buf.Bytes(), lines: outline.NewLines(buf.Bytes())}, nil
+	var buf bytes.Buffer
+	buf.Grow(int(f.e.Size))
+	if err := h.b.Chunks().ReadRefs(ctx, &buf, content.Chunks, 0, f.e.Size); err != nil {
+		return fmt.Errorf("read %s at %s: %w", f.t.Key, f.commit, err)
+	}
+	f.data, f.lines = buf.Bytes(), outline.NewLines(buf.Bytes())
+	return nil
 }
 
 // charge charges the lease for lines start..end of f (0, 0: the whole
-// object) and records the read.
-func (h *Handler) charge(ctx context.Context, c *call, f *file, start, end int) error {
-	off, stop := 0, len(f.data)
+// object, which need not be loaded yet) and records the read.
+func (h *Handler) charge(ctx context.Context, c *call, f *file, start, end int) (*auth.Charge, error) {
+	off, stop := 0, int(f.e.Size)
 	if start > 0 {
 		off, stop, _ = f.lines.Span(start, end)
 	}
@@ -70,8 +85,7 @@ func (h *Handler) charge(ctx context.Context, c *call, f *file, start, end int) 
 	if stop > off {
 		rs = append(rs, auth.Range{Off: int64(off), Len: int64(stop - off)})
 	}
-	_, err := h.auth.Read(ctx, c.p, f.t, f.e, rs...)
-	return err
+	return h.auth.Read(ctx, c.p, f.t, f.e, rs...)
 }
 
 // evidenceOf is the pointer to lines start..end of f, with their hash.
@@ -82,7 +96,10 @@ func (f *file) evidenceOf(start, end int) apiv1.Evidence {
 }
 
 // fileRead answers files/read: the finest view asked for that fits the
-// budget (see choose), charged for the bytes it was made from.
+// budget (see choose), charged for the bytes it was made from. A read of
+// the whole file (no range or section) costs the whole object whatever
+// view fits, so it is charged before the bytes are read: a lease whose
+// budget does not cover them costs the gateway no read.
 func (h *Handler) fileRead(ctx context.Context, c *call, a *apiv1.FileReadRequest) (*apiv1.FileReadResponse, error) {
 	budget, err := checkRead(a)
 	if err != nil {
@@ -96,23 +113,41 @@ func (h *Handler) fileRead(ctx context.Context, c *call, a *apiv1.FileReadReques
 	if err != nil {
 		return nil, err
 	}
-	f, err := h.openAt(ctx, c, auth.Target{Repo: a.Repo, Branch: br, Key: a.Path, Commit: b.Head.String()}, b.Head)
+	f, err := h.statAt(ctx, c, auth.Target{Repo: a.Repo, Branch: br, Key: a.Path, Commit: b.Head.String()}, b.Head)
 	if err != nil {
+		return nil, err
+	}
+	whole := a.Range == nil && a.Section == ""
+	var paid *auth.Charge
+	if whole {
+		if paid, err = h.charge(ctx, c, f, 0, 0); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.load(ctx, f); err != nil {
+		paid.Refund(ctx)
 		return nil, err
 	}
 	v, err := choose(f, a, budget)
+	if err == nil && !whole {
+		_, err = h.charge(ctx, c, f, v.start, v.end)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := h.charge(ctx, c, f, v.start, v.end); err != nil {
-		return nil, err
-	}
+	return readResponse(f, v), nil
+}
+
+// readResponse is the answer of a read of f as view v, with its evidence:
+// a view made from the whole file cites the whole file.
+func readResponse(f *file, v view) *apiv1.FileReadResponse {
 	out := &apiv1.FileReadResponse{View: v.name, Tokens: outline.Tokens(v.content), Truncated: v.truncated, Content: v.content,
 		Evidence: []apiv1.Evidence{}, Commit: f.commit.String(), Lines: f.lines.Count(), Note: v.note}
-	if n := f.lines.Count(); n > 0 && v.start == 0 {
-		out.Evidence = append(out.Evidence, f.evidenceOf(1, n)) // a whole-file view cites the whole file
-	} else if n > 0 {
+	switch n := f.lines.Count(); {
+	case n > 0 && v.start == 0:
+		out.Evidence = append(out.Evidence, f.evidenceOf(1, n))
+	case n > 0:
 		out.Evidence = append(out.Evidence, f.evidenceOf(v.start, v.end))
 	}
-	return out, nil
+	return out
 }

@@ -48,7 +48,7 @@ func (h *Handler) fileDereference(ctx context.Context, c *call, a *apiv1.FileDer
 	if !ok {
 		return nil, &Error{Status: http.StatusRequestedRangeNotSatisfiable, Code: apiv1.CodeInvalidRange, Message: pastEnd(f, p)}
 	}
-	if err := h.charge(ctx, c, f, p.Start, p.End); err != nil {
+	if _, err := h.charge(ctx, c, f, p.Start, p.End); err != nil {
 		return nil, err
 	}
 	return &apiv1.FileDereferenceResponse{Pointer: p.String(), Content: string(b), SHA256: evidence.Hash(b), Tokens: outline.Tokens(string(b))}, nil
@@ -70,7 +70,7 @@ func (h *Handler) fileVerify(ctx context.Context, c *call, a *apiv1.FileVerifyRe
 	if !ok {
 		return &apiv1.FileVerifyResponse{Reason: pastEnd(f, p)}, nil
 	}
-	if err := h.charge(ctx, c, f, p.Start, p.End); err != nil {
+	if _, err := h.charge(ctx, c, f, p.Start, p.End); err != nil {
 		return nil, err
 	}
 	if got := evidence.Hash(b); got != want {
