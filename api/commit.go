@@ -24,13 +24,8 @@ func (h *Handler) commitCreate(ctx context.Context, c *call, a *apiv1.CommitCrea
 	if err := h.auth.Authorize(ctx, c.p, lease.Write, auth.Target{Repo: a.Repo, Branch: a.Branch}); err != nil {
 		return nil, err
 	}
-	o := branch.CommitOptions{Message: a.Message, Principal: c.p.AccessKey, AllowEmpty: a.AllowEmpty}
-	if l := c.p.Lease; l != nil {
-		o.Principal, o.OnBehalfOf, o.Run, o.Lease = l.Principal, l.OnBehalfOf, l.Run, l.ID
-		if l.Purpose != "" {
-			o.Extra = []manifest.Pair{{Name: "purpose", Value: l.Purpose}}
-		}
-	}
+	o := commitOptions(c, a.Message)
+	o.AllowEmpty = a.AllowEmpty
 	o.Intent = func(id manifest.CommitID) error {
 		e := record.Event{Kind: record.KindCommit, Repo: a.Repo, Branch: a.Branch, Subject: record.Subject{Commit: id.String()}, Details: detail(a.Message)}
 		if err := h.stagedBy(ctx, &e, id); err != nil {
@@ -47,6 +42,19 @@ func (h *Handler) commitCreate(ctx context.Context, c *call, a *apiv1.CommitCrea
 		return nil, err
 	}
 	return &apiv1.CommitResponse{Commit: commitOut(id, cm)}, nil
+}
+
+// commitOptions is a commit's message and the caller's provenance: the
+// owner's access key, or the lease's principal, run and purpose.
+func commitOptions(c *call, message string) branch.CommitOptions {
+	o := branch.CommitOptions{Message: message, Principal: c.p.AccessKey}
+	if l := c.p.Lease; l != nil {
+		o.Principal, o.OnBehalfOf, o.Run, o.Lease = l.Principal, l.OnBehalfOf, l.Run, l.ID
+		if l.Purpose != "" {
+			o.Extra = []manifest.Pair{{Name: "purpose", Value: l.Purpose}}
+		}
+	}
+	return o
 }
 
 func (h *Handler) commitLog(ctx context.Context, c *call, a *apiv1.CommitLogRequest) (*apiv1.CommitLogResponse, error) {

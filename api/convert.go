@@ -227,7 +227,7 @@ func chunkStatsOut(s cas.Stats) apiv1.ChunkStats {
 
 func gcOut(s branch.GCStats) apiv1.GCStats {
 	return apiv1.GCStats{Commits: s.Commits, ExpiredCommits: s.ExpiredCommits, Versions: s.Versions, Uploads: s.Uploads,
-		Nodes: s.Nodes, Contents: s.Contents, Chunks: apiv1.SweepStats(s.Chunks)}
+		DeletedBranches: s.DeletedBranches, Trash: s.Trash, Nodes: s.Nodes, Contents: s.Contents, Chunks: apiv1.SweepStats(s.Chunks)}
 }
 
 func sourceOut(i *source.Info) apiv1.Source {

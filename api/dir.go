@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -35,6 +36,10 @@ func (h *Handler) objectList(ctx context.Context, c *call, a *apiv1.ObjectListRe
 	if err := h.authorize(ctx, c, lease.List, a.Repo, br, ""); err != nil {
 		return nil, err
 	}
+	at, err := h.commitAt(ctx, c, a.Repo, br, a.Commit)
+	if err != nil {
+		return nil, err
+	}
 	limit, err := limitOf(a.Limit)
 	if err != nil {
 		return nil, err
@@ -43,7 +48,7 @@ func (h *Handler) objectList(ctx context.Context, c *call, a *apiv1.ObjectListRe
 		return nil, invalid("cursor is not under prefix")
 	}
 	res, err := h.b.List(ctx, a.Repo, br, branch.ListOptions{Prefix: a.Prefix, Delimiter: a.Delimiter,
-		After: a.Cursor, MaxKeys: limit, Filter: c.p.Filter(lease.List)})
+		After: a.Cursor, MaxKeys: limit, Filter: c.p.Filter(lease.List), At: at})
 	if err != nil {
 		return nil, err
 	}
@@ -69,11 +74,15 @@ func (h *Handler) objectLookup(ctx context.Context, c *call, a *apiv1.ObjectLook
 	if a.Key == "" || strings.HasSuffix(a.Key, "/") {
 		return nil, invalid("key must be a non-empty name without a trailing /")
 	}
+	at, err := h.commitAt(ctx, c, a.Repo, br, a.Commit)
+	if err != nil {
+		return nil, err
+	}
 	get := func(key string) (*manifest.Entry, error) {
 		if !c.p.Visible(key, lease.List, lease.Read) {
 			return nil, nil
 		}
-		e, err := h.b.Get(ctx, a.Repo, br, key)
+		e, err := h.entryAt(ctx, a.Repo, br, key, a.Commit)
 		if errors.Is(err, branch.ErrNoSuchKey) {
 			return nil, nil
 		}
@@ -100,10 +109,23 @@ func (h *Handler) objectLookup(ctx context.Context, c *call, a *apiv1.ObjectLook
 		return out, nil
 	}
 	res, err := h.b.List(ctx, a.Repo, br, branch.ListOptions{Prefix: a.Key + "/", Delimiter: "/", MaxKeys: 1,
-		Filter: c.p.Filter(lease.List)})
+		Filter: c.p.Filter(lease.List), At: at})
 	if err != nil {
 		return nil, err
 	}
 	out.Dir = len(res.Objects) > 0 || len(res.CommonPrefixes) > 0
 	return out, nil
+}
+
+// commitAt parses the commit a listing or lookup reads at ("": the
+// branch's current state); a lease must have seen it.
+func (h *Handler) commitAt(ctx context.Context, c *call, repo, br, commit string) (manifest.CommitID, error) {
+	if commit == "" {
+		return manifest.CommitID{}, nil
+	}
+	id, err := manifest.ParseCommitID(commit)
+	if err != nil {
+		return id, invalid("commit must be a commit ID")
+	}
+	return id, h.auth.Authorize(ctx, c.p, lease.List, auth.Target{Repo: repo, Branch: br, Commit: commit})
 }

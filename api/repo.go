@@ -182,7 +182,7 @@ func (h *Handler) branchDelete(ctx context.Context, c *call, a *apiv1.BranchDele
 	if err := h.record(ctx, c, record.Event{Kind: record.KindBranchDeleted, Repo: a.Repo, Branch: a.Name}); err != nil {
 		return nil, err
 	}
-	if err := h.b.DeleteBranch(ctx, a.Repo, a.Name); err != nil {
+	if err := h.b.DeleteBranchBy(ctx, a.Repo, a.Name, deletedBy(c)); err != nil {
 		return nil, err
 	}
 	return &apiv1.DeletedResponse{Deleted: a.Name}, nil

@@ -52,13 +52,17 @@ type SweepStats struct {
 
 // GCStats is what a collection reclaimed.
 type GCStats struct {
-	Commits        int        `json:"commits"`
-	ExpiredCommits int        `json:"expired_commits"`
-	Versions       int        `json:"versions"`
-	Uploads        int        `json:"uploads"`
-	Nodes          int        `json:"nodes"`
-	Contents       int        `json:"contents"`
-	Chunks         SweepStats `json:"chunks"`
+	Commits        int `json:"commits"`
+	ExpiredCommits int `json:"expired_commits"`
+	Versions       int `json:"versions"`
+	Uploads        int `json:"uploads"`
+	// DeletedBranches counts deleted branches whose restore window ended.
+	DeletedBranches int `json:"deleted_branches"`
+	// Trash counts trash entries older than the trash's 7 days, dropped.
+	Trash    int        `json:"trash"`
+	Nodes    int        `json:"nodes"`
+	Contents int        `json:"contents"`
+	Chunks   SweepStats `json:"chunks"`
 }
 
 // GCResponse answers admin/gc.

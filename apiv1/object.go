@@ -134,12 +134,15 @@ type ObjectRenameResponse struct {
 	VersionID string `json:"version_id,omitempty"`
 }
 
-// ObjectListRequest lists objects and common prefixes under Prefix.
+// ObjectListRequest lists objects and common prefixes under Prefix; with
+// Commit (a commit ID of the branch's history), as of that commit,
+// without staged changes.
 type ObjectListRequest struct {
 	Repo      string `json:"repo"`
 	Branch    string `json:"branch,omitempty"`
 	Prefix    string `json:"prefix,omitempty"`
 	Delimiter string `json:"delimiter,omitempty"`
+	Commit    string `json:"commit,omitempty"`
 	Page
 }
 
@@ -150,11 +153,13 @@ type ObjectListResponse struct {
 	NextCursor string   `json:"next_cursor,omitempty"`
 }
 
-// ObjectLookupRequest asks what Key names: an object, a directory, both.
+// ObjectLookupRequest asks what Key names: an object, a directory, both;
+// with Commit, as of that commit of the branch's history.
 type ObjectLookupRequest struct {
 	Repo   string `json:"repo"`
 	Branch string `json:"branch,omitempty"`
 	Key    string `json:"key"`
+	Commit string `json:"commit,omitempty"`
 }
 
 // ObjectLookupResponse answers object/lookup: the object (nil if none),

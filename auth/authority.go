@@ -64,7 +64,9 @@ type Config struct {
 type Observer interface {
 	// Refused is called once per refusal with its reason: a FailureReason
 	// for a request refused at the door, or the lease's decision
-	// ("not_found", "denied", "over_budget", "expired") for an operation.
+	// ("not_found", "denied", "over_budget", "expired") for an operation,
+	// or for a refused web identity "expired", "denied", "idp" or
+	// "malformed".
 	Refused(reason string)
 	// Charged is called when n units of a lease budget ("requests",
 	// "bytes_read", "bytes_written") are charged, and Refunded when they
@@ -96,6 +98,7 @@ type Authority struct {
 	verify2  sigv2.Verifier
 	limit    *limiter // bounds the records of refusals
 	obs      Observer
+	web      *webKeys // the key sets of web identity issuers
 }
 
 // New returns an Authority.
@@ -110,7 +113,7 @@ func New(c Config) *Authority {
 		c.Observer = nopObserver{}
 	}
 	a := &Authority{owner: c.Owner, leases: c.Leases, branches: c.Branches, rec: c.Recorder, reads: c.Reads,
-		now: c.Now, log: c.Log, limit: newLimiter(refusalsPerSecond), obs: c.Observer}
+		now: c.Now, log: c.Log, limit: newLimiter(refusalsPerSecond), obs: c.Observer, web: newWebKeys(c.Now)}
 	a.verify.Now = c.Now
 	a.verify2 = sigv2.Verifier{Now: c.Now, MaxSkew: a.verify.MaxSkew, Domains: c.Domains}
 	return a
@@ -143,6 +146,10 @@ type Principal struct {
 	AccessKey string
 	// Lease is the request's lease; nil for the owner.
 	Lease *lease.Lease
+	// Session is the owner session (GetSessionToken) the request was
+	// signed with, "" for the owner's long-lived keys and for leases. A
+	// session acts as the owner: Lease is nil.
+	Session string
 	// Signed is what the signature proved (headers covered, payload mode,
 	// the body to read).
 	Signed *sigv4.Result
@@ -183,8 +190,9 @@ func (p *Principal) Branch(repo, br string) string {
 // secretLookup resolves the access key of one request and remembers the
 // lease it belongs to.
 type secretLookup struct {
-	a     *Authority
-	lease *lease.Lease
+	a       *Authority
+	lease   *lease.Lease
+	session *Session
 }
 
 // LookupSecret implements sigv4.SecretLookup.
@@ -199,7 +207,7 @@ func (s *secretLookup) LookupSecret(ctx context.Context, accessKey, token string
 	if a.leases == nil || !IsTemporary(accessKey) {
 		return "", fmt.Errorf("%s: %w", accessKey, sigv4.ErrUnknownKey)
 	}
-	l, secret, err := a.leases.Resolve(ctx, accessKey, token)
+	l, ses, secret, err := a.leases.ResolveTemporary(ctx, a.owner, accessKey, token)
 	switch {
 	case errors.Is(err, lease.ErrExpired):
 		return "", fmt.Errorf("%w: %w", sigv4.ErrInvalidToken, err)
@@ -210,7 +218,7 @@ func (s *secretLookup) LookupSecret(ctx context.Context, accessKey, token string
 	case err != nil:
 		return "", err
 	}
-	s.lease = l
+	s.lease, s.session = l, ses
 	return secret, nil
 }
 
@@ -269,6 +277,9 @@ func (a *Authority) enter(r *http.Request, res *sigv4.Result, look *secretLookup
 		return nil, err
 	}
 	p := &Principal{AccessKey: res.AccessKey, Lease: look.lease, Signed: res, now: a.now()}
+	if look.session != nil {
+		p.Session = look.session.ID
+	}
 	if p.Lease == nil {
 		return p, nil
 	}

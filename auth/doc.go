@@ -13,6 +13,21 @@
 //	LU/<lease id>            usage counters (JSON), written behind
 //	RO/<role>                role envelope (JSON)
 //	KEY/lease                the gateway's token and secret keys
+//	OS/<session id>          owner session (GetSessionToken, JSON)
+//
+// Temporary credentials are of two kinds, told apart by the ID their
+// signed session token names: a lease ("lse_…", a run's narrow view) or
+// an owner session ("ses_…", GetSessionToken: the owner until it
+// expires, or until the owner's keys change). A session's principal has
+// no lease, so every door treats it as the owner; it cannot mint another
+// session.
+//
+// A web identity (AssumeRoleWithWebIdentity) is the one request no key
+// signs: AssumeWithWebIdentity verifies its OpenID Connect token against
+// the role's trust (go-oidc: the issuer's discovered keys, cached and
+// refreshed on an unknown kid at a rationed pace, or the role's static
+// JWKS) and returns the role and the verified issuer and subject; it
+// never yields a Principal, so nothing can mistake it for the owner.
 //
 // Budget accounting lives in memory and is written behind to LU/ every
 // second (Run) and on Close, so a crash can forget at most about a second

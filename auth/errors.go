@@ -41,6 +41,26 @@ var (
 	// cover: UNSIGNED-PAYLOAD, unsigned aws-chunked bodies, or presigned
 	// query authentication (403).
 	ErrUnsignedPayload = errors.New("auth: this endpoint requires a signed payload in a header-signed request")
+	// ErrRunTaken is returned (wrapping ErrDenied) when a web identity
+	// names a run (RoleSessionName) that the owner or another identity
+	// started (AccessDenied).
+	ErrRunTaken = fmt.Errorf("the run was started by someone else: %w", ErrDenied)
+	// ErrNotTrusted is returned (wrapping ErrDenied) when a web identity
+	// token names a role that does not exist or does not trust its
+	// issuer, subject or claims (AccessDenied; a missing role reads as
+	// one that does not trust the token).
+	ErrNotTrusted = fmt.Errorf("the role does not trust this web identity: %w", ErrDenied)
+	// ErrInvalidIdentityToken is returned when a web identity token is
+	// malformed, signed with a refused algorithm or an unknown key, for
+	// another audience, or not yet valid (InvalidIdentityToken).
+	ErrInvalidIdentityToken = errors.New("auth: invalid web identity token")
+	// ErrIdentityTokenExpired is returned when a web identity token's
+	// exp has passed (ExpiredTokenException).
+	ErrIdentityTokenExpired = errors.New("auth: web identity token expired")
+	// ErrIDPCommunication is returned when the issuer's discovery
+	// document or key set cannot be fetched (IDPCommunicationError,
+	// which SDKs retry).
+	ErrIDPCommunication = errors.New("auth: cannot reach the identity provider")
 	// ErrInvalid is returned for a charge that can never be right: a
 	// negative length, a sum that overflows (400).
 	ErrInvalid = errors.New("auth: invalid request")

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentnas/nas/glob"
@@ -20,9 +21,9 @@ import (
 // Leases keeps leases, roles, grants and usage in kv. It is safe for
 // concurrent use.
 type Leases struct {
-	db   kv.DB
-	keys *keys
-	now  func() time.Time
+	db    kv.DB
+	keys  *keys
+	clock atomic.Pointer[func() time.Time] // SetClock may run while requests do
 
 	mu    sync.Mutex        // guards usage
 	usage map[string]*meter // lease ID -> consumption, written behind to kv
@@ -43,11 +44,16 @@ func OpenLeases(ctx context.Context, db kv.DB) (*Leases, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Leases{db: db, keys: k, now: time.Now, usage: map[string]*meter{}}, nil
+	s := &Leases{db: db, keys: k, usage: map[string]*meter{}}
+	s.SetClock(time.Now)
+	return s, nil
 }
 
-// SetClock replaces the clock (tests).
-func (s *Leases) SetClock(now func() time.Time) { s.now = now }
+// SetClock replaces the clock (tests); it is safe while requests run.
+func (s *Leases) SetClock(now func() time.Time) { s.clock.Store(&now) }
+
+// now reads the clock.
+func (s *Leases) now() time.Time { return (*s.clock.Load())() }
 
 func leaseKey(id string) []byte  { return []byte(keyspace.Lease + id) }
 func accessKey(ak string) []byte { return []byte(keyspace.AccessKey + ak) }
@@ -101,23 +107,53 @@ func (s *Leases) Issue(ctx context.Context, r lease.Request) (*lease.Lease, Cred
 		if err := txn.Set(accessKey(l.AccessKeyID), []byte(l.ID)); err != nil {
 			return err
 		}
-		rb, _ := json.Marshal(runRecord{Branch: l.Branch, Lease: l.ID})
-		return txn.Set(runKey(l.Repo, l.Role, l.Run), rb)
+		return s.setRun(txn, l)
 	})
 	if err != nil {
 		return nil, Credentials{}, err
 	}
-	tok, err := s.keys.token(l)
+	tok, err := s.keys.token(l.ID, l.AccessKeyID, l.IssuedAt, l.ExpiresAt)
 	if err != nil {
 		return nil, Credentials{}, err
 	}
 	return l, Credentials{AccessKeyID: l.AccessKeyID, SecretAccessKey: s.keys.secretFor(l.AccessKeyID), SessionToken: tok, Expiration: l.ExpiresAt}, nil
 }
 
-// runRecord remembers a run's branch and latest lease.
+// runRecord remembers a run's branch and latest lease, and the web
+// identity that started it ("" when the owner did).
 type runRecord struct {
-	Branch string `json:"branch"`
-	Lease  string `json:"lease"`
+	Branch   string `json:"branch"`
+	Lease    string `json:"lease"`
+	Identity string `json:"identity,omitempty"`
+}
+
+// setRun points the run of l at l, inside the transaction that stores
+// l. A run a web identity started is continued only by that identity
+// (or by the owner, who keeps it the identity's); a web identity never
+// continues a run the owner or another identity started, so two
+// workloads trusted by one role cannot share a session name's branch.
+func (s *Leases) setRun(txn kv.Txn, l *lease.Lease) error {
+	key := runKey(l.Repo, l.Role, l.Run)
+	rr := runRecord{Branch: l.Branch, Lease: l.ID, Identity: l.WebIdentity.String()}
+	b, err := txn.Get(key)
+	switch {
+	case errors.Is(err, kv.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		var old runRecord
+		if err := json.Unmarshal(b, &old); err != nil {
+			return err
+		}
+		if l.Parent == nil && l.WebIdentity != nil && old.Identity != rr.Identity {
+			return fmt.Errorf("run %s of role %s: %w", l.Run, l.Role, ErrRunTaken)
+		}
+		if rr.Identity == "" {
+			rr.Identity = old.Identity
+		}
+	}
+	rb, _ := json.Marshal(rr)
+	return txn.Set(key, rb)
 }
 
 // RunBranch returns the branch of an existing run, or "" if the run is new.
@@ -226,16 +262,12 @@ func (c *tokenCache) put(ak, token, id string) {
 // with the key's secret. A revoked lease answers lease.ErrRevoked, an expired
 // one lease.ErrExpired, a forged or foreign token lease.ErrBadToken.
 func (s *Leases) Resolve(ctx context.Context, ak, token string) (*lease.Lease, string, error) {
-	if token == "" {
-		return nil, "", fmt.Errorf("temporary credentials need their session token: %w", lease.ErrBadToken)
+	id, err := s.tokenID(ak, token)
+	if err != nil {
+		return nil, "", err
 	}
-	id, ok := s.tokens.get(ak, token)
-	if !ok {
-		var err error
-		if id, err = s.keys.parse(ak, token); err != nil {
-			return nil, "", err
-		}
-		s.tokens.put(ak, token, id)
+	if IsSessionID(id) {
+		return nil, "", fmt.Errorf("owner session %s: %w", id, lease.ErrBadToken)
 	}
 	l, err := s.Get(ctx, id)
 	if errors.Is(err, lease.ErrNotFound) {
@@ -254,6 +286,23 @@ func (s *Leases) Resolve(ctx context.Context, ak, token string) (*lease.Lease, s
 		return nil, "", fmt.Errorf("lease %s: %w", l.ID, lease.ErrExpired)
 	}
 	return l, s.keys.secretFor(ak), nil
+}
+
+// tokenID verifies a session token for an access key (once; then from
+// the cache) and returns the lease or owner session it names.
+func (s *Leases) tokenID(ak, token string) (string, error) {
+	if token == "" {
+		return "", fmt.Errorf("temporary credentials need their session token: %w", lease.ErrBadToken)
+	}
+	if id, ok := s.tokens.get(ak, token); ok {
+		return id, nil
+	}
+	id, err := s.keys.parse(ak, token)
+	if err != nil {
+		return "", err
+	}
+	s.tokens.put(ak, token, id)
+	return id, nil
 }
 
 // IsTemporary reports whether an access key has the temporary form.

@@ -103,7 +103,7 @@ func noneToken(l *lease.Lease) string {
 
 func otherKeyToken(t *testing.T, l *lease.Lease) string {
 	k := &keys{Token: []byte("not the gateway's key, 32 bytes!")}
-	tok, err := k.token(l)
+	tok, err := k.token(l.ID, l.AccessKeyID, l.IssuedAt, l.ExpiresAt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,13 @@ func (s *Leases) PutRole(ctx context.Context, r lease.Role) (*lease.Role, error)
 	if r.BranchLimits != (lease.BranchLimits{}) && r.Branch != "" {
 		return nil, fmt.Errorf("role %s: branch limits apply to forked run branches, not the fixed branch %s: %w", r.Name, r.Branch, lease.ErrInvalid)
 	}
+	if r.OIDC != nil {
+		t, err := cleanTrust(*r.OIDC)
+		if err != nil {
+			return nil, fmt.Errorf("role %s: %w", r.Name, err)
+		}
+		r.OIDC = t
+	}
 	b, _ := json.Marshal(r)
 	if err := s.db.Update(ctx, func(txn kv.Txn) error { return txn.Set(roleKey(r.Name), b) }); err != nil {
 		return nil, err
@@ -92,4 +99,20 @@ func (s *Leases) DeleteRole(ctx context.Context, name string) error {
 		return err
 	}
 	return s.db.Update(ctx, func(txn kv.Txn) error { return txn.Delete(roleKey(name)) })
+}
+
+// cleanTrust checks a role's OIDC trust and keeps a static key set in
+// canonical form, public keys only.
+func cleanTrust(t lease.OIDCTrust) (*lease.OIDCTrust, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	if len(t.JWKS) > 0 {
+		_, canon, err := ParseJWKS(t.JWKS)
+		if err != nil {
+			return nil, err
+		}
+		t.JWKS = canon
+	}
+	return &t, nil
 }

@@ -83,17 +83,20 @@ type claims struct {
 
 const issuer = "agentnas"
 
-func (k *keys) token(l *lease.Lease) (string, error) {
-	c := claims{Lease: l.ID, RegisteredClaims: jwt.RegisteredClaims{
+// token signs the session token of a lease, or of an owner session: id
+// is the lease's "lse_…" or the session's "ses_…" ID.
+func (k *keys) token(id, accessKey string, issued, expires time.Time) (string, error) {
+	c := claims{Lease: id, RegisteredClaims: jwt.RegisteredClaims{
 		Issuer:    issuer,
-		Subject:   l.AccessKeyID,
-		IssuedAt:  jwt.NewNumericDate(l.IssuedAt),
-		ExpiresAt: jwt.NewNumericDate(l.ExpiresAt),
+		Subject:   accessKey,
+		IssuedAt:  jwt.NewNumericDate(issued),
+		ExpiresAt: jwt.NewNumericDate(expires),
 	}}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(k.Token)
 }
 
-// parse verifies a session token for accessKey and returns the lease ID.
+// parse verifies a session token for accessKey and returns the lease (or
+// owner session) ID.
 // Only HS256 with the gateway's key is accepted ("alg: none" and every
 // other algorithm are refused); the expiry is checked by the caller
 // against the lease's live state, so an expired token reports lease.ErrExpired.

@@ -3,6 +3,7 @@ package branch
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
@@ -90,6 +91,14 @@ func (c *checker) repo(ctx context.Context, rr *repoRecord) error {
 	for _, br := range branches {
 		c.rep.Branches++
 		c.history(ctx, t, rr, br, seenCommits)
+	}
+	deleted, _, err := c.s.deletedPins(ctx, rr, time.Time{})
+	if err != nil {
+		return err
+	}
+	for _, id := range deleted {
+		// A restorable deleted branch's head must be whole, as a live one's.
+		c.history(ctx, t, rr, &branchRecord{Name: "(deleted)", Head: id}, seenCommits)
 	}
 	return c.records(ctx, rr)
 }

@@ -238,9 +238,9 @@ func (s *Service) RestoreTrash(ctx context.Context, repo, key string, o CommitOp
 	return id, err
 }
 
-// ExpireTrash drops trash entries older than keep and returns how many.
-func (s *Service) ExpireTrash(ctx context.Context, keep time.Duration) (int, error) {
-	cutoff := time.Now().Add(-keep)
+// expireTrash drops trash entries deleted before cutoff and returns how
+// many; Collect calls it with TrashRetention.
+func (s *Service) expireTrash(ctx context.Context, cutoff time.Time) (int, error) {
 	var old [][]byte
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		return r.Scan(kv.Prefix([]byte(keyspace.Trash)), func(k, v []byte) error {

@@ -44,6 +44,10 @@
 //	                                       deleted from a protected branch
 //	TQ/<repo><commit id>                   trash a large merge still owes
 //	                                       (JSON), until SettleTrash writes it
+//	BD/<repo><branch name>\x00<^deleted at>
+//	                                       deleted branch (JSON): its head
+//	                                       and fork point, restorable and
+//	                                       pinned for a retention window
 //	RC/<repo><name>                        a repository's configuration
 //	                                       document called name ("tagging"),
 //	                                       opaque bytes of its owner's format

@@ -30,6 +30,10 @@ type GCOptions struct {
 const (
 	DefaultRetention    = 30 * 24 * time.Hour
 	DefaultUploadExpiry = 7 * 24 * time.Hour
+	// TrashRetention is how long what a merge deleted from a protected
+	// branch stays restorable from the trash; each collection drops older
+	// entries.
+	TrashRetention = 7 * 24 * time.Hour
 )
 
 // GCStats reports what a collection did.
@@ -38,9 +42,13 @@ type GCStats struct {
 	ExpiredCommits int
 	Versions       int // version records expired
 	Uploads        int // multipart uploads expired
-	Nodes          int // tree nodes deleted
-	Contents       int // content lists deleted
-	Chunks         cas.SweepStats
+	// DeletedBranches counts deleted-branch records that expired.
+	DeletedBranches int
+	// Trash counts trash entries older than TrashRetention, dropped.
+	Trash    int
+	Nodes    int // tree nodes deleted
+	Contents int // content lists deleted
+	Chunks   cas.SweepStats
 }
 
 // RootSource keeps chunks alive from outside the trees: the lazy-source
@@ -140,10 +148,11 @@ func (m *marker) tree(ctx context.Context, t *tree.Tree, root chunk.Hash) error 
 }
 
 // Collect is mark-and-sweep garbage collection. Roots: branch heads and
-// fork points, commits younger than the retention window reachable from
-// them, staging, version records younger than the window, open multipart
-// uploads, and every registered RootSource (AddRoots). Commits are
-// blocked while it runs; PUTs are not (the chunk store's cycle and the
+// fork points (of deleted branches too, within DeletedRetention), commits
+// younger than the retention window reachable from them, staging,
+// version records younger than the window, open multipart uploads, and
+// every registered RootSource (AddRoots). Commits are blocked while it
+// runs; PUTs are not (the chunk store's cycle and the
 // content-list registry protect what they reference).
 func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
 	st, err := s.collect(ctx, o)
@@ -171,6 +180,11 @@ func (s *Service) collect(ctx context.Context, o GCOptions) (GCStats, error) {
 	if err := s.SettleTrash(ctx); err != nil {
 		return st, err
 	}
+	n, err := s.expireTrash(ctx, now.Add(-TrashRetention))
+	if err != nil {
+		return st, err
+	}
+	st.Trash = n
 
 	s.gcMu.Lock()
 	defer s.gcMu.Unlock()
@@ -186,7 +200,7 @@ func (s *Service) collect(ctx context.Context, o GCOptions) (GCStats, error) {
 		return st, err
 	}
 	for _, rr := range repos {
-		if err := s.markRepo(ctx, m, rr, cutoff, &st); err != nil {
+		if err := s.markRepo(ctx, m, rr, cutoff, now.Add(-s.DeletedRetention()), &st); err != nil {
 			return st, fmt.Errorf("mark %s: %w", rr.Name, err)
 		}
 	}
@@ -220,14 +234,24 @@ func (s *Service) allRepos(ctx context.Context) ([]*repoRecord, error) {
 }
 
 // markRepo marks everything a repository still needs: its pinned commits
-// (heads, fork points, checkpoints) and their young history, the trash,
-// staging, young version records and the parts of open uploads; it
-// deletes the version records that expired.
-func (s *Service) markRepo(ctx context.Context, m *marker, rr *repoRecord, cutoff int64, st *GCStats) error {
+// (heads, fork points, checkpoints, deleted branches younger than
+// deletedCutoff) and their young history, the trash, staging, young
+// version records and the parts of open uploads; it deletes the version
+// records and deleted-branch records that expired.
+func (s *Service) markRepo(ctx context.Context, m *marker, rr *repoRecord, cutoff int64, deletedCutoff time.Time, st *GCStats) error {
 	pinned, err := s.pinnedCommits(ctx, rr)
 	if err != nil {
 		return err
 	}
+	deleted, expired, err := s.deletedPins(ctx, rr, deletedCutoff)
+	if err != nil {
+		return err
+	}
+	if err := s.deleteKeys(ctx, expired); err != nil {
+		return err
+	}
+	st.DeletedBranches += len(expired)
+	pinned = append(pinned, deleted...)
 	// The trash keeps the content of what merges deleted.
 	err = s.scan(ctx, trashPrefix(rr.ID), func(_, v []byte) error {
 		var te TrashEntry

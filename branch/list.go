@@ -17,6 +17,9 @@ type ListOptions struct {
 	MaxKeys int
 	// Filter, when set, hides every key it does not match.
 	Filter *Filter
+	// At, when set, lists the branch as of that commit of its history:
+	// the commit's tree, without staging (a read-only mount of a commit).
+	At manifest.CommitID
 }
 
 // Filter restricts a listing to the keys a principal can see: only the
@@ -83,6 +86,9 @@ func (s *Service) List(ctx context.Context, repo, branch string, o ListOptions) 
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		v, err := s.openView(ctx, r, repo, branch)
 		if err != nil {
+			return err
+		}
+		if v, err = s.viewAt(ctx, r, v, o.At); err != nil {
 			return err
 		}
 		res, err = list(s.newMerged(ctx, pinned{r}, v), o)

@@ -42,6 +42,26 @@ func (s *Service) openView(ctx context.Context, r kv.Reader, repo, branch string
 	return &view{rr: rr, br: br, root: root}, nil
 }
 
+// viewAt returns v as of commit id (zero: v itself): the commit's tree
+// and no staging. The commit must be in the branch's history, as for a
+// versionId read.
+func (s *Service) viewAt(ctx context.Context, r kv.Reader, v *view, id manifest.CommitID) (*view, error) {
+	if id.IsZero() {
+		return v, nil
+	}
+	ci, err := s.commitInfo(r, v.rr, id)
+	if err != nil || !sees(v.br.Lineage, ci.Branch, ci.Seq) {
+		return nil, fmt.Errorf("%s/%s as of %s: %w", v.rr.Name, v.br.Name, id, ErrNoSuchVersion)
+	}
+	root, err := s.root(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	br := *v.br
+	br.Head, br.Gen, br.SealedGen = id, 0, 0
+	return &view{rr: v.rr, br: &br, root: root}, nil
+}
+
 // current is the value a key has in a view.
 type current struct {
 	entry []byte // encoded entry; nil when absent or deleted

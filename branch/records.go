@@ -103,7 +103,7 @@ func (ci *commitInfo) lineageAt() []lineageItem {
 // deleting the repository empties each of them.
 var repoSpaces = []string{keyspace.Branch, keyspace.Stage, keyspace.StageWriter, keyspace.Version, keyspace.KeyVersion,
 	keyspace.CommitInfo, keyspace.Upload, keyspace.Part, keyspace.Checkpoint, keyspace.Trash, keyspace.TrashJournal,
-	keyspace.RepoConfig}
+	keyspace.RepoConfig, keyspace.DeletedBranch}
 
 func u64(b []byte, v uint64) []byte { return binary.BigEndian.AppendUint64(b, v) }
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentnas/nas/cas"
@@ -43,6 +44,7 @@ type Service struct {
 	rootSources  []RootSource           // roots kept outside the trees (AddRoots); guarded by mu
 	onCollect    []func(GCStats, error) // told of every collection (OnCollect); guarded by mu
 	usage        usageTracker           // per branch with a quota
+	deletedKeep  atomic.Int64           // nanoseconds deleted branches stay restorable (0: the default)
 
 	// gcMu is held for writing by Collect and for reading by everything
 	// that creates tree nodes or commits, so a sweep never deletes a node a
@@ -398,9 +400,15 @@ func (s *Service) SetProtected(ctx context.Context, repo, name string, protected
 	})
 }
 
-// DeleteBranch removes a branch and its staging area. The default branch
-// and protected branches cannot be deleted.
+// DeleteBranch removes a branch and its staging area, keeping a record
+// that makes it restorable (RestoreBranch) for DeletedRetention. The
+// default branch and protected branches cannot be deleted.
 func (s *Service) DeleteBranch(ctx context.Context, repo, name string) error {
+	return s.DeleteBranchBy(ctx, repo, name, "")
+}
+
+// DeleteBranchBy is DeleteBranch recording who deleted it.
+func (s *Service) DeleteBranchBy(ctx context.Context, repo, name, by string) error {
 	var rr *repoRecord
 	var br *branchRecord
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
@@ -416,6 +424,9 @@ func (s *Service) DeleteBranch(ctx context.Context, repo, name string) error {
 		}
 		if br.Protected {
 			return fmt.Errorf("delete %s/%s: %w", repo, name, ErrProtected)
+		}
+		if err := putDeleted(txn, rr, br, by, time.Now().UTC()); err != nil {
+			return err
 		}
 		return txn.Delete(branchKey(rr.ID, name))
 	})

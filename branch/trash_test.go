@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/manifest"
@@ -108,4 +109,22 @@ func TestSettleTrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkTrash(t, s, "crash", n, res.Commit)
+}
+
+// TestTrashExpires: a collection keeps the trash for TrashRetention and
+// drops what is older.
+func TestTrashExpires(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	res := mergeDeleting(t, s, "expiry", 3)
+	st, err := s.Collect(ctx, branch.GCOptions{})
+	if err != nil || st.Trash != 0 {
+		t.Fatalf("collection now: %+v %v", st, err)
+	}
+	checkTrash(t, s, "expiry", 3, res.Commit)
+	later := func() time.Time { return time.Now().Add(branch.TrashRetention + time.Hour) }
+	if st, err = s.Collect(ctx, branch.GCOptions{Now: later}); err != nil || st.Trash != 3 {
+		t.Fatalf("collection after the retention: %+v %v", st, err)
+	}
+	checkTrash(t, s, "expiry", 0, res.Commit)
 }

@@ -591,6 +591,22 @@ func TestKeys(t *testing.T) {
 		_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(key), Body: strings.NewReader("x")})
 		wantErr(t, err, http.StatusBadRequest, "KeyTooLongError")
 	})
+	t.Run("NotUTF8", func(t *testing.T) {
+		// A key that is not UTF-8 could not be listed faithfully in XML:
+		// it is refused wherever a key is created, and reads answer as
+		// for any key that does not exist.
+		key := "bad\xffkey"
+		_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(key), Body: strings.NewReader("x")})
+		wantErr(t, err, http.StatusBadRequest, "InvalidArgument")
+		_, err = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String(key)})
+		wantErr(t, err, http.StatusBadRequest, "InvalidArgument")
+		_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(b), Key: aws.String(key), CopySource: aws.String(b + "/a/../b")})
+		wantErr(t, err, http.StatusBadRequest, "InvalidArgument")
+		_, _, err = tryGet(c, b, key)
+		wantErr(t, err, http.StatusNotFound, "NoSuchKey")
+		_, err = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b), Key: aws.String(key)})
+		must(t, err)
+	})
 }
 
 func TestVirtualHost(t *testing.T) {

@@ -22,7 +22,7 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *gofu
 	if err := d.m.writable(); err != nil {
 		return nil, errno(err)
 	}
-	if !validName(name) {
+	if !creatable(name) {
 		return nil, syscall.EINVAL
 	}
 	d.m.ns.RLock()
@@ -59,7 +59,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if err := d.m.writable(); err != nil {
 		return nil, nil, 0, errno(err)
 	}
-	if !validName(name) {
+	if !creatable(name) {
 		return nil, nil, 0, syscall.EINVAL
 	}
 	if d.isRoot() && name == ctlName {
@@ -103,7 +103,7 @@ func (d *dirNode) Symlink(ctx context.Context, target, name string, out *gofuse.
 	if err := d.m.writable(); err != nil {
 		return nil, errno(err)
 	}
-	if !validName(name) || (d.isRoot() && name == ctlName) {
+	if !creatable(name) || (d.isRoot() && name == ctlName) {
 		return nil, syscall.EINVAL
 	}
 	d.m.ns.RLock()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -157,13 +158,16 @@ type mountState struct {
 	ReadOnly   bool   `json:"read_only"`
 	LeaseEnded bool   `json:"lease_ended"`
 	MountPoint string `json:"mount_point"`
+	At         string `json:"at,omitempty"`     // the commit a mount --at shows
+	Prefix     string `json:"prefix,omitempty"` // the subtree a mount --prefix shows
 }
 
 // leaseJSON is the lease as the gateway sees it now (paths, actions,
 // expiry, remaining budgets), with the mount's own state; the owner's
 // mount says it is the owner's.
 func (m *Mount) leaseJSON(ctx context.Context) ([]byte, error) {
-	out := leaseDoc{Mount: mountState{Repo: m.opts.Repo, Branch: m.opts.Branch, ReadOnly: m.readOnly.Load(), MountPoint: m.dir}}
+	out := leaseDoc{Mount: mountState{Repo: m.opts.Repo, Branch: m.opts.Branch, ReadOnly: m.readOnly.Load(), MountPoint: m.dir,
+		At: m.r.at, Prefix: m.r.prefix}}
 	if !m.opts.Client.Temporary() {
 		out.Owner = true
 	} else {
@@ -201,7 +205,9 @@ func (m *Mount) changesText(ctx context.Context) ([]byte, error) {
 			return nil, err
 		}
 		for _, c := range p.Changes {
-			fmt.Fprintf(&buf, "%s %s\n", c.Kind, c.Key)
+			if strings.HasPrefix(c.Key, m.r.prefix) {
+				fmt.Fprintf(&buf, "%s %s\n", c.Kind, m.r.strip(c.Key))
+			}
 		}
 		if p.NextCursor == "" {
 			return buf.Bytes(), nil

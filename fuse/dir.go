@@ -6,6 +6,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
@@ -84,6 +85,10 @@ func (d *dirNode) isRoot() bool { return d.key == "" && d.IsRoot() }
 func validName(name string) bool {
 	return name != "" && name != "." && name != ".." && len(name) <= 255 && !strings.ContainsAny(name, "/\x00")
 }
+
+// creatable reports whether name may be given to a new file or directory:
+// a valid name that is also UTF-8, as the gateway requires of new keys.
+func creatable(name string) bool { return validName(name) && utf8.ValidString(name) }
 
 // Getattr answers stat from memory: a directory's attributes are its
 // marker's, or the mount's defaults.

@@ -623,7 +623,7 @@ func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 	key := l.key
 	l.m.ns.RUnlock()
 	var buf []byte
-	err := l.m.r.c.Get(ctx, l.m.r.obj(key), e.VersionID, 0, -1, func(r io.Reader, _ client.Info) error {
+	err := l.m.r.get(ctx, key, e.VersionID, 0, -1, func(r io.Reader, _ client.Info) error {
 		b, err := io.ReadAll(io.LimitReader(r, 4096))
 		buf = b
 		return err

@@ -492,7 +492,7 @@ func (rd *reader) fetch(ctx context.Context, c *content, run []chunkAt, use func
 	n := run[len(run)-1].off + run[len(run)-1].size - off
 	buf := getBuf(int(chunk.MaxSize))
 	defer putBuf(buf)
-	err := rd.m.r.c.Get(ctx, rd.m.r.obj(c.Key), c.VersionID, off, n, func(body io.Reader, _ client.Info) error {
+	err := rd.m.r.get(ctx, c.Key, c.VersionID, off, n, func(body io.Reader, _ client.Info) error {
 		for i, ch := range run {
 			data := buf[:ch.size]
 			if _, err := io.ReadFull(body, data); err != nil {

@@ -130,8 +130,10 @@ type mountOpts struct {
 	readOnly  bool
 	cacheDir  string // default: a fresh one
 	commit    time.Duration
-	noStream  bool // send files whole at close, never while written
-	writeback bool // close returns before the upload
+	noStream  bool   // send files whole at close, never while written
+	writeback bool   // close returns before the upload
+	at        string // mount as of this commit
+	prefix    string // mount this subtree
 }
 
 // mount mounts a branch at a fresh directory and unmounts it when the
@@ -154,7 +156,7 @@ func (e *env) mount(t testing.TB, o mountOpts) (string, *fuse.Mount) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m, err := fuse.New(context.Background(), dir, fuse.Options{Client: o.c, Repo: e.repo, Branch: o.branch, ReadOnly: o.readOnly,
+	m, err := fuse.New(context.Background(), dir, fuse.Options{Client: o.c, Repo: e.repo, Branch: o.branch, ReadOnly: o.readOnly, At: o.at, Prefix: o.prefix,
 		CacheDir: o.cacheDir, CommitAfter: o.commit, TTL: 200 * time.Millisecond, Stream: !o.noStream, Writeback: o.writeback})
 	if err != nil {
 		t.Fatalf("mount: %v", err)

@@ -1,6 +1,7 @@
 package fuse
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,13 @@ type Options struct {
 	Repo, Branch string
 	// ReadOnly refuses every change with EROFS.
 	ReadOnly bool
+	// At, a commit ID, mounts the branch as of that commit of its
+	// history; it makes the mount read-only.
+	At string
+	// Prefix, when set, mounts the subtree under Prefix+"/": the mount's
+	// root is that directory, keys above it are unreachable and writes
+	// land under it.
+	Prefix string
 	// CacheDir holds the host-wide chunk cache (CacheDir/chunks) and the
 	// staging area of unsaved changes (CacheDir/staging).
 	CacheDir string
@@ -138,7 +146,7 @@ func (o *Options) setDefaults() {
 func (o *Options) fsOptions() *fs.Options {
 	ttl := o.TTL
 	mo := gofuse.MountOptions{
-		FsName: "nas:" + o.Repo + "@" + o.Branch, Name: "nas",
+		FsName: "nas:" + o.Repo + "@" + cmp.Or(o.At, o.Branch), Name: "nas",
 		MaxWrite: 1 << 20, MaxReadAhead: 1 << 20, MaxBackground: 32,
 		DisableXAttrs: true, Debug: o.Debug, DirectMount: os.Geteuid() == 0,
 	}
@@ -155,6 +163,13 @@ func New(ctx context.Context, dir string, opts Options) (*Mount, error) {
 		return nil, errors.New("mount: a client, a repository and a branch are required")
 	}
 	opts.setDefaults()
+	prefix, err := mountPrefix(opts.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	if opts.At != "" {
+		opts.ReadOnly = true
+	}
 	cache, err := chunkcache.Open(filepath.Join(opts.CacheDir, "chunks"), opts.CacheLimit, opts.Log)
 	if err != nil {
 		return nil, err
@@ -163,7 +178,7 @@ func New(ctx context.Context, dir string, opts Options) (*Mount, error) {
 	if err := os.MkdirAll(stage, 0o700); err != nil {
 		return nil, fmt.Errorf("mount: staging area: %w", err)
 	}
-	m := &Mount{opts: opts, r: &remote{c: opts.Client, repo: opts.Repo, branch: opts.Branch}, cache: cache, stage: stage,
+	m := &Mount{opts: opts, r: &remote{c: opts.Client, repo: opts.Repo, branch: opts.Branch, prefix: prefix, at: opts.At}, cache: cache, stage: stage,
 		log: opts.Log, dir: dir, ttl: opts.TTL, start: time.Now(), dirty: map[*fileNode]struct{}{}, closed: make(chan struct{})}
 	m.readOnly.Store(opts.ReadOnly)
 	// One call before mounting: wrong credentials or a missing branch
@@ -192,6 +207,22 @@ func New(ctx context.Context, dir string, opts Options) (*Mount, error) {
 		go m.watchExpiry()
 	}
 	return m, nil
+}
+
+// mountPrefix is the key prefix of a subtree mount of p ("a/b" or "a/b/"
+// give "a/b/"; "" gives ""). It is a key prefix, never cleaned: a p that
+// starts with "/" or holds an empty, "." or ".." segment is refused.
+func mountPrefix(p string) (string, error) {
+	p = strings.TrimSuffix(p, "/")
+	if p == "" {
+		return "", nil
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", fmt.Errorf("mount: prefix %q: segments must be names (no empty, '.' or '..')", p)
+		}
+	}
+	return p + "/", nil
 }
 
 // Wait blocks until the file system is unmounted.
@@ -416,7 +447,7 @@ func addViewDirs(dirs map[string]bool, glob string) {
 // ("a/b/") literally. The owner's mount has no such directories.
 func (m *Mount) viewDir(ctx context.Context, prefix string) bool {
 	li := m.leaseNow(ctx)
-	return li != nil && li.dirs[prefix]
+	return li != nil && li.dirs[m.r.prefix+prefix]
 }
 
 // mayList reports whether the mount's listings show everything it can
@@ -436,7 +467,7 @@ func (m *Mount) viewChildren(ctx context.Context, prefix string) []string {
 	}
 	var out []string
 	for d := range li.dirs {
-		if rest, ok := strings.CutPrefix(d, prefix); ok && strings.Count(rest, "/") == 1 {
+		if rest, ok := strings.CutPrefix(d, m.r.prefix+prefix); ok && strings.Count(rest, "/") == 1 {
 			out = append(out, strings.TrimSuffix(rest, "/"))
 		}
 	}

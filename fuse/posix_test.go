@@ -2,6 +2,7 @@ package fuse_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,6 +58,15 @@ func TestPOSIX(t *testing.T) {
 			}
 			if got := s3(t, key+"/a.txt"); string(got) != "one" {
 				t.Fatalf("S3: %q", got)
+			}
+		}},
+		{"a name that is not UTF-8 is refused", func(t *testing.T, dir, key string) {
+			bad := filepath.Join(dir, "bad\xffname")
+			if err := os.WriteFile(bad, []byte("x"), 0o644); !errors.Is(err, syscall.EINVAL) {
+				t.Fatalf("create: %v, want EINVAL", err)
+			}
+			if err := os.Mkdir(bad, 0o755); !errors.Is(err, syscall.EINVAL) {
+				t.Fatalf("mkdir: %v, want EINVAL", err)
 			}
 		}},
 		{"overwrite", func(t *testing.T, dir, key string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,13 +19,37 @@ import (
 // remote is the gateway as the mount uses it: one repository and branch,
 // through the control API and S3. Every call is authorized by path on
 // the gateway.
+//
+// The mount's keys are relative to prefix: remote adds it to every key it
+// sends and strips it from every key it receives, so nothing above it is
+// reachable. With at (a commit ID) every read is as of that commit.
 type remote struct {
 	c            *client.Client
 	repo, branch string
+	prefix       string // "" or ending in "/"
+	at           string // commit ID, or "" for the branch's current state
 }
 
 func (r *remote) obj(key string) client.Object {
-	return client.Object{Repo: r.repo, Branch: r.branch, Key: key}
+	return client.Object{Repo: r.repo, Branch: r.branch, Key: r.prefix + key}
+}
+
+// strip is a gateway key relative to the prefix.
+func (r *remote) strip(key string) string { return strings.TrimPrefix(key, r.prefix) }
+
+// version is the version a read asks for: the commit of an --at mount,
+// else v.
+func (r *remote) version(v string) string {
+	if r.at != "" {
+		return r.at
+	}
+	return v
+}
+
+// get reads n bytes of version of key at off (n < 0: to the end); see
+// client.Client.Get.
+func (r *remote) get(ctx context.Context, key, version string, off, n int64, fn func(io.Reader, client.Info) error) error {
+	return r.c.Get(ctx, r.obj(key), r.version(version), off, n, fn)
 }
 
 // entry is an object as the control API describes it (apiv1.Object),
@@ -108,9 +133,10 @@ func formatMtime(t time.Time) string {
 // lookup says what key names: an object, a directory, both or neither.
 func (r *remote) lookup(ctx context.Context, key string) (obj *entry, dir, marker bool, err error) {
 	var out apiv1.ObjectLookupResponse
-	err = r.c.Do(ctx, apiv1.ObjectLookupRequest{Repo: r.repo, Branch: r.branch, Key: key}, &out)
+	err = r.c.Do(ctx, apiv1.ObjectLookupRequest{Repo: r.repo, Branch: r.branch, Key: r.prefix + key, Commit: r.at}, &out)
 	if out.Object != nil {
 		e := entry(*out.Object)
+		e.Key = r.strip(e.Key)
 		obj = &e
 	}
 	return obj, out.Dir, out.Marker, err
@@ -125,13 +151,25 @@ type page struct {
 
 func (r *remote) list(ctx context.Context, prefix, cursor string, limit int) (*page, error) {
 	var out apiv1.ObjectListResponse
-	req := apiv1.ObjectListRequest{Repo: r.repo, Branch: r.branch, Prefix: prefix, Delimiter: "/", Page: apiv1.Page{Cursor: cursor, Limit: limit}}
+	if cursor != "" {
+		cursor = r.prefix + cursor
+	}
+	req := apiv1.ObjectListRequest{Repo: r.repo, Branch: r.branch, Prefix: r.prefix + prefix, Delimiter: "/", Commit: r.at,
+		Page: apiv1.Page{Cursor: cursor, Limit: limit}}
 	if err := r.c.Do(ctx, req, &out); err != nil {
 		return &page{}, err
 	}
-	p := &page{Prefixes: out.Prefixes, Next: out.NextCursor, Objects: make([]entry, 0, len(out.Objects))}
+	p := &page{Prefixes: make([]string, 0, len(out.Prefixes)), Objects: make([]entry, 0, len(out.Objects))}
+	if out.NextCursor != "" {
+		p.Next = r.strip(out.NextCursor)
+	}
+	for _, cp := range out.Prefixes {
+		p.Prefixes = append(p.Prefixes, r.strip(cp))
+	}
 	for _, o := range out.Objects {
-		p.Objects = append(p.Objects, entry(o))
+		e := entry(o)
+		e.Key = r.strip(e.Key)
+		p.Objects = append(p.Objects, e)
 	}
 	return p, nil
 }
@@ -158,11 +196,13 @@ type chunkAt struct {
 // bytes (data), which the gateway charged to a lease as a read.
 func (r *remote) stat(ctx context.Context, key, version string, inlineMax int64) (*content, []byte, error) {
 	var out apiv1.ObjectStatResponse
-	req := apiv1.ObjectStatRequest{ObjectRef: apiv1.ObjectRef{Repo: r.repo, Branch: r.branch, Key: key, VersionID: version}, InlineMax: inlineMax}
+	req := apiv1.ObjectStatRequest{ObjectRef: apiv1.ObjectRef{Repo: r.repo, Branch: r.branch, Key: r.prefix + key, VersionID: r.version(version)},
+		InlineMax: inlineMax}
 	if err := r.c.Do(ctx, req, &out); err != nil {
 		return nil, nil, err
 	}
 	c := &content{entry: entry(out.Object.Object), mapped: true}
+	c.Key = key
 	var off int64
 	for _, ch := range out.Object.Chunks {
 		h, err := chunk.ParseHash(ch.Hash)
@@ -191,7 +231,7 @@ type span struct{ off, n int64 }
 // reads charges and records ranges of version that the mount serves from
 // its own cache; no ranges still asks whether the lease may read key.
 func (r *remote) reads(ctx context.Context, key, version string, ranges []span) error {
-	req := apiv1.ObjectReadsRequest{ObjectRef: apiv1.ObjectRef{Repo: r.repo, Branch: r.branch, Key: key, VersionID: version},
+	req := apiv1.ObjectReadsRequest{ObjectRef: apiv1.ObjectRef{Repo: r.repo, Branch: r.branch, Key: r.prefix + key, VersionID: r.version(version)},
 		Ranges: make([]apiv1.Range, 0, len(ranges))}
 	for _, s := range ranges {
 		req.Ranges = append(req.Ranges, apiv1.Range{Offset: s.off, Length: s.n})
@@ -209,13 +249,13 @@ type piece struct {
 
 // compose stores a new version of key made of pieces.
 func (r *remote) compose(ctx context.Context, key string, pieces []piece, contentType string, meta map[string]string) (*entry, error) {
-	req := apiv1.ObjectComposeRequest{Repo: r.repo, Branch: r.branch, Key: key, ContentType: contentType, Meta: meta,
+	req := apiv1.ObjectComposeRequest{Repo: r.repo, Branch: r.branch, Key: r.prefix + key, ContentType: contentType, Meta: meta,
 		Segments: make([]apiv1.Segment, 0, len(pieces))}
 	for _, p := range pieces {
 		if p.data != nil {
 			req.Segments = append(req.Segments, apiv1.Segment{Data: base64.StdEncoding.EncodeToString(p.data)})
 		} else {
-			req.Segments = append(req.Segments, apiv1.Segment{Key: p.key, VersionID: p.version, Offset: p.off, Length: p.n})
+			req.Segments = append(req.Segments, apiv1.Segment{Key: r.prefix + p.key, VersionID: p.version, Offset: p.off, Length: p.n})
 		}
 	}
 	var out apiv1.ObjectComposeResponse
@@ -230,7 +270,7 @@ func (r *remote) compose(ctx context.Context, key string, pieces []piece, conten
 // returns the moved key's new version ID (none for a directory).
 func (r *remote) rename(ctx context.Context, from, to string, prefix, noReplace bool) (string, error) {
 	var out apiv1.ObjectRenameResponse
-	err := r.c.Do(ctx, apiv1.ObjectRenameRequest{Repo: r.repo, Branch: r.branch, From: from, To: to, Prefix: prefix, NoReplace: noReplace}, &out)
+	err := r.c.Do(ctx, apiv1.ObjectRenameRequest{Repo: r.repo, Branch: r.branch, From: r.prefix + from, To: r.prefix + to, Prefix: prefix, NoReplace: noReplace}, &out)
 	return out.VersionID, err
 }
 

@@ -66,7 +66,7 @@ func (d *dirNode) renameArgs(name string, newParent fs.InodeEmbedder, newName st
 		return nil, nil, syscall.EINVAL
 	}
 	np, ok := newParent.(*dirNode)
-	if !ok || !validName(newName) || (d.isRoot() && name == ctlName) || (np.isRoot() && newName == ctlName) {
+	if !ok || !creatable(newName) || (d.isRoot() && name == ctlName) || (np.isRoot() && newName == ctlName) {
 		return nil, nil, syscall.EACCES
 	}
 	ch := d.GetChild(name)

@@ -27,6 +27,8 @@ const (
 	Trash        = "TR/"
 	TrashJournal = "TQ/"
 	RepoConfig   = "RC/"
+	// DeletedBranch keeps a deleted branch restorable for a while.
+	DeletedBranch = "BD/"
 
 	// manifest: immutable values keyed by their hash.
 	Node    = "n/"
@@ -37,13 +39,14 @@ const (
 	Chunk = "c/"
 
 	// auth: leases, credentials, roles, usage and token keys.
-	Lease      = "LS/"
-	AccessKey  = "LK/"
-	LeaseChild = "LC/"
-	LeaseRun   = "LR/"
-	LeaseUsage = "LU/"
-	Role       = "RO/"
-	TokenKeys  = "KEY/"
+	Lease        = "LS/"
+	AccessKey    = "LK/"
+	LeaseChild   = "LC/"
+	LeaseRun     = "LR/"
+	LeaseUsage   = "LU/"
+	Role         = "RO/"
+	TokenKeys    = "KEY/"
+	OwnerSession = "OS/"
 
 	// record: the flight recorder, its indexes and read manifests.
 	Record       = "F/"
@@ -87,6 +90,7 @@ var All = []Space{
 	{Trash, "branch", "trash entry: what a merge removed from a protected branch"},
 	{TrashJournal, "branch", "trash entries a large merge still owes (a crash left them)"},
 	{RepoConfig, "branch", "a repository's named configuration document (bucket tagging, ...)"},
+	{DeletedBranch, "branch", "a deleted branch's head and fork point, restorable for a retention window"},
 	{Node, "manifest", "tree node"},
 	{Content, "manifest", "content list"},
 	{Commit, "manifest", "commit"},
@@ -98,6 +102,7 @@ var All = []Space{
 	{LeaseUsage, "auth", "usage counters"},
 	{Role, "auth", "role envelope"},
 	{TokenKeys, "auth", "the gateway's token and secret keys"},
+	{OwnerSession, "auth", "owner session (STS GetSessionToken)"},
 	{Record, "record", "chain head and records"},
 	{RecordIndex, "record", "record indexes by run, lease and commit"},
 	{ReadManifest, "record", "read manifest pages and summaries"},

@@ -120,6 +120,9 @@ type Lease struct {
 	RevokedAt      time.Time `json:"revoked_at,omitzero"`
 	Grants         []Grant   `json:"grants,omitempty"`
 	AccessKeyID    string    `json:"access_key_id"`
+	// WebIdentity is the verified OpenID Connect identity that assumed
+	// the role (AssumeRoleWithWebIdentity); a child keeps its parent's.
+	WebIdentity *WebIdentity `json:"web_identity,omitempty"`
 }
 
 // Limits of leases.

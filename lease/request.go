@@ -27,6 +27,8 @@ type Request struct {
 	Egress         bool
 	RequiresGate   []string
 	Parent         *Lease // the lease minting a child, nil for the owner
+	// WebIdentity is who assumed the role with a web identity token.
+	WebIdentity *WebIdentity
 }
 
 // Gated actions: what requires_gate may name. "merge" sends every
@@ -75,7 +77,7 @@ func (r Request) Build(now time.Time, parentUsed Usage) (*Lease, error) {
 		Run: r.Run, Role: r.Role, Principal: r.Principal, OnBehalfOf: r.OnBehalfOf,
 		Purpose: r.Purpose, Repo: r.Repo, Branch: r.Branch, ForkedFrom: r.ForkedFrom, View: view, SensitivityMax: r.SensitivityMax,
 		Egress: r.Egress, RequiresGate: gates, Budgets: r.Budgets, IssuedAt: now,
-		ExpiresAt: now.Add(r.TTL),
+		ExpiresAt: now.Add(r.TTL), WebIdentity: r.WebIdentity,
 	}
 	if p := r.Parent; p != nil {
 		if err := narrow(p, parentUsed, l, now); err != nil {
@@ -211,7 +213,7 @@ func narrow(p *Lease, used Usage, c *Lease, now time.Time) error {
 	pid := p.ID
 	c.Parent, c.ForkedFrom = &pid, p.ForkedFrom
 	// Provenance and the run are the parent's, whatever was asked.
-	c.Role, c.Run, c.Principal, c.OnBehalfOf = p.Role, p.Run, p.Principal, p.OnBehalfOf
+	c.Role, c.Run, c.Principal, c.OnBehalfOf, c.WebIdentity = p.Role, p.Run, p.Principal, p.OnBehalfOf, p.WebIdentity
 	return nil
 }
 

@@ -28,6 +28,9 @@ type Role struct {
 	RequiresGate   []string `json:"requires_gate,omitempty"`
 	Principal      string   `json:"principal,omitempty"`
 	OnBehalfOf     string   `json:"on_behalf_of,omitempty"`
+	// OIDC, when set, lets workloads holding a token of that issuer
+	// assume the role without a key (AssumeRoleWithWebIdentity).
+	OIDC *OIDCTrust `json:"oidc,omitempty"`
 	// BranchLimits bound the branches forked for the role's runs.
 	BranchLimits
 }

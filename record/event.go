@@ -18,6 +18,7 @@ const (
 	KindLeaseIssued       Kind = "lease.issued"
 	KindLeaseNarrowed     Kind = "lease.narrowed"
 	KindLeaseRevoked      Kind = "lease.revoked"
+	KindSessionIssued     Kind = "session.issued"
 	KindShareGranted      Kind = "share.granted"
 	KindShareUsed         Kind = "share.used"
 	KindShareRevoked      Kind = "share.revoked"

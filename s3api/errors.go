@@ -59,7 +59,10 @@ var (
 	errEntityTooLarge    = func(msg string) *Error { return s3err(http.StatusBadRequest, "EntityTooLarge", msg) }
 	errInvalidBucketName = func(msg string) *Error { return s3err(http.StatusBadRequest, "InvalidBucketName", msg) }
 	errKeyTooLong        = func() *Error { return s3err(http.StatusBadRequest, "KeyTooLongError", "Your key is too long") }
-	errNoSuchBucket      = func(b string) *Error {
+	errKeyNotUTF8        = func() *Error {
+		return s3err(http.StatusBadRequest, "InvalidArgument", "Object key names must be valid UTF-8")
+	}
+	errNoSuchBucket = func(b string) *Error {
 		e := s3err(http.StatusNotFound, "NoSuchBucket", msgNoSuchBucket)
 		e.Bucket = b
 		return e

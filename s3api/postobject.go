@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
@@ -120,6 +121,9 @@ func (s *Server) formPolicy(req *request, form *postform.Form) (*postform.Policy
 	key := form.Key()
 	if len(key) > 1024 {
 		return nil, errKeyTooLong()
+	}
+	if !utf8.ValidString(key) {
+		return nil, errKeyNotUTF8()
 	}
 	pol, err := postform.Decode(form.Value("policy"))
 	if err != nil {

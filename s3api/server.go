@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentnas/nas/access"
 	"github.com/agentnas/nas/auth"
@@ -235,8 +236,19 @@ func (s *Server) dispatch(req *request, rt route) error {
 		if req.hasKey && len(req.key) > 1024 {
 			return errKeyTooLong()
 		}
+		if req.hasKey && writesKey(req.r.Method) && !utf8.ValidString(req.key) {
+			return errKeyNotUTF8()
+		}
 	}
 	return rt.serve(req)
+}
+
+// writesKey reports whether a request with this method may create the
+// addressed key (PUT, a copy's destination, a multipart upload's POST).
+// Reads and deletes of a key that is not UTF-8 pass: none can be written
+// now, but one stored by an earlier version must stay removable.
+func writesKey(method string) bool {
+	return method == http.MethodPut || method == http.MethodPost
 }
 
 // ctx returns the request's context, cancelled when the client goes away.

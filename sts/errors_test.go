@@ -42,6 +42,13 @@ func TestMapError(t *testing.T) {
 		{sigv4.ErrMissingDate, 400, "IncompleteSignature"},
 		{sigv4.ErrInvalidContentSHA256, 400, "InvalidParameterValue"},
 		{sigv4.ErrContentSHA256Mismatch, 400, "InvalidParameterValue"},
+		{fmt.Errorf("%w: sig", auth.ErrInvalidIdentityToken), 400, "InvalidIdentityToken"},
+		{fmt.Errorf("%w: exp", auth.ErrIdentityTokenExpired), 400, "ExpiredTokenException"},
+		{fmt.Errorf("%w: down", auth.ErrIDPCommunication), 400, "IDPCommunicationError"},
+		{fmt.Errorf("%w: role", auth.ErrNotTrusted), 403, "AccessDenied"},
+		{auth.ErrRunTaken, 403, "AccessDenied"},
+		{auth.ErrDenied, 403, "AccessDenied"},
+		{fmt.Errorf("ttl: %w", auth.ErrInvalid), 400, "InvalidParameterValue"},
 		{timeoutErr{}, 400, "RequestTimeout"},
 		{errors.New("disk on fire"), 500, "InternalFailure"},
 	} {

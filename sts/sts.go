@@ -1,6 +1,7 @@
 package sts
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -95,8 +96,19 @@ func (h *Handler) mapError(err error) *stsError {
 		return fail(400, "ValidationError", "%v", err)
 	case errors.Is(err, lease.ErrNotFound), errors.Is(err, branch.ErrNotFound):
 		return fail(403, "AccessDenied", "not authorized to perform sts:AssumeRole: %v", err)
-	case errors.Is(err, auth.ErrOverBudget):
+	case errors.Is(err, auth.ErrNotTrusted):
+		// The same words whatever did not match (the record says which).
+		return fail(403, "AccessDenied", "Not authorized to perform sts:AssumeRoleWithWebIdentity")
+	case errors.Is(err, auth.ErrOverBudget), errors.Is(err, auth.ErrDenied):
 		return fail(403, "AccessDenied", "%v", err)
+	case errors.Is(err, auth.ErrIdentityTokenExpired):
+		return fail(400, "ExpiredTokenException", "%v", err)
+	case errors.Is(err, auth.ErrInvalidIdentityToken):
+		return fail(400, "InvalidIdentityToken", "%v", err)
+	case errors.Is(err, auth.ErrIDPCommunication):
+		return fail(400, "IDPCommunicationError", "%v", err)
+	case errors.Is(err, auth.ErrInvalid):
+		return fail(400, "InvalidParameterValue", "%v", err)
 	case errors.Is(err, auth.ErrUnsignedHeaders):
 		return fail(403, "AccessDenied", "There were headers present in the request which were not signed")
 	case errors.Is(err, auth.ErrUnsignedPayload):
@@ -127,6 +139,20 @@ func (h *Handler) mapError(err error) *stsError {
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 	e := access.From(r.Context())
+	form, body, err := readForm(r)
+	if err != nil {
+		return nil, err
+	}
+	switch a := form.Get("Action"); a {
+	case "AssumeRole", "AssumeRoleWithWebIdentity", "GetSessionToken", "GetCallerIdentity":
+		e.Operation = a // a bounded name; any other stays "unknown"
+	}
+	if form.Get("Action") == "AssumeRoleWithWebIdentity" {
+		// No key signs it: the token is the proof, checked at the door.
+		e.Principal = "web-identity"
+		return h.assumeRoleWithWebIdentity(r.Context(), r, form)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body)) // the signature covers it
 	p, err := h.auth.Authenticate(r, auth.STS)
 	if err != nil {
 		return nil, err
@@ -134,26 +160,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 	e.Principal = p.Name()
 	defer h.auth.Finish(r.Context(), p)
 	defer p.Signed.Body.Close()
-	form := r.URL.Query()
-	if r.Method == http.MethodPost {
-		body, err := io.ReadAll(io.LimitReader(p.Signed.Body, 64<<10+1))
-		if err != nil {
-			return nil, err
-		}
-		if len(body) > 64<<10 {
-			return nil, fail(400, "ValidationError", "request body too large")
-		}
-		f, err := url.ParseQuery(string(body))
-		if err != nil {
-			return nil, fail(400, "MalformedQueryString", "%v", err)
-		}
-		for k, vs := range f {
-			form[k] = vs
-		}
-	}
-	switch a := form.Get("Action"); a {
-	case "AssumeRole", "GetCallerIdentity":
-		e.Operation = a // a bounded name; any other stays "unknown"
+	if form, err = signedForm(r, p); err != nil {
+		return nil, err
 	}
 	switch form.Get("Action") {
 	case "AssumeRole":
@@ -161,12 +169,66 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 			return nil, fail(400, "InvalidAction", "leases are not enabled on this gateway")
 		}
 		return h.assumeRole(r.Context(), p, form)
+	case "GetSessionToken":
+		return h.getSessionToken(r.Context(), p, form)
 	case "GetCallerIdentity":
 		return callerIdentity(p.Lease, p.AccessKey), nil
 	case "":
 		return nil, fail(400, "MissingAction", "Action is required")
 	}
-	return nil, fail(400, "InvalidAction", "%q is not an STS action this gateway serves (AssumeRole, GetCallerIdentity)", form.Get("Action"))
+	return nil, fail(400, "InvalidAction", "%q is not an STS action this gateway serves (AssumeRole, AssumeRoleWithWebIdentity, GetSessionToken, GetCallerIdentity)", form.Get("Action"))
+}
+
+// maxForm bounds an STS request body.
+const maxForm = 64 << 10
+
+// readForm reads the request's parameters, unverified: the query and,
+// for a POST, the form body (at most maxForm bytes), which it also
+// returns so the signature can be checked over the same bytes.
+func readForm(r *http.Request) (url.Values, []byte, error) {
+	form := r.URL.Query()
+	if r.Method != http.MethodPost {
+		return form, nil, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxForm+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(body) > maxForm {
+		return nil, nil, fail(400, "ValidationError", "request body too large")
+	}
+	if f, err := url.ParseQuery(string(body)); err == nil {
+		for k, vs := range f {
+			form[k] = vs
+		}
+	} // else the signed path reports it (an aws-chunked body parses there)
+	return form, body, nil
+}
+
+// signedForm reads the parameters again through the verified body, so a
+// signed action acts only on what the signature covers.
+func signedForm(r *http.Request, p *auth.Principal) (url.Values, error) {
+	form := r.URL.Query()
+	if r.Method != http.MethodPost {
+		return form, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(p.Signed.Body, maxForm+1))
+	if err != nil {
+		return nil, err
+	}
+	return form, mergeForm(form, body)
+}
+
+// mergeForm adds a form body's parameters to form; the body's win.
+func mergeForm(form url.Values, body []byte) error {
+	f, err := url.ParseQuery(string(body))
+	if err != nil {
+		return fail(400, "MalformedQueryString", "%v", err)
+	}
+	for k, vs := range f {
+		form[k] = vs
+	}
+	return nil
 }
 
 // roleName extracts the role from "arn:aws:iam::ACCOUNT:role/[PATH/]NAME".
@@ -224,8 +286,15 @@ func branchSegment(run string) string {
 	return string(b) + "-" + hex.EncodeToString(sum[:4])
 }
 
-func (h *Handler) assumeRole(ctx context.Context, p *auth.Principal, form url.Values) (any, error) {
-	caller, actor := p.Lease, p.AccessKey
+// assumeInput is what AssumeRole and AssumeRoleWithWebIdentity share:
+// the role, the run (RoleSessionName), the lifetime and the session
+// policy.
+type assumeInput struct {
+	role, session, policy, purpose string
+	ttl                            time.Duration
+}
+
+func parseAssume(form url.Values) (*assumeInput, error) {
 	roleArn, session := form.Get("RoleArn"), form.Get("RoleSessionName")
 	if roleArn == "" || session == "" {
 		return nil, fail(400, "MissingParameter", "RoleArn and RoleSessionName are required")
@@ -237,87 +306,199 @@ func (h *Handler) assumeRole(ctx context.Context, p *auth.Principal, form url.Va
 	if err != nil {
 		return nil, err
 	}
-	var ttl time.Duration
+	in := &assumeInput{role: role, session: session, policy: form.Get("Policy"), purpose: form.Get("Purpose")}
 	if v := form.Get("DurationSeconds"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 900 || n > int(lease.MaxTTL/time.Second) {
 			return nil, fail(400, "ValidationError", "DurationSeconds must be 900-%d", int(lease.MaxTTL/time.Second))
 		}
-		ttl = time.Duration(n) * time.Second
+		in.ttl = time.Duration(n) * time.Second
 	}
-	req := lease.Request{TTL: ttl, Purpose: form.Get("Purpose")}
-	var l *lease.Lease
-	var cred auth.Credentials
-	if caller != nil {
-		// A child of the caller: same repository, branch and run.
-		if ttl > 0 && time.Now().Add(ttl).After(caller.ExpiresAt) {
-			return nil, fail(400, "ValidationError", "DurationSeconds outlives the calling lease (it expires %s)", caller.ExpiresAt.Format(time.RFC3339))
-		}
-		req.View = caller.View
-		if doc := form.Get("Policy"); doc != "" {
-			rules, err := lease.ParsePolicy(doc, caller.Repo)
-			if err != nil {
-				return nil, err
-			}
-			if req.View = lease.Intersect(caller.View, rules); len(req.View) == 0 {
-				return nil, fail(400, "ValidationError", "the session policy leaves nothing of the calling lease")
-			}
-		}
-		req.Repo, req.Branch, req.Role, req.Principal, req.Parent = caller.Repo, caller.Branch, caller.Role, caller.Principal, caller
-		if l, cred, err = h.leases.Issue(ctx, req); err != nil {
-			return nil, err
-		}
-	} else {
-		env, err := h.leases.GetRole(ctx, role)
-		if err != nil {
-			return nil, err
-		}
-		if doc := form.Get("Policy"); doc != "" {
-			rules, err := lease.ParsePolicy(doc, env.Repo)
-			if err != nil {
-				return nil, err
-			}
-			if req.View = lease.Intersect(env.View, rules); len(req.View) == 0 {
-				return nil, fail(400, "ValidationError", "the session policy leaves nothing of role %s", role)
-			}
-		}
-		if err := env.WithinRole(&req); err != nil {
-			return nil, err
-		}
-		req.Run = session
-		if req.OnBehalfOf == "" {
-			req.OnBehalfOf = actor
-		}
-		if req.Principal == "" {
-			req.Principal = "role:" + role
-		}
-		if req.Branch, err = h.runBranch(ctx, p, env, session, req.TTL); err != nil {
-			return nil, err
-		}
-		if _, err := manifest.ParseCommitID(env.ForkFrom); env.Branch == "" && err != nil {
-			req.ForkedFrom = env.ForkFrom
-		}
-		if l, cred, err = h.leases.Issue(ctx, req); err != nil {
-			return nil, err
-		}
-	}
-	issued := record.Event{Kind: record.KindLeaseIssued, Details: map[string]string{"via": "sts:AssumeRole", "actor": actor}}
-	auth.LeaseProvenance(&issued, l)
-	if err := h.record(ctx, p, issued); err != nil {
-		_, _ = h.leases.Revoke(context.WithoutCancel(ctx), l.ID)
+	return in, nil
+}
+
+// assumer is who assumes a role: the owner or a lease (p), or a web
+// identity (web, with p nil).
+type assumer struct {
+	p     *auth.Principal
+	actor string // the access key, or the web identity
+	web   *lease.WebIdentity
+}
+
+func (h *Handler) assumeRole(ctx context.Context, p *auth.Principal, form url.Values) (any, error) {
+	in, err := parseAssume(form)
+	if err != nil {
 		return nil, err
 	}
-	return &assumeRoleResponse{Xmlns: xmlns, Result: assumeRoleResult{
-		Credentials: credentials{AccessKeyID: cred.AccessKeyID, SecretAccessKey: cred.SecretAccessKey,
-			SessionToken: cred.SessionToken, Expiration: cred.Expiration.UTC().Format(time.RFC3339)},
-		AssumedRoleUser: assumedRoleUser{AssumedRoleID: "AROA" + strings.ToUpper(strings.TrimPrefix(l.ID, "lse_")) + ":" + l.Run,
-			Arn: fmt.Sprintf("arn:aws:sts::%s:assumed-role/%s/%s", account, l.Role, l.Run)},
+	who := assumer{p: p, actor: p.AccessKey}
+	var l *lease.Lease
+	var cred auth.Credentials
+	if caller := p.Lease; caller != nil {
+		l, cred, err = h.assumeChild(ctx, caller, in)
+	} else {
+		var env *lease.Role
+		if env, err = h.leases.GetRole(ctx, in.role); err != nil {
+			return nil, err
+		}
+		l, cred, err = h.issueInRole(ctx, who, env, in)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := h.recordIssued(ctx, who, l, "sts:AssumeRole"); err != nil {
+		return nil, err
+	}
+	return &assumeRoleResponse{Xmlns: xmlns, Result: assumeRoleResult{Credentials: wireCredentials(cred), AssumedRoleUser: roleUser(l)}}, nil
+}
+
+// assumeChild mints a child of the calling lease: same repository,
+// branch and run, never wider.
+func (h *Handler) assumeChild(ctx context.Context, caller *lease.Lease, in *assumeInput) (*lease.Lease, auth.Credentials, error) {
+	if in.ttl > 0 && time.Now().Add(in.ttl).After(caller.ExpiresAt) {
+		return nil, auth.Credentials{}, fail(400, "ValidationError", "DurationSeconds outlives the calling lease (it expires %s)", caller.ExpiresAt.Format(time.RFC3339))
+	}
+	req := lease.Request{TTL: in.ttl, Purpose: in.purpose, View: caller.View}
+	if in.policy != "" {
+		rules, err := lease.ParsePolicy(in.policy, caller.Repo)
+		if err != nil {
+			return nil, auth.Credentials{}, err
+		}
+		if req.View = lease.Intersect(caller.View, rules); len(req.View) == 0 {
+			return nil, auth.Credentials{}, fail(400, "ValidationError", "the session policy leaves nothing of the calling lease")
+		}
+	}
+	req.Repo, req.Branch, req.Role, req.Principal, req.Parent = caller.Repo, caller.Branch, caller.Role, caller.Principal, caller
+	return h.leases.Issue(ctx, req)
+}
+
+// issueInRole issues a lease of role env to the run in.session: the one
+// path by which AssumeRole (for the owner) and AssumeRoleWithWebIdentity
+// hand out a role's leases. The run keeps its branch across calls.
+func (h *Handler) issueInRole(ctx context.Context, who assumer, env *lease.Role, in *assumeInput) (*lease.Lease, auth.Credentials, error) {
+	req := lease.Request{TTL: in.ttl, Purpose: in.purpose, WebIdentity: who.web}
+	if in.policy != "" {
+		rules, err := lease.ParsePolicy(in.policy, env.Repo)
+		if err != nil {
+			return nil, auth.Credentials{}, err
+		}
+		if req.View = lease.Intersect(env.View, rules); len(req.View) == 0 {
+			return nil, auth.Credentials{}, fail(400, "ValidationError", "the session policy leaves nothing of role %s", env.Name)
+		}
+	}
+	if err := env.WithinRole(&req); err != nil {
+		return nil, auth.Credentials{}, err
+	}
+	req.Run = in.session
+	if req.OnBehalfOf == "" {
+		req.OnBehalfOf = who.actor
+	}
+	if req.Principal == "" {
+		req.Principal = "role:" + env.Name
+	}
+	var err error
+	if req.Branch, err = h.runBranch(ctx, who, env, in.session, req.TTL); err != nil {
+		return nil, auth.Credentials{}, err
+	}
+	if _, err := manifest.ParseCommitID(env.ForkFrom); env.Branch == "" && err != nil {
+		req.ForkedFrom = env.ForkFrom
+	}
+	return h.leases.Issue(ctx, req)
+}
+
+// recordIssued records a lease's issue (revoking it if the record
+// fails: record first, then act).
+func (h *Handler) recordIssued(ctx context.Context, who assumer, l *lease.Lease, via string) error {
+	issued := record.Event{Kind: record.KindLeaseIssued, Details: map[string]string{"via": via, "actor": who.actor}}
+	if who.web != nil {
+		issued.Details["issuer"], issued.Details["subject"] = who.web.Issuer, who.web.Subject
+	}
+	auth.LeaseProvenance(&issued, l)
+	if err := h.record(ctx, who.p, issued); err != nil {
+		_, _ = h.leases.Revoke(context.WithoutCancel(ctx), l.ID)
+		return err
+	}
+	return nil
+}
+
+// assumeRoleWithWebIdentity serves AssumeRoleWithWebIdentity: a request
+// no key signs, whose WebIdentityToken the door verifies against the
+// role's OIDC trust; then the role's lease is issued exactly as
+// AssumeRole issues it, the web identity recorded as who assumed it.
+func (h *Handler) assumeRoleWithWebIdentity(ctx context.Context, r *http.Request, form url.Values) (any, error) {
+	if h.leases == nil {
+		return nil, fail(400, "InvalidAction", "leases are not enabled on this gateway")
+	}
+	if r.URL.Query().Has("WebIdentityToken") {
+		return nil, fail(400, "InvalidParameterValue", "WebIdentityToken belongs in the POST body, never in a URL")
+	}
+	if form.Has("ProviderId") {
+		return nil, fail(400, "InvalidParameterValue", "ProviderId (OAuth 2.0 access tokens) is not supported; give an OpenID Connect ID token")
+	}
+	token := form.Get("WebIdentityToken")
+	if token == "" {
+		return nil, fail(400, "MissingParameter", "WebIdentityToken is required")
+	}
+	in, err := parseAssume(form)
+	if err != nil {
+		return nil, err
+	}
+	env, web, err := h.auth.AssumeWithWebIdentity(ctx, in.role, token)
+	if err != nil {
+		return nil, err
+	}
+	who := assumer{actor: "web-identity:" + web.String(), web: web}
+	l, cred, err := h.issueInRole(ctx, who, env, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.recordIssued(ctx, who, l, "sts:AssumeRoleWithWebIdentity"); err != nil {
+		return nil, err
+	}
+	return &assumeRoleWithWebIdentityResponse{Xmlns: xmlns, Result: assumeRoleWithWebIdentityResult{
+		Credentials: wireCredentials(cred), AssumedRoleUser: roleUser(l),
+		SubjectFromWebIdentityToken: web.Subject, Provider: web.Issuer, Audience: env.OIDC.Audience,
 	}}, nil
+}
+
+// getSessionToken serves GetSessionToken: owner credentials that die at
+// expiry (the door refuses leases and sessions).
+func (h *Handler) getSessionToken(ctx context.Context, p *auth.Principal, form url.Values) (any, error) {
+	if form.Has("SerialNumber") || form.Has("TokenCode") {
+		return nil, fail(400, "InvalidParameterValue", "MFA (SerialNumber, TokenCode) is not supported")
+	}
+	ttl := auth.DefaultSessionTTL
+	if v := form.Get("DurationSeconds"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < int(auth.MinSessionTTL/time.Second) || n > int(auth.MaxSessionTTL/time.Second) {
+			return nil, fail(400, "ValidationError", "DurationSeconds must be %d-%d", int(auth.MinSessionTTL/time.Second), int(auth.MaxSessionTTL/time.Second))
+		}
+		ttl = time.Duration(n) * time.Second
+	}
+	ses, cred, err := h.auth.OwnerSession(ctx, p, ttl)
+	if err != nil {
+		return nil, err
+	}
+	e := record.Event{Kind: record.KindSessionIssued, Details: map[string]string{"via": "sts:GetSessionToken",
+		"session": ses.ID, "access_key_id": ses.AccessKeyID, "expires_at": ses.ExpiresAt.Format(time.RFC3339)}}
+	if err := h.record(ctx, p, e); err != nil {
+		return nil, err
+	}
+	return &getSessionTokenResponse{Xmlns: xmlns, Result: getSessionTokenResult{Credentials: wireCredentials(cred)}}, nil
+}
+
+func wireCredentials(c auth.Credentials) credentials {
+	return credentials{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey,
+		SessionToken: c.SessionToken, Expiration: c.Expiration.UTC().Format(time.RFC3339)}
+}
+
+func roleUser(l *lease.Lease) assumedRoleUser {
+	return assumedRoleUser{AssumedRoleID: "AROA" + strings.ToUpper(strings.TrimPrefix(l.ID, "lse_")) + ":" + l.Run,
+		Arn: fmt.Sprintf("arn:aws:sts::%s:assumed-role/%s/%s", account, l.Role, l.Run)}
 }
 
 // runBranch returns the run's branch: the role's fixed branch, the branch
 // the run already has, or a new fork ROLE/RUN.
-func (h *Handler) runBranch(ctx context.Context, p *auth.Principal, env *lease.Role, run string, ttl time.Duration) (string, error) {
+func (h *Handler) runBranch(ctx context.Context, who assumer, env *lease.Role, run string, ttl time.Duration) (string, error) {
 	if env.Branch != "" {
 		return env.Branch, nil
 	}
@@ -326,8 +507,12 @@ func (h *Handler) runBranch(ctx context.Context, p *auth.Principal, env *lease.R
 		return existing, err
 	}
 	name := env.Name + "/" + branchSegment(run)
-	if err := h.record(ctx, p, record.Event{Kind: record.KindBranchCreated, Run: run, Repo: env.Repo, Branch: name,
-		Details: map[string]string{"from": env.ForkFrom, "role": env.Name}}); err != nil {
+	created := record.Event{Kind: record.KindBranchCreated, Run: run, Repo: env.Repo, Branch: name,
+		Details: map[string]string{"from": env.ForkFrom, "role": env.Name}}
+	if who.web != nil {
+		created.Principal = who.actor
+	}
+	if err := h.record(ctx, who.p, created); err != nil {
 		return "", err
 	}
 	lim := branch.Limits{ExpiresAt: env.BranchLimits.ExpiresAt(time.Now(), ttl), QuotaBytes: env.QuotaBytes, QuotaObjects: env.QuotaObjects}

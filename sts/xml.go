@@ -40,6 +40,32 @@ type assumeRoleResponse struct {
 	Metadata responseMetadata `xml:"ResponseMetadata"`
 }
 
+type assumeRoleWithWebIdentityResult struct {
+	Credentials                 credentials     `xml:"Credentials"`
+	SubjectFromWebIdentityToken string          `xml:"SubjectFromWebIdentityToken"`
+	AssumedRoleUser             assumedRoleUser `xml:"AssumedRoleUser"`
+	Provider                    string          `xml:"Provider"`
+	Audience                    string          `xml:"Audience"`
+}
+
+type assumeRoleWithWebIdentityResponse struct {
+	XMLName  xml.Name                        `xml:"AssumeRoleWithWebIdentityResponse"`
+	Xmlns    string                          `xml:"xmlns,attr"`
+	Result   assumeRoleWithWebIdentityResult `xml:"AssumeRoleWithWebIdentityResult"`
+	Metadata responseMetadata                `xml:"ResponseMetadata"`
+}
+
+type getSessionTokenResult struct {
+	Credentials credentials `xml:"Credentials"`
+}
+
+type getSessionTokenResponse struct {
+	XMLName  xml.Name              `xml:"GetSessionTokenResponse"`
+	Xmlns    string                `xml:"xmlns,attr"`
+	Result   getSessionTokenResult `xml:"GetSessionTokenResult"`
+	Metadata responseMetadata      `xml:"ResponseMetadata"`
+}
+
 type getCallerIdentityResult struct {
 	Arn     string `xml:"Arn"`
 	UserID  string `xml:"UserId"`
@@ -71,6 +97,10 @@ func setRequestID(v any, id string) {
 	case *assumeRoleResponse:
 		r.Metadata.RequestID = id
 	case *getCallerIdentityResponse:
+		r.Metadata.RequestID = id
+	case *assumeRoleWithWebIdentityResponse:
+		r.Metadata.RequestID = id
+	case *getSessionTokenResponse:
 		r.Metadata.RequestID = id
 	}
 }

@@ -18,7 +18,7 @@ import (
 func newBranchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "branch", Short: "Fork, list, delete and protect branches"}
 	cmd.AddCommand(newBranchCreateCmd(), newBranchShowCmd(), newBranchListCmd(), newBranchDeleteCmd(),
-		newBranchProtectCmd(), newBranchUnprotectCmd(), newBranchLimitsCmd())
+		newBranchProtectCmd(), newBranchUnprotectCmd(), newBranchLimitsCmd(), newBranchRestoreCmd())
 	return cmd
 }
 
@@ -203,21 +203,29 @@ func runBranchLimits(ctx context.Context, o branchLimitsOptions) error {
 	return showBranch(ctx, apiv1.BranchLimitsRequest{Repo: o.repo, Name: o.name, Limits: lim})
 }
 
-// branchListOptions are the argument of `nas branch list`.
-type branchListOptions struct{ repo string }
+// branchListOptions are the argument and flag of `nas branch list`.
+type branchListOptions struct {
+	repo    string
+	deleted bool
+}
 
 // newBranchListCmd builds `nas branch list`.
 func newBranchListCmd() *cobra.Command {
 	var o branchListOptions
-	return &cobra.Command{
-		Use:   "list REPO",
-		Short: "List branches",
+	cmd := &cobra.Command{
+		Use:   "list REPO [--deleted]",
+		Short: "List branches (with --deleted: the deleted ones that can still be restored)",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.repo = args[0]
+			if o.deleted {
+				return runBranchListDeleted(cmd.Context(), o)
+			}
 			return runBranchList(cmd.Context(), o)
 		},
 	}
+	cmd.Flags().BoolVar(&o.deleted, "deleted", false, "list deleted branches that 'nas branch restore' can bring back")
+	return cmd
 }
 
 // runBranchList prints every branch of the repository: name, head,

@@ -116,6 +116,11 @@ func runExport(ctx context.Context, o exportOptions) error {
 		return fmt.Errorf("export %s: %w", o.repo, err)
 	}
 	if cf.json {
+		// The report holds the uncommitted branches too; the warning
+		// still goes to stderr, so a script's log shows what is missing.
+		if len(rep.Uncommitted) > 0 {
+			fmt.Fprintf(os.Stderr, "nas: not exported: uncommitted changes on %d branch(es) (nas export --commit commits them first)\n", len(rep.Uncommitted))
+		}
 		return printJSON(&transferJSON{Repo: o.repo, Dest: o.dest, Report: rep, Seconds: time.Since(start).Seconds()})
 	}
 	fmt.Printf("exported %s to %s: %d commits, %d branches, %d changed keys, %d bytes in %s\n",

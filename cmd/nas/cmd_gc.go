@@ -67,5 +67,5 @@ func gcOffline(ctx context.Context, dir string, o branch.GCOptions) (apiv1.GCRes
 		return apiv1.GCResponse{}, err
 	}
 	return apiv1.GCResponse{Stats: apiv1.GCStats{Commits: st.Commits, ExpiredCommits: st.ExpiredCommits, Versions: st.Versions,
-		Uploads: st.Uploads, Nodes: st.Nodes, Contents: st.Contents, Chunks: apiv1.SweepStats(st.Chunks)}}, nil
+		Uploads: st.Uploads, DeletedBranches: st.DeletedBranches, Trash: st.Trash, Nodes: st.Nodes, Contents: st.Contents, Chunks: apiv1.SweepStats(st.Chunks)}}, nil
 }

@@ -53,7 +53,7 @@ func runMerge(ctx context.Context, o mergeOptions) error {
 	var out apiv1.MergeCreateResponse
 	err := doCall(ctx, req, &out)
 	if errorCode(err) == apiv1.CodeMergeConflict && !cf.json {
-		printConflicts(err)
+		printConflicts(err, "merge", "resolve with --ours GLOB or --theirs GLOB")
 	}
 	if err != nil {
 		return err
@@ -73,10 +73,11 @@ func runMerge(ctx context.Context, o mergeOptions) error {
 	return nil
 }
 
-// printConflicts lists, on stderr, every key of a merge conflict with the
-// ETag each side has ("-" when a side deleted or never had it).
-func printConflicts(err error) {
-	fmt.Fprintln(os.Stderr, "merge conflict; nothing was changed")
+// printConflicts lists, on stderr, every key of a conflict of what (a
+// merge, a revert, a cherry-pick) with the ETag each side has ("-" when a
+// side deleted or never had it), and then hint.
+func printConflicts(err error, what, hint string) {
+	fmt.Fprintf(os.Stderr, "%s conflict; nothing was changed\n", what)
 	var e *apiError
 	if !errors.As(err, &e) {
 		return
@@ -97,5 +98,5 @@ func printConflicts(err error) {
 	for _, c := range d.Result.Conflicts {
 		fmt.Fprintf(os.Stderr, "  %s  ours %s  theirs %s  base %s\n", c.Key, etag(c.OursETag), etag(c.TheirsETag), etag(c.BaseETag))
 	}
-	fmt.Fprintf(os.Stderr, "%d conflicting key(s); resolve with --ours GLOB or --theirs GLOB\n", len(d.Result.Conflicts))
+	fmt.Fprintf(os.Stderr, "%d conflicting key(s); %s\n", len(d.Result.Conflicts), hint)
 }

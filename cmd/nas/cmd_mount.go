@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -21,6 +22,7 @@ type mountOptions struct {
 	dir          string
 	repo, branch string
 	readOnly     bool
+	at, prefix   string
 	cacheDir     string
 	cacheSize    string
 	commitAfter  time.Duration
@@ -33,12 +35,15 @@ type mountOptions struct {
 func newMountCmd() *cobra.Command {
 	var o mountOptions
 	cmd := &cobra.Command{
-		Use:   "mount DIR [--repo REPO] [--branch BRANCH] [--read-only]",
+		Use:   "mount DIR [--repo REPO] [--branch BRANCH] [--read-only] [--at COMMIT|CHECKPOINT] [--prefix P]",
 		Short: "Mount a branch as a directory (FUSE), through the gateway and its lease checks",
 		Long: "Mount a branch at DIR and serve it in the foreground until SIGINT or SIGTERM (or `nas unmount DIR`).\n" +
 			"Credentials as for every client command: --lease-json FILE (repository and branch come from it),\n" +
 			"the AWS_* variables of a lease (repository and branch are asked of the gateway), or the owner's NAS_*\n" +
-			"variables with --repo (and --branch, default main).",
+			"variables with --repo (and --branch, default main).\n" +
+			"--at mounts the branch as of a commit of its history (or a checkpoint's, NAME or BRANCH@NAME), read-only:\n" +
+			"it turns --read-only on. --prefix P mounts the subtree P/: the mount's root is P/, nothing above it is\n" +
+			"reachable, and writes land under P/.",
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.dir = args[0]
@@ -49,6 +54,8 @@ func newMountCmd() *cobra.Command {
 	f.StringVar(&o.repo, "repo", "", "repository to mount (default: the lease's)")
 	f.StringVar(&o.branch, "branch", "", "branch to mount (default: the lease's branch, else main)")
 	f.BoolVar(&o.readOnly, "read-only", false, "refuse every change (EROFS)")
+	f.StringVar(&o.at, "at", "", "mount as of this commit ID or checkpoint (implies --read-only)")
+	f.StringVar(&o.prefix, "prefix", "", "mount only the subtree under this key prefix (P/ is the mount's root)")
 	f.StringVar(&o.cacheDir, "cache-dir", "", "chunk cache and staging area, shared by the host's mounts (default ~/.cache/nas)")
 	f.StringVar(&o.cacheSize, "cache-size", "10GiB", "bound of the chunk cache")
 	f.DurationVar(&o.commitAfter, "commit-after", 5*time.Second, "commit the branch after this long without changes (0: only fsync of the root commits)")
@@ -70,6 +77,10 @@ func runMount(ctx context.Context, o mountOptions) error {
 	if err != nil {
 		return err
 	}
+	at, err := mountAt(ctx, repo, o.at)
+	if err != nil {
+		return err
+	}
 	limit, err := bytesize.Parse(o.cacheSize)
 	if err != nil {
 		return usagef("--cache-size: %v", err)
@@ -79,12 +90,19 @@ func runMount(ctx context.Context, o mountOptions) error {
 		commitAfter = -1
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	m, err := fuse.New(ctx, o.dir, fuse.Options{Client: c, Repo: repo, Branch: br, ReadOnly: o.readOnly, CacheDir: o.cacheDir,
+	m, err := fuse.New(ctx, o.dir, fuse.Options{Client: c, Repo: repo, Branch: br, ReadOnly: o.readOnly || at != "", At: at, Prefix: o.prefix, CacheDir: o.cacheDir,
 		CacheLimit: limit, CommitAfter: commitAfter, TTL: o.ttl, Log: log, Debug: o.debug, Stream: true, Writeback: o.writeback})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "mounted %s@%s at %s (SIGINT or `nas unmount %s` to stop)\n", repo, br, o.dir, o.dir)
+	what := repo + "@" + br
+	if at != "" {
+		what += " as of " + at + " (read-only)"
+	}
+	if o.prefix != "" {
+		what += ", subtree " + o.prefix
+	}
+	fmt.Fprintf(os.Stderr, "mounted %s at %s (SIGINT or `nas unmount %s` to stop)\n", what, o.dir, o.dir)
 	return serveMount(ctx, m, o.dir)
 }
 
@@ -134,4 +152,24 @@ func serveMount(ctx context.Context, m *fuse.Mount, dir string) error {
 	}
 	fmt.Fprintf(os.Stderr, "unmounted %s\n", dir)
 	return nil
+}
+
+// mountAt is the commit ID --at names: a commit ID as given, else a
+// checkpoint's commit (NAME or BRANCH@NAME); "" mounts the branch's
+// current state.
+func mountAt(ctx context.Context, repo, at string) (string, error) {
+	if at == "" {
+		return "", nil
+	}
+	if _, err := hex.DecodeString(at); err == nil && len(at) == 64 {
+		return at, nil
+	}
+	commit, err := checkpointCommit(ctx, repo, at)
+	if err != nil {
+		return "", err
+	}
+	if commit == "" {
+		return "", usagef("--at %s: not a commit ID or a checkpoint of %s", at, repo)
+	}
+	return commit, nil
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -28,9 +31,54 @@ type rolePutOptions struct {
 	egress                                                              bool
 	budgets                                                             budgetFlags
 	branchLimits                                                        runBranchFlags
+	oidc                                                                oidcFlags
 }
 
-// role is the role the options describe.
+// oidcFlags are the web identities a role trusts (AssumeRoleWithWebIdentity).
+type oidcFlags struct {
+	issuer, jwksFile, audience, subject string
+	claims                              []string
+}
+
+func (f *oidcFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.issuer, "oidc-issuer", "", "trust tokens of this OpenID Connect issuer (its iss; keys from ISSUER/.well-known/openid-configuration unless --oidc-jwks)")
+	fl.StringVar(&f.jwksFile, "oidc-jwks", "", "verify tokens with this JWKS file (public keys) instead of the issuer's discovery; the gateway stores it")
+	fl.StringVar(&f.audience, "oidc-audience", "", "the audience (aud) trusted tokens are for")
+	fl.StringVar(&f.subject, "oidc-subject", "", "only subjects (sub) matching this pattern (* any characters, ? one)")
+	fl.StringArrayVar(&f.claims, "oidc-claim", nil, "require claim=pattern (repeatable)")
+}
+
+// trust returns the trust the flags describe, nil when none is given.
+func (f *oidcFlags) trust() (*lease.OIDCTrust, error) {
+	if f.issuer == "" && f.jwksFile == "" && f.audience == "" && f.subject == "" && len(f.claims) == 0 {
+		return nil, nil
+	}
+	if f.issuer == "" || f.audience == "" {
+		return nil, usagef("--oidc-issuer and --oidc-audience are required to trust web identities")
+	}
+	t := &lease.OIDCTrust{Issuer: f.issuer, Audience: f.audience, Subject: f.subject}
+	for _, c := range f.claims {
+		cond, err := lease.ParseClaimCondition(c)
+		if err != nil {
+			return nil, usagef("--oidc-claim: %v", err)
+		}
+		t.Claims = append(t.Claims, cond)
+	}
+	if f.jwksFile != "" {
+		b, err := os.ReadFile(f.jwksFile)
+		if err != nil {
+			return nil, fmt.Errorf("--oidc-jwks: %w", err)
+		}
+		if !json.Valid(b) {
+			return nil, usagef("--oidc-jwks %s: not JSON", f.jwksFile)
+		}
+		t.JWKS = b
+	}
+	return t, nil
+}
+
+// role is the role the options describe (without its trust).
 func (o *rolePutOptions) role() lease.Role {
 	var view []lease.Rule
 	for _, p := range o.paths {
@@ -45,7 +93,7 @@ func (o *rolePutOptions) role() lease.Role {
 func newRolePutCmd() *cobra.Command {
 	var o rolePutOptions
 	cmd := &cobra.Command{
-		Use:   "put NAME --repo REPO --paths GLOB --actions LIST [--fork-from main | --branch B] [--max-ttl 24h]",
+		Use:   "put NAME --repo REPO --paths GLOB --actions LIST [--fork-from main | --branch B] [--max-ttl 24h] [--oidc-issuer URL [--oidc-jwks FILE] --oidc-audience AUD [--oidc-subject PATTERN] [--oidc-claim k=v ...]]",
 		Short: "Create or replace a role: its repository, branch policy, widest view, longest lifetime and budgets",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -66,6 +114,7 @@ func newRolePutCmd() *cobra.Command {
 	f.StringVar(&o.onBehalfOf, "on-behalf-of", "", "on whose behalf")
 	o.budgets.add(cmd)
 	o.branchLimits.add(cmd)
+	o.oidc.add(cmd)
 	return cmd
 }
 
@@ -74,7 +123,13 @@ func runRolePut(ctx context.Context, o rolePutOptions) error {
 	if o.repo == "" || len(o.paths) == 0 || o.actions == "" {
 		return usagef("--repo, --paths and --actions are required")
 	}
-	return jsonCall(ctx, apiv1.RolePutRequest{Role: o.role()}, &apiv1.RoleResponse{})
+	r := o.role()
+	t, err := o.oidc.trust()
+	if err != nil {
+		return err
+	}
+	r.OIDC = t
+	return jsonCall(ctx, apiv1.RolePutRequest{Role: r}, &apiv1.RoleResponse{})
 }
 
 // roleShowOptions are the argument of `nas role show`.

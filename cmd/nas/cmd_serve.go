@@ -25,6 +25,7 @@ type serveOptions struct {
 	logFormat       string
 	gcInterval      time.Duration
 	retention       time.Duration
+	deletedKeep     time.Duration
 	shutdownTimeout time.Duration
 	metricsAddr     string
 }
@@ -60,6 +61,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.logFormat, "log-format", "text", "text or json (one JSON object a line)")
 	f.DurationVar(&o.gcInterval, "gc-interval", 6*time.Hour, "run garbage collection this often (0 disables; 'nas gc' runs it on demand)")
 	f.DurationVar(&o.retention, "retention", branch.DefaultRetention, "keep history (commits and versions) younger than this")
+	f.DurationVar(&o.deletedKeep, "deleted-retention", branch.DefaultDeletedRetention, "keep deleted branches restorable ('nas branch restore') this long")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM or SIGINT, wait this long for in-flight requests")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /_nas/metrics and the health endpoints, without authentication, on this address (bind it to a private interface)")
 	return cmd
@@ -86,6 +88,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	defer g.Close()
+	g.Branches.SetDeletedRetention(o.deletedKeep)
 	g.Start()
 	if o.gcInterval > 0 {
 		go collectEvery(ctx, g, o, log)

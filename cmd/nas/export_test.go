@@ -25,6 +25,10 @@ func TestExportCommit(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "not exported") || !strings.Contains(stderr, "--commit") {
 		t.Fatalf("export with staged changes: %d %q", code, stderr)
 	}
+	code, stderr = runCLIStderr(t, "export", "exp-commit", filepath.Join(dir, "plain-json.git"), "--json")
+	if code != 0 || !strings.Contains(stderr, "uncommitted changes on 1 branch(es)") {
+		t.Fatalf("export --json with staged changes: %d %q", code, stderr)
+	}
 	code, stderr = runCLIStderr(t, "export", "exp-commit", filepath.Join(dir, "committed.git"), "--commit")
 	if code != 0 || !strings.Contains(stderr, "committed the staged changes of exp-commit/main") || strings.Contains(stderr, "not exported") {
 		t.Fatalf("export --commit: %d %q", code, stderr)

@@ -1,0 +1,83 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/auth"
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/lease"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/record"
+)
+
+// Reverts and cherry-picks are direct commits: a lease may make them on
+// its own branch, replaying a commit its branch has seen, when it may
+// write (or delete) every key the new commit changes.
+
+func (h *Handler) commitRevert(ctx context.Context, c *call, a *apiv1.CommitRevertRequest) (*apiv1.PickResponse, error) {
+	return h.pick(ctx, c, apiv1.PickRequest(*a), "revert", h.b.Revert)
+}
+
+func (h *Handler) commitCherryPick(ctx context.Context, c *call, a *apiv1.CommitCherryPickRequest) (*apiv1.PickResponse, error) {
+	return h.pick(ctx, c, apiv1.PickRequest(*a), "cherry-pick", h.b.CherryPick)
+}
+
+// pickFunc is branch.Service.Revert or CherryPick.
+type pickFunc func(ctx context.Context, repo, br, ref string, o branch.PickOptions) (*branch.MergeResult, error)
+
+// pick authorizes and runs a revert or cherry-pick (what names it in the
+// flight recorder).
+func (h *Handler) pick(ctx context.Context, c *call, a apiv1.PickRequest, what string, fn pickFunc) (*apiv1.PickResponse, error) {
+	a.Branch = c.p.Branch(a.Repo, a.Branch)
+	if err := required("repo", a.Repo, "branch", a.Branch, "commit", a.Commit); err != nil {
+		return nil, err
+	}
+	if err := h.auth.Authorize(ctx, c.p, lease.Write, auth.Target{Repo: a.Repo, Branch: a.Branch}); err != nil {
+		return nil, err
+	}
+	if err := h.auth.Authorize(ctx, c.p, lease.Read, auth.Target{Repo: a.Repo, Branch: a.Branch, Commit: a.Commit}); err != nil {
+		return nil, err
+	}
+	o := branch.PickOptions{CommitOptions: commitOptions(c, a.Message), Allow: func(key string, deleted bool) error {
+		act := lease.Write
+		if deleted {
+			act = lease.Delete
+		}
+		return h.auth.Authorize(ctx, c.p, act, auth.Target{Repo: a.Repo, Branch: a.Branch, Key: key})
+	}}
+	o.Intent = func(id manifest.CommitID) error {
+		e := record.Event{Kind: record.KindCommit, Repo: a.Repo, Branch: a.Branch, Subject: record.Subject{Commit: id.String()},
+			Details: detail(what + " " + a.Commit)}
+		return h.record(ctx, c, e)
+	}
+	res, err := fn(ctx, a.Repo, a.Branch, a.Commit, o)
+	out := &apiv1.PickResponse{Result: visibleResult(c, mergeOut(res))}
+	if errors.Is(err, branch.ErrMergeConflict) {
+		msg := fmt.Sprintf("%s of %s: %d conflicting key(s); nothing was changed", what, a.Commit, len(out.Result.Conflicts))
+		return nil, &Error{Status: http.StatusConflict, Code: apiv1.CodeMergeConflict, Message: msg, Details: map[string]any{"result": out.Result}}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// visibleResult keeps, for a lease, only the conflicts on keys it may
+// see.
+func visibleResult(c *call, r apiv1.MergeResult) apiv1.MergeResult {
+	if c.p.IsOwner() {
+		return r
+	}
+	var keep []apiv1.Conflict
+	for _, x := range r.Conflicts {
+		if c.p.Visible(x.Key, lease.List, lease.Read) {
+			keep = append(keep, x)
+		}
+	}
+	r.Conflicts = keep
+	return r
+}
