@@ -92,11 +92,11 @@ func TestFit(t *testing.T) {
 		t.Fatalf("full outline cut=%v lines=%d", cut, strings.Count(full, "\n"))
 	}
 	s, cut := o.Fit(Tokens(full) - 1)
-	if !cut || Tokens(s) > Tokens(full)-1 || strings.Contains(s, "## ") || !strings.Contains(s, "200 are below level 1") {
+	if !cut || Tokens(s) > Tokens(full)-1 || strings.Contains(s, "## ") || !strings.Contains(s, "200 of them below level 1") {
 		t.Fatalf("shallower outline: cut=%v\n%s", cut, s)
 	}
 	s, cut = o.Fit(100)
-	if !cut || Tokens(s) > 100 || !strings.Contains(s, "top-level items from line") {
+	if !cut || Tokens(s) > 100 || !strings.Contains(s, "top-level, from line") {
 		t.Fatalf("cut outline: cut=%v tokens=%d\n%s", cut, Tokens(s), s)
 	}
 	for budget, want := range map[int]string{8: "[cut]\n", 1: "[cut", 0: ""} {

@@ -104,10 +104,10 @@ func (o *Outline) render(maxLevel, n int) string {
 func writeLeftOut(b *strings.Builder, left, deeper, maxLevel, lastLine int) {
 	fmt.Fprintf(b, "[outline cut: %d of its items left out", left)
 	if deeper > 0 {
-		fmt.Fprintf(b, "; %d are below level %d", deeper, maxLevel)
+		fmt.Fprintf(b, "; %d of them below level %d", deeper, maxLevel)
 	}
 	if cut := left - deeper; cut > 0 {
-		fmt.Fprintf(b, "; %d top-level items from line %d on", cut, lastLine+1)
+		fmt.Fprintf(b, "; %d of them top-level, from line %d on", cut, lastLine+1)
 	}
 	b.WriteString("]\n")
 }
