@@ -8,6 +8,7 @@ import (
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/evidence"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -58,7 +59,7 @@ func toError(err error) *Error {
 		return mk(http.StatusForbidden, apiv1.CodeAccessDenied, false)
 	case errors.Is(err, auth.ErrOverBudget):
 		return mk(http.StatusForbidden, apiv1.CodeQuotaExceeded, false)
-	case errors.Is(err, auth.ErrInvalid):
+	case errors.Is(err, auth.ErrInvalid), errors.Is(err, evidence.ErrInvalid):
 		return mk(http.StatusBadRequest, apiv1.CodeInvalidArgument, false)
 	case errors.Is(err, branch.ErrProtected), errors.Is(err, branch.ErrImmutable):
 		return mk(http.StatusForbidden, apiv1.CodeAccessDenied, false)

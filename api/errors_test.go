@@ -10,6 +10,7 @@ import (
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/evidence"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -55,6 +56,7 @@ func TestToError(t *testing.T) {
 		{refusal(auth.ErrDenied), 403, apiv1.CodeAccessDenied, "", false},
 		{refusal(auth.ErrOverBudget), 403, apiv1.CodeQuotaExceeded, "", false},
 		{fmt.Errorf("%w: -1", auth.ErrInvalid), 400, apiv1.CodeInvalidArgument, "", false},
+		{fmt.Errorf("%w: no #Lx-Ly", evidence.ErrInvalid), 400, apiv1.CodeInvalidArgument, "", false},
 		{branch.ErrProtected, 403, apiv1.CodeAccessDenied, "", false},
 		{branch.ErrNoSuchKey, 404, apiv1.CodeNotFound, "", false},
 		{branch.ErrNoSuchBranch, 404, apiv1.CodeNotFound, "", false},

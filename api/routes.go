@@ -87,6 +87,9 @@ func (h *Handler) routes() map[string]verb {
 	route(m, owner, h.trashList)
 	route(m, writes, h.trashRestore)
 	h.sourceRoutes(m)
+	route(m, leases, h.fileRead)
+	route(m, leases, h.fileDereference)
+	route(m, leases, h.fileVerify)
 	return m
 }
 

@@ -193,7 +193,8 @@ func total(rs []Range) (int64, error) {
 
 // Read charges the bytes of ranges rs of entry e at t to the lease as one
 // charge, refusing the whole read if a budget does not cover it, and adds
-// each range to the run's read manifest; no ranges record an open (HEAD,
+// each range to the run's read manifest (at t.Commit when the read went
+// through one, else at the branch head); no ranges record an open (HEAD,
 // stat). Ranges must not be negative or overflow; checking them against
 // the object's size is the edge's (it answers 416).
 func (a *Authority) Read(ctx context.Context, p *Principal, t Target, e *manifest.Entry, rs ...Range) (*Charge, error) {

@@ -168,14 +168,17 @@ func (a *Authority) grantUsed(ctx context.Context, p *Principal, grant, key stri
 }
 
 // recordRead adds a lease's read to its run's read manifest: the path, the
-// branch head it was read at, the version, range and ETag (never content).
+// commit it was read at (the target's, else the branch head), the version,
+// range and ETag (never content).
 func (a *Authority) recordRead(ctx context.Context, p *Principal, t Target, e *manifest.Entry, off, n int64) {
 	if a.reads == nil || e == nil {
 		return
 	}
-	rd := record.Read{Path: recorded(t.Key), VersionID: e.VersionID, Offset: off, Length: n, ETag: e.ETag}
-	if b, err := a.branches.GetBranch(ctx, t.Repo, t.Branch); err == nil {
-		rd.Commit = b.Head.String()
+	rd := record.Read{Path: recorded(t.Key), Commit: t.Commit, VersionID: e.VersionID, Offset: off, Length: n, ETag: e.ETag}
+	if rd.Commit == "" {
+		if b, err := a.branches.GetBranch(ctx, t.Repo, t.Branch); err == nil {
+			rd.Commit = b.Head.String()
+		}
 	}
 	if err := a.reads.Add(context.WithoutCancel(ctx), p.Lease.Run, rd); err != nil {
 		a.log.Error("read manifest", "run", p.Lease.Run, "err", err)

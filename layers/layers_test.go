@@ -17,6 +17,8 @@ var rank = map[string]int{
 	// Leaves: vocabularies every side shares.
 	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0, "keyspace": 0, "postform": 0, "acl": 0, "cors": 0,
 	"lease": 1, // the lease model (glob)
+	// Budgeted reads: outlines and evidence pointers, no storage.
+	"outline": 0, "evidence": 0,
 	"sigv2": 1, // Signature Version 2, in sigv4's vocabulary
 	// Operations: the request record the edges fill in (access), and the
 	// Prometheus registry with its kv decorator (metrics, over kv).
