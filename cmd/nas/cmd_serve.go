@@ -23,6 +23,7 @@ type serveOptions struct {
 	domains         []string
 	logLevel        string
 	logFormat       string
+	logFile         string
 	gcInterval      time.Duration
 	retention       time.Duration
 	deletedKeep     time.Duration
@@ -59,6 +60,7 @@ func newServeCmd() *cobra.Command {
 	f.StringSliceVar(&o.domains, "domain", []string{"localhost"}, "domain for virtual-host style requests (BUCKET.DOMAIN)")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "text or json (one JSON object a line)")
+	f.StringVar(&o.logFile, "log-file", "", "append logs to this file, reopened on SIGHUP for log rotation (default: standard error)")
 	f.DurationVar(&o.gcInterval, "gc-interval", 6*time.Hour, "run garbage collection this often (0 disables; 'nas gc' runs it on demand)")
 	f.DurationVar(&o.retention, "retention", branch.DefaultRetention, "keep history (commits and versions) younger than this")
 	f.DurationVar(&o.deletedKeep, "deleted-retention", branch.DefaultDeletedRetention, "keep deleted branches restorable ('nas branch restore') this long")
@@ -71,9 +73,12 @@ func newServeCmd() *cobra.Command {
 // until ctx ends, collecting garbage every --gc-interval and reloading
 // what can be reloaded on SIGHUP.
 func runServe(ctx context.Context, o serveOptions) error {
-	log, err := serveLogger(o)
+	log, lf, err := serveLogger(o)
 	if err != nil {
 		return err
+	}
+	if lf != nil {
+		defer lf.Close()
 	}
 	kp, err := serveKeyPair(o)
 	if err != nil {
@@ -93,7 +98,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if o.gcInterval > 0 {
 		go collectEvery(ctx, g, o, log)
 	}
-	defer reloadOnHangup(ctx, kp, log)()
+	defer reloadOnHangup(ctx, kp, lf, log)()
 	if o.metricsAddr != "" {
 		go serveMetrics(ctx, g, o.metricsAddr, log)
 	}
@@ -104,13 +109,26 @@ func runServe(ctx context.Context, o serveOptions) error {
 }
 
 // serveLogger is the logger --log-format and --log-level ask for, on
-// stderr.
-func serveLogger(o serveOptions) (*slog.Logger, error) {
+// stderr or on the --log-file it returns.
+func serveLogger(o serveOptions) (*slog.Logger, *logFile, error) {
 	level := new(slog.LevelVar)
 	if err := parseLevel(level, o.logLevel); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return newLogger(os.Stderr, o.logFormat, level)
+	if o.logFile == "" {
+		log, err := newLogger(os.Stderr, o.logFormat, level)
+		return log, nil, err
+	}
+	lf, err := openLogFile(o.logFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := newLogger(lf, o.logFormat, level)
+	if err != nil {
+		lf.Close()
+		return nil, nil, err
+	}
+	return log, lf, nil
 }
 
 // serveMetrics serves the metrics and health endpoints on addr, without

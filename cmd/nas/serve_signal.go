@@ -27,7 +27,7 @@ func serveKeyPair(o serveOptions) (*gateway.KeyPair, error) {
 
 // reloadOnHangup makes SIGHUP reload what can be reloaded instead of
 // ending the process, until ctx ends or the returned stop is called.
-func reloadOnHangup(ctx context.Context, kp *gateway.KeyPair, log *slog.Logger) (stop func()) {
+func reloadOnHangup(ctx context.Context, kp *gateway.KeyPair, lf *logFile, log *slog.Logger) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -39,6 +39,7 @@ func reloadOnHangup(ctx context.Context, kp *gateway.KeyPair, log *slog.Logger) 
 			case <-done:
 				return
 			case <-hup:
+				reopenLog(lf, log)
 				reload(kp, log)
 			}
 		}
@@ -49,12 +50,24 @@ func reloadOnHangup(ctx context.Context, kp *gateway.KeyPair, log *slog.Logger) 
 	}
 }
 
+// reopenLog reopens the --log-file, if there is one.
+func reopenLog(lf *logFile, log *slog.Logger) {
+	if lf == nil {
+		return
+	}
+	if err := lf.Reopen(); err != nil {
+		log.Error("SIGHUP: log file not reopened, still writing the previous one", "err", err)
+		return
+	}
+	log.Info("SIGHUP: reopened the log file", "path", lf.path)
+}
+
 // reload reloads the TLS certificate and logs what it did. A bad file is
 // logged and the old certificate stays. Policies and roles live in the
-// data directory and change through the control API at once, and logs go
-// to stderr, so neither has anything to reload.
+// data directory and change through the control API at once, so they have
+// nothing to reload.
 func reload(kp *gateway.KeyPair, log *slog.Logger) {
-	const rest = "policies and roles take effect when set through the API; logs go to stderr"
+	const rest = "policies and roles take effect when set through the API"
 	if kp == nil {
 		log.Info("SIGHUP: nothing to reload (no TLS certificate)", "note", rest)
 		return

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -13,6 +14,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,4 +190,75 @@ func writeCert(t *testing.T, certFile, keyFile string, serial int64) {
 	kb, _ := x509.MarshalECPrivateKey(key)
 	must(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600))
 	must(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+}
+
+// TestServeLogFileReopenedOnHangup: with --log-file the logs go to the
+// file; after a rotator renames it, SIGHUP makes the gateway write a new
+// file at the path, and the old one gets nothing more.
+func TestServeLogFileReopenedOnHangup(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nas.log")
+	c, line := startServe(t, nil, "--log-file", path)
+	endpoint := "http://" + strings.Fields(strings.SplitAfter(line, "http://")[1])[0]
+	request := func() {
+		t.Helper()
+		resp, err := http.Get(endpoint + "/")
+		must(t, err)
+		resp.Body.Close()
+	}
+	waitFile := func(p, s string) string {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), s) {
+				return string(b)
+			}
+		}
+		b, _ := os.ReadFile(p)
+		t.Fatalf("%s has no %q:\n%s", p, s, b)
+		return ""
+	}
+	request()
+	waitFile(path, "msg=access")
+	must(t, os.Rename(path, path+".1"))
+	must(t, c.cmd.Process.Signal(syscall.SIGHUP))
+	waitFile(path, "reopened the log file")
+	before, _ := os.ReadFile(path + ".1")
+	request()
+	waitFile(path, "msg=access")
+	c.stop(t)
+	if after, _ := os.ReadFile(path + ".1"); string(after) != string(before) {
+		t.Fatalf("the rotated file was written after SIGHUP:\n%s", after[len(before):])
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o640 {
+		t.Fatalf("log file mode: %v %v", st, err)
+	}
+}
+
+// TestServeLogFileKeepsSecretsOut: in JSON with --log-file, the banner is
+// a record in the file, but the generated owner credentials are shown on
+// stderr only.
+func TestServeLogFileKeepsSecretsOut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nas.log")
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-file", path, "--log-format", "json"}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "NAS_ACCESS_KEY=", "NAS_SECRET_KEY=", "NAS_CLI_ARGS="+strings.Join(args, "\x1f"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var log string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		if log = string(b); strings.Contains(log, "serving S3") {
+			break
+		}
+	}
+	must(t, cmd.Process.Signal(syscall.SIGTERM))
+	cmd.Wait()
+	if !strings.Contains(log, "serving S3") || strings.Contains(log, "secret_access_key") {
+		t.Fatalf("log file:\n%s", log)
+	}
+	if !strings.Contains(stderr.String(), "secret_access_key") {
+		t.Fatalf("credentials not on stderr:\n%s", stderr.String())
+	}
 }
