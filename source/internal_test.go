@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -248,6 +249,67 @@ func TestParseContentRange(t *testing.T) {
 		s, tot, ok := parseContentRange(c.in)
 		if s != c.start || tot != c.total || ok != c.ok {
 			t.Errorf("parseContentRange(%q) = %d %d %v", c.in, s, tot, ok)
+		}
+	}
+}
+
+// countingWaiter records the tokens a throttle asks for.
+type countingWaiter struct {
+	calls []int
+	err   error
+}
+
+func (w *countingWaiter) WaitN(_ context.Context, n int) error {
+	w.calls = append(w.calls, n)
+	return w.err
+}
+
+// TestThrottle: a prefetch's sink asks the limiter for every byte, in
+// pieces no larger than the burst, counts what passed, and stops on the
+// limiter's error.
+func TestThrottle(t *testing.T) {
+	w := &countingWaiter{}
+	var n atomic.Int64
+	sink := throttled(context.Background(), w, 1000, &n)
+	for _, size := range []int{1, 999, 1000, 2500, 0} {
+		if k, err := sink.Write(make([]byte, size)); k != size || err != nil {
+			t.Fatalf("write %d: %d %v", size, k, err)
+		}
+	}
+	sum := 0
+	for _, c := range w.calls {
+		if c <= 0 || c > 1000 {
+			t.Fatalf("asked for %d tokens with a burst of 1000", c)
+		}
+		sum += c
+	}
+	if sum != 4500 || n.Load() != 4500 || len(w.calls) != 6 {
+		t.Fatalf("asked for %d tokens in %d calls, counted %d; want 4500 in 6", sum, len(w.calls), n.Load())
+	}
+	w.err = context.Canceled
+	if k, err := sink.Write(make([]byte, 10)); k != 0 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("a refused wait wrote %d, %v", k, err)
+	}
+	if n.Load() != 4500 {
+		t.Fatal("counted bytes the limiter refused")
+	}
+	// Without a limiter the sink only counts.
+	free := throttled(context.Background(), nil, maxBurst, &n)
+	if k, err := free.Write(make([]byte, 3*maxBurst+1)); k != 3*maxBurst+1 || err != nil || n.Load() != 4500+3*maxBurst+1 {
+		t.Fatalf("unlimited sink: %d %v %d", k, err, n.Load())
+	}
+}
+
+// TestNewLimiter: the rate is the owner's, the burst at most 1 MiB and at
+// most a second's worth.
+func TestNewLimiter(t *testing.T) {
+	if l, b := newLimiter(0); l != nil || b != maxBurst {
+		t.Fatalf("no rate: %v %d", l, b)
+	}
+	for _, c := range []struct{ rate, burst int64 }{{1, 1}, {50 << 10, 50 << 10}, {1 << 20, 1 << 20}, {50 << 20, 1 << 20}} {
+		l, b := newLimiter(c.rate)
+		if l == nil || int64(b) != c.burst || l.Burst() != b || float64(l.Limit()) != float64(c.rate) {
+			t.Fatalf("rate %d: limiter %v burst %d, want burst %d", c.rate, l, b, c.burst)
 		}
 	}
 }
