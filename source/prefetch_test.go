@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/keyspace"
+	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/source"
 )
 
@@ -336,5 +338,41 @@ func TestPrefetchArguments(t *testing.T) {
 	}
 	if st := gw.status(t, id, true); st.LocalEntries != 1 || st.Entries != 2 {
 		t.Fatalf("status: %+v", st)
+	}
+}
+
+// TestPrefetchStopsOnRemove: detaching a source stops its prefetch
+// before the evict, so nothing it fetched is left in the side index.
+func TestPrefetchStopsOnRemove(t *testing.T) {
+	t.Parallel()
+	rm := startRemote(t)
+	dataset(t, rm, []int{1000, 2000, 3000})
+	fp := startFaultProxy(t, rm.URL)
+	gw := startGateway(t, source.Options{})
+	gw.mkRepo(t, "data")
+	id := gw.attach(t, "data", "ds/", "s3://remote/p", fp.URL, nil)["id"].(string)
+	stallAfter(fp, 1)
+	gw.prefetch(t, map[string]any{"id": id, "parallel": 1})
+	waitFor(t, "the second GET", func() bool { return fp.gets.Load() == 2 })
+	gw.owner(t, "source/remove", map[string]any{"id": id, "evict": true})
+	left := 0
+	must(t, gw.G.DB.View(context.Background(), func(rd kv.Reader) error {
+		return rd.Scan(kv.Prefix([]byte(keyspace.SourceIndex)), func(k, _ []byte) error {
+			if bytes.Contains(k, []byte(id)) {
+				left++
+			}
+			return nil
+		})
+	}))
+	if left != 0 {
+		t.Fatalf("%d side-index records of the removed source are left", left)
+	}
+	if st, out := ctl(t, gw.URL, ownerCreds, "source/status", map[string]any{"id": id}); st != http.StatusNotFound {
+		t.Fatalf("status of a removed source: %d %v", st, out)
+	}
+	rep, err := gw.G.Branches.Check(context.Background())
+	must(t, err)
+	if !rep.OK() {
+		t.Fatalf("fsck: %v", rep.Problems)
 	}
 }

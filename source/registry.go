@@ -508,6 +508,15 @@ func (r *Registry) Remove(ctx context.Context, id string, evict bool) (*Info, er
 	if err != nil {
 		return nil, err
 	}
+	// A prefetch stops first, so nothing it fetches lands after an evict.
+	if j := r.prefetchOf(id); j != nil {
+		j.cancel()
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	if err := r.db.Update(ctx, func(txn kv.Txn) error { return txn.Delete(recordKey(id)) }); err != nil {
 		return nil, err
 	}
