@@ -315,13 +315,7 @@ func (r *Registry) fetchAll(ctx context.Context, j *prefetchJob) error {
 	if err != nil {
 		return err
 	}
-	var entries, size int64
-	err = r.walkOwned(ctx, rec, j.prefix, func(page []branch.Object) error {
-		for _, o := range page {
-			entries, size = entries+1, size+o.Entry.Size
-		}
-		return nil
-	})
+	entries, size, err := r.countOwned(ctx, rec, j.prefix)
 	if err != nil {
 		return err
 	}
@@ -409,6 +403,18 @@ func appendKey(keys []string, key string) []string {
 		return keys
 	}
 	return append(keys, key)
+}
+
+// countOwned counts the source's lazy entries on its branch under prefix
+// and their bytes (a listing, no side-index read).
+func (r *Registry) countOwned(ctx context.Context, rec *record, prefix string) (entries, size int64, err error) {
+	err = r.walkOwned(ctx, rec, prefix, func(page []branch.Object) error {
+		for _, o := range page {
+			entries, size = entries+1, size+o.Entry.Size
+		}
+		return nil
+	})
+	return entries, size, err
 }
 
 // walkOwned calls fn with the source's lazy entries on its branch under

@@ -131,10 +131,12 @@ const (
 )
 
 // watchPrefetch polls source/status (without its scan) until the job
-// ends, printing a progress line every few seconds on a terminal. Ctrl-C
-// stops the watching, not the job.
+// ends, printing a progress line every few seconds when standard output
+// is a terminal (and not --json). The lines go to standard error, so
+// standard output holds only the outcome. Ctrl-C stops the watching, not
+// the job.
 func watchPrefetch(ctx context.Context, c *client, repo, id string) (apiv1.SourcePrefetch, error) {
-	tty := isTerminal(os.Stderr) && !cf.json
+	tty := isTerminal(os.Stdout) && !cf.json
 	var last time.Time
 	for {
 		var out apiv1.SourceStatusResponse
