@@ -29,7 +29,6 @@ var ops = []string{
 	"merge/create", "propose/create", "gate/list", "gate/get", "gate/approve", "gate/deny", "gate/stats",
 	"policy/get", "policy/set", "checkpoint/create", "checkpoint/list", "checkpoint/restore", "trash/list", "trash/restore",
 	"source/add", "source/get", "source/list", "source/refresh", "source/remove",
-	"source/prefetch", "source/status",
 }
 
 // FuzzControlAPI sends any body to any operation through the real
