@@ -15,18 +15,16 @@ import (
 // is fetched with one remote GET, as a first read of the whole entry
 // would (so an entry of up to MaxRun blocks is one plain GET and the
 // remote's whole-object checksum gates it), but nothing of the blocks
-// already local is read. The fetched bytes pass through sink as they
-// stream (nil: discarded); an error from sink aborts the fetch and
-// nothing of it is recorded. fill returns the bytes it fetched and
-// recorded, also when it then failed: 0 when e was already local.
-func (m *Materializer) fill(ctx context.Context, e *manifest.Entry, sink io.Writer) (int64, error) {
+// already local is read. The fetches' bodies are read through pace (nil:
+// at full speed); its error aborts a fetch and nothing of it is
+// recorded. fill returns the bytes it fetched and recorded, also when it
+// then failed: 0 when e was already local.
+func (m *Materializer) fill(ctx context.Context, e *manifest.Entry, pace *pacer) (int64, error) {
 	r, err := m.reader(e, 0, e.Size)
 	if err != nil || e.Size == 0 {
 		return 0, err
 	}
-	if sink == nil {
-		sink = io.Discard
-	}
+	r.pace = pace
 	last := blockCount(e.Size) - 1
 	if err := r.load(ctx, 0, last); err != nil {
 		return 0, err
@@ -43,7 +41,7 @@ func (m *Materializer) fill(ctx context.Context, e *manifest.Entry, sink io.Writ
 		if run == nil {
 			continue // another reader fetched it meanwhile
 		}
-		if _, err := run.stream(ctx, sink, run.first*BlockSize, e.Size); err != nil {
+		if _, err := run.stream(ctx, io.Discard, run.first*BlockSize, e.Size); err != nil {
 			return fetched, err
 		}
 		for k := run.first; k <= run.last; k++ {
@@ -94,30 +92,45 @@ func newLimiter(bytesPerSecond int64) (*rate.Limiter, int) {
 	return rate.NewLimiter(rate.Limit(bytesPerSecond), burst), burst
 }
 
-// writerFunc is an io.Writer made of a function.
-type writerFunc func(p []byte) (int, error)
+// pacer holds the remote reads of fetches to a rate: each Read of a
+// fetch's body asks for at most burst bytes, and after it wait is called
+// with the bytes it got. Since burst is at most a second's worth, the
+// remote sees a read at least about once a second, well within its stall
+// timeout, however low the rate. wait also counts the bytes; it returns
+// the error of a context that ended.
+type pacer struct {
+	burst int
+	wait  func(n int) error
+}
 
-// Write implements io.Writer.
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-// throttled returns the sink of one fetch: it adds the bytes passing to n
-// and, when lim is not nil, first waits for lim's tokens for them, in
-// pieces of at most burst bytes (WaitN refuses more than the burst).
-// Holding the sink back holds back the remote read feeding it. A ctx
-// that ends ends the wait with its error, and so the fetch.
-func throttled(ctx context.Context, lim waiter, burst int, n *atomic.Int64) io.Writer {
-	return writerFunc(func(p []byte) (int, error) {
-		done := 0
-		for done < len(p) {
-			k := min(len(p)-done, burst)
-			if lim != nil {
-				if err := lim.WaitN(ctx, k); err != nil {
-					return done, err
-				}
-			}
-			n.Add(int64(k))
-			done += k
+// newPacer returns the pacer of one job: lim (nil: no limit) with its
+// burst, counting into received, its waits ending with ctx.
+func newPacer(ctx context.Context, lim waiter, burst int, received *atomic.Int64) *pacer {
+	return &pacer{burst: burst, wait: func(n int) error {
+		received.Add(int64(n))
+		if lim == nil {
+			return ctx.Err()
 		}
-		return done, nil
-	})
+		return lim.WaitN(ctx, n)
+	}}
+}
+
+// pacedBody is a fetch's body read through a pacer.
+type pacedBody struct {
+	io.ReadCloser
+	p *pacer
+}
+
+// Read implements io.Reader.
+func (b *pacedBody) Read(p []byte) (int, error) {
+	if len(p) > b.p.burst {
+		p = p[:b.p.burst]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		if werr := b.p.wait(n); werr != nil {
+			return n, werr
+		}
+	}
+	return n, err
 }

@@ -17,8 +17,8 @@ type oneSource struct{ s Source }
 
 func (o oneSource) Source(context.Context, string) (Source, error) { return o.s, nil }
 
-// TestFillConsultsTheLimiter: every byte fill fetches passes the sink (so
-// the job's limiter is asked for it), nothing of what is local is read
+// TestFillConsultsTheLimiter: every byte fill fetches is paced (the
+// job's limiter is asked for it), nothing of what is local is read
 // again, and the side index then holds the whole entry.
 func TestFillConsultsTheLimiter(t *testing.T) {
 	ctx := context.Background()
@@ -65,7 +65,7 @@ func TestFillConsultsTheLimiter(t *testing.T) {
 	rest := size - BlockSize
 	w := &countingWaiter{}
 	var n atomic.Int64
-	got, err := m.fill(ctx, e, throttled(ctx, w, 64<<10, &n))
+	got, err := m.fill(ctx, e, newPacer(ctx, w, 64<<10, &n))
 	if err != nil || got != int64(rest) {
 		t.Fatalf("fill: %d, %v; want %d (all but the block already local)", got, err, rest)
 	}
@@ -74,7 +74,7 @@ func TestFillConsultsTheLimiter(t *testing.T) {
 		asked += c
 	}
 	if asked != rest || n.Load() != int64(rest) || m.Stats().FetchedBytes != int64(size) {
-		t.Fatalf("the limiter was asked for %d bytes, the sink passed %d, %d stored; want %d through the sink, %d stored",
+		t.Fatalf("the limiter was asked for %d bytes, %d were counted, %d stored; want %d paced, %d stored",
 			asked, n.Load(), m.Stats().FetchedBytes, rest, size)
 	}
 	var local int64
@@ -82,7 +82,7 @@ func TestFillConsultsTheLimiter(t *testing.T) {
 		t.Fatalf("side index holds %d bytes (%v), want %d", local, err, size)
 	}
 	w.calls = nil
-	if got, err := m.fill(ctx, e, throttled(ctx, w, 64<<10, &n)); got != 0 || err != nil || len(w.calls) != 0 {
+	if got, err := m.fill(ctx, e, newPacer(ctx, w, 64<<10, &n)); got != 0 || err != nil || len(w.calls) != 0 {
 		t.Fatalf("second fill: %d, %v, %d waits; want nothing fetched", got, err, len(w.calls))
 	}
 }

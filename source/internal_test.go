@@ -264,16 +264,26 @@ func (w *countingWaiter) WaitN(_ context.Context, n int) error {
 	return w.err
 }
 
-// TestThrottle: a prefetch's sink asks the limiter for every byte, in
-// pieces no larger than the burst, counts what passed, and stops on the
+// TestPacedBody: a paced fetch body reads at most a burst at a time,
+// asks the limiter for every byte it got, counts them, and stops on the
 // limiter's error.
-func TestThrottle(t *testing.T) {
+func TestPacedBody(t *testing.T) {
 	w := &countingWaiter{}
 	var n atomic.Int64
-	sink := throttled(context.Background(), w, 1000, &n)
-	for _, size := range []int{1, 999, 1000, 2500, 0} {
-		if k, err := sink.Write(make([]byte, size)); k != size || err != nil {
-			t.Fatalf("write %d: %d %v", size, k, err)
+	body := &pacedBody{ReadCloser: io.NopCloser(bytes.NewReader(make([]byte, 4500))), p: newPacer(context.Background(), w, 1000, &n)}
+	buf := make([]byte, 64<<10)
+	total := 0
+	for {
+		k, err := body.Read(buf)
+		if k > 1000 {
+			t.Fatalf("read %d bytes at once with a burst of 1000", k)
+		}
+		total += k
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 	sum := 0
@@ -283,20 +293,18 @@ func TestThrottle(t *testing.T) {
 		}
 		sum += c
 	}
-	if sum != 4500 || n.Load() != 4500 || len(w.calls) != 6 {
-		t.Fatalf("asked for %d tokens in %d calls, counted %d; want 4500 in 6", sum, len(w.calls), n.Load())
+	if total != 4500 || sum != 4500 || n.Load() != 4500 || len(w.calls) != 5 {
+		t.Fatalf("read %d, asked for %d tokens in %d calls, counted %d; want 4500 in 5", total, sum, len(w.calls), n.Load())
 	}
 	w.err = context.Canceled
-	if k, err := sink.Write(make([]byte, 10)); k != 0 || !errors.Is(err, context.Canceled) {
-		t.Fatalf("a refused wait wrote %d, %v", k, err)
+	body = &pacedBody{ReadCloser: io.NopCloser(bytes.NewReader(make([]byte, 10))), p: newPacer(context.Background(), w, 1000, &n)}
+	if _, err := body.Read(buf); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a refused wait read on: %v", err)
 	}
-	if n.Load() != 4500 {
-		t.Fatal("counted bytes the limiter refused")
-	}
-	// Without a limiter the sink only counts.
-	free := throttled(context.Background(), nil, maxBurst, &n)
-	if k, err := free.Write(make([]byte, 3*maxBurst+1)); k != 3*maxBurst+1 || err != nil || n.Load() != 4500+3*maxBurst+1 {
-		t.Fatalf("unlimited sink: %d %v %d", k, err, n.Load())
+	// Without a limiter a body is only counted and read in pieces.
+	free := &pacedBody{ReadCloser: io.NopCloser(bytes.NewReader(make([]byte, 3*maxBurst+1))), p: newPacer(context.Background(), nil, maxBurst, &n)}
+	if got, err := io.ReadAll(free); len(got) != 3*maxBurst+1 || err != nil || n.Load() != 4510+3*maxBurst+1 {
+		t.Fatalf("unlimited body: %d %v %d", len(got), err, n.Load())
 	}
 }
 

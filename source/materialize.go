@@ -105,6 +105,7 @@ type Reader struct {
 	end    int64
 	local  map[int64]*manifest.Content // blocks known to be local
 	run    *run                        // fetch started by Open, not yet streamed
+	pace   *pacer                      // holds its fetches to a rate (nil: none)
 }
 
 // Open prepares reading bytes [off, off+n) of lazy entry e. It returns once
@@ -365,6 +366,9 @@ func (u *run) open(ctx context.Context) error {
 		return fmt.Errorf("fetch %s: %w", r.pin, err)
 	}
 	u.body = body
+	if r.pace != nil {
+		u.body = &pacedBody{ReadCloser: body, p: r.pace}
+	}
 	return nil
 }
 

@@ -328,6 +328,7 @@ func (r *Registry) fetchAll(ctx context.Context, j *prefetchJob) error {
 		w = lim
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	pace := newPacer(gctx, w, burst, &j.received)
 	ch := make(chan branch.Object, 2*j.parallel)
 	g.Go(func() error {
 		defer close(ch) // the producer closes
@@ -345,7 +346,7 @@ func (r *Registry) fetchAll(ctx context.Context, j *prefetchJob) error {
 	for range j.parallel {
 		g.Go(func() error {
 			for o := range ch {
-				n, err := r.m.fill(gctx, o.Entry, throttled(gctx, w, burst, &j.received))
+				n, err := r.m.fill(gctx, o.Entry, pace)
 				if err := j.account(gctx, o, n, err); err != nil {
 					return err
 				}
