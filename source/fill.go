@@ -72,7 +72,7 @@ func localBytes(rd kv.Reader, e *manifest.Entry) (int64, error) {
 	return n, err
 }
 
-// waiter is what a throttle needs of a rate limiter (*rate.Limiter).
+// waiter is what a pacer needs of a rate limiter (*rate.Limiter).
 type waiter interface {
 	WaitN(ctx context.Context, n int) error
 }
