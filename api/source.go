@@ -25,6 +25,8 @@ func (h *Handler) sourceRoutes(m map[string]verb) {
 	route(m, owner, s.list)
 	route(m, writes, s.refresh)
 	route(m, writes, s.remove)
+	route(m, writes, s.prefetch)
+	route(m, owner, s.status)
 }
 
 // SetSources enables the source verbs with r, and lets object/stat and

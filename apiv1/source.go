@@ -103,3 +103,89 @@ func (SourceRefreshRequest) Op() string { return "source/refresh" }
 
 // Op implements Request.
 func (SourceRemoveRequest) Op() string { return "source/remove" }
+
+// SourcePrefetchRequest starts making a source's entries local in the
+// background (or, with Cancel, stops the prefetch under way). Prefix
+// narrows it to repository keys under it; Parallel is the entries fetched
+// at once (default 4, at most 64); BytesPerSecond bounds the rate over
+// all of them (0: no limit). A prefetch under way is answered instead of
+// a second.
+type SourcePrefetchRequest struct {
+	ID             string `json:"id"`
+	Prefix         string `json:"prefix,omitempty"`
+	Parallel       int    `json:"parallel,omitempty"`
+	BytesPerSecond int64  `json:"bytes_per_second,omitempty"`
+	Cancel         bool   `json:"cancel,omitempty"`
+}
+
+// SourcePrefetch is a prefetch job: what it was asked and how far it got.
+type SourcePrefetch struct {
+	Source         string `json:"source"`
+	State          string `json:"state"` // running, done, failed, interrupted, cancelled
+	Error          string `json:"error,omitempty"`
+	Prefix         string `json:"prefix"`
+	Parallel       int    `json:"parallel"`
+	BytesPerSecond int64  `json:"bytes_per_second"`
+	// Totals of the entries it covers, counted before fetching.
+	TotalEntries int64 `json:"total_entries"`
+	TotalBytes   int64 `json:"total_bytes"`
+	// Entries handled so far: already local, or fetched (fetched_bytes
+	// verified and stored; received_bytes also counts fetches under way
+	// or failed).
+	Entries        int64 `json:"entries"`
+	LocalEntries   int64 `json:"local_entries"`
+	LocalBytes     int64 `json:"local_bytes"`
+	FetchedEntries int64 `json:"fetched_entries"`
+	FetchedBytes   int64 `json:"fetched_bytes"`
+	ReceivedBytes  int64 `json:"received_bytes"`
+	// Entries whose remote object changed (drifted) or that the remote
+	// could not serve, with the first few keys of each.
+	Drifted         int64      `json:"drifted"`
+	Unavailable     int64      `json:"unavailable"`
+	DriftedKeys     []string   `json:"drifted_keys"`
+	UnavailableKeys []string   `json:"unavailable_keys"`
+	Started         time.Time  `json:"started"`
+	Ended           *time.Time `json:"ended"` // null while it runs
+	StartedBy       string     `json:"started_by,omitempty"`
+}
+
+// SourcePrefetchResponse answers source/prefetch.
+type SourcePrefetchResponse struct {
+	Prefetch SourcePrefetch `json:"prefetch"`
+}
+
+// SourceStatusRequest asks how much of a source is local. NoScan skips
+// counting (which reads the side index once per entry) and answers only
+// the prefetch job.
+type SourceStatusRequest struct {
+	ID     string `json:"id"`
+	NoScan bool   `json:"no_scan,omitempty"`
+}
+
+// SourceStatus is how much of a source is local: its lazy entries on its
+// branch and their bytes, in all and local (counted when Scanned), and
+// its prefetch under way or last (null: never prefetched).
+type SourceStatus struct {
+	Source       string          `json:"source"`
+	Repo         string          `json:"repo"`
+	Branch       string          `json:"branch"`
+	Prefix       string          `json:"prefix"`
+	State        string          `json:"state"` // the attachment's
+	Scanned      bool            `json:"scanned"`
+	Entries      int64           `json:"entries"`
+	Bytes        int64           `json:"bytes"`
+	LocalEntries int64           `json:"local_entries"`
+	LocalBytes   int64           `json:"local_bytes"`
+	Prefetch     *SourcePrefetch `json:"prefetch"`
+}
+
+// SourceStatusResponse answers source/status.
+type SourceStatusResponse struct {
+	Status SourceStatus `json:"status"`
+}
+
+// Op implements Request.
+func (SourcePrefetchRequest) Op() string { return "source/prefetch" }
+
+// Op implements Request.
+func (SourceStatusRequest) Op() string { return "source/status" }

@@ -26,6 +26,17 @@
 //     chunks. It is an evictable cache beside the immutable trees, shared
 //     by every branch, fork and repository, and a garbage-collection root
 //     (Materializer implements branch.RootSource).
+//   - Prefetch: a job of the Registry that makes a source's lazy
+//     entries on its branch (under a prefix) local ahead of their reads,
+//     with N workers and a byte rate over all of them. Each entry is
+//     filled as a first read of the whole of it would be, except that
+//     blocks the side index holds are skipped unread, so a job that
+//     stopped (cancelled, failed, interrupted by a restart) resumes by
+//     running again and fetches nothing twice. Drift and single
+//     unavailable objects are counted (the first keys named); outageRun
+//     unavailable entries in a row stop it. Its progress is kept in the
+//     attachment record (Info.Prefetch). Status counts what is local
+//     with one side-index range scan per entry.
 //
 // Reading (Materializer): a read of [off, off+n) loads the side-index
 // records of its blocks with one range scan, streams the local ones from
@@ -81,8 +92,10 @@
 // Concurrent first readers of a block share one remote fetch: the first
 // claims the run of blocks (a flight), the others wait for it and then
 // read locally; if its reader went away they lead a fetch themselves, and
-// if the remote failed they get the same error. Attach and refresh jobs
-// run in Registry.Run, one at a time per source; the listing is fetched
+// if the remote failed they get the same error (a reader of a block a
+// prefetch is fetching so waits for it, rate limit included). Attach and
+// refresh jobs run in Registry.Run, one at a time per source, and so do
+// prefetch jobs (one per source, beside an attach or refresh); the listing is fetched
 // ahead of the import in its own goroutine. Package sourcetest is the
 // conformance suite every Source implementation runs.
 package source

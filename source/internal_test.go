@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -248,6 +249,75 @@ func TestParseContentRange(t *testing.T) {
 		s, tot, ok := parseContentRange(c.in)
 		if s != c.start || tot != c.total || ok != c.ok {
 			t.Errorf("parseContentRange(%q) = %d %d %v", c.in, s, tot, ok)
+		}
+	}
+}
+
+// countingWaiter records the tokens a throttle asks for.
+type countingWaiter struct {
+	calls []int
+	err   error
+}
+
+func (w *countingWaiter) WaitN(_ context.Context, n int) error {
+	w.calls = append(w.calls, n)
+	return w.err
+}
+
+// TestPacedBody: a paced fetch body reads at most a burst at a time,
+// asks the limiter for every byte it got, counts them, and stops on the
+// limiter's error.
+func TestPacedBody(t *testing.T) {
+	w := &countingWaiter{}
+	var n atomic.Int64
+	body := &pacedBody{ReadCloser: io.NopCloser(bytes.NewReader(make([]byte, 4500))), p: newPacer(context.Background(), w, 1000, &n)}
+	buf := make([]byte, 64<<10)
+	total := 0
+	for {
+		k, err := body.Read(buf)
+		if k > 1000 {
+			t.Fatalf("read %d bytes at once with a burst of 1000", k)
+		}
+		total += k
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := 0
+	for _, c := range w.calls {
+		if c <= 0 || c > 1000 {
+			t.Fatalf("asked for %d tokens with a burst of 1000", c)
+		}
+		sum += c
+	}
+	if total != 4500 || sum != 4500 || n.Load() != 4500 || len(w.calls) != 5 {
+		t.Fatalf("read %d, asked for %d tokens in %d calls, counted %d; want 4500 in 5", total, sum, len(w.calls), n.Load())
+	}
+	w.err = context.Canceled
+	body = &pacedBody{ReadCloser: io.NopCloser(bytes.NewReader(make([]byte, 10))), p: newPacer(context.Background(), w, 1000, &n)}
+	if _, err := body.Read(buf); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a refused wait read on: %v", err)
+	}
+	// Without a limiter a body is only counted and read in pieces.
+	free := &pacedBody{ReadCloser: io.NopCloser(bytes.NewReader(make([]byte, 3*maxBurst+1))), p: newPacer(context.Background(), nil, maxBurst, &n)}
+	if got, err := io.ReadAll(free); len(got) != 3*maxBurst+1 || err != nil || n.Load() != 4510+3*maxBurst+1 {
+		t.Fatalf("unlimited body: %d %v %d", len(got), err, n.Load())
+	}
+}
+
+// TestNewLimiter: the rate is the owner's, the burst at most 1 MiB and at
+// most a second's worth.
+func TestNewLimiter(t *testing.T) {
+	if l, b := newLimiter(0); l != nil || b != maxBurst {
+		t.Fatalf("no rate: %v %d", l, b)
+	}
+	for _, c := range []struct{ rate, burst int64 }{{1, 1}, {50 << 10, 50 << 10}, {1 << 20, 1 << 20}, {50 << 20, 1 << 20}} {
+		l, b := newLimiter(c.rate)
+		if l == nil || int64(b) != c.burst || l.Burst() != b || float64(l.Limit()) != float64(c.rate) {
+			t.Fatalf("rate %d: limiter %v burst %d, want burst %d", c.rate, l, b, c.burst)
 		}
 	}
 }

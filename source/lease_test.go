@@ -79,6 +79,9 @@ func TestLeaseOverAnAttachedPrefix(t *testing.T) {
 		{"source/get", map[string]any{"id": id}},
 		{"source/refresh", map[string]any{"id": id}},
 		{"source/remove", map[string]any{"id": id}},
+		{"source/prefetch", map[string]any{"id": id}},
+		{"source/prefetch", map[string]any{"id": id, "cancel": true}},
+		{"source/status", map[string]any{"id": id}},
 		{"source/add", map[string]any{"repo": "data", "prefix": "mine/", "url": "s3://remote/src", "endpoint": rm.URL}},
 		{"source/add", map[string]any{"repo": "data", "prefix": "etc/", "url": "dir:/etc"}},
 	} {

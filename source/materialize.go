@@ -105,6 +105,7 @@ type Reader struct {
 	end    int64
 	local  map[int64]*manifest.Content // blocks known to be local
 	run    *run                        // fetch started by Open, not yet streamed
+	pace   *pacer                      // holds its fetches to a rate (nil: none)
 }
 
 // Open prepares reading bytes [off, off+n) of lazy entry e. It returns once
@@ -112,15 +113,10 @@ type Reader struct {
 // is down, a drifted object or a detached source fail here, before a
 // response is under way. Close the Reader.
 func (m *Materializer) Open(ctx context.Context, e *manifest.Entry, off, n int64) (*Reader, error) {
-	if !e.Lazy() {
-		return nil, fmt.Errorf("materialize: entry is not lazy: %w", ErrInvalid)
+	r, err := m.reader(e, off, n)
+	if err != nil {
+		return nil, err
 	}
-	if off < 0 || n < 0 || off+n > e.Size {
-		return nil, fmt.Errorf("materialize %s [%d,+%d) of %d: %w", e.Remote.Key, off, n, e.Size, ErrInvalid)
-	}
-	r := &Reader{m: m, source: e.Remote.Source, ref: refOf(e.Remote), off: off, end: off + n,
-		pin:   Pin{Key: e.Remote.Key, Size: e.Size, ETag: e.Remote.ETag, VersionID: e.Remote.VersionID},
-		local: map[int64]*manifest.Content{}}
 	if n == 0 {
 		return r, nil
 	}
@@ -139,6 +135,20 @@ func (m *Materializer) Open(ctx context.Context, e *manifest.Entry, off, n int64
 		}
 	}
 	return r, nil
+}
+
+// reader returns a Reader of bytes [off, off+n) of lazy entry e that has
+// loaded nothing yet.
+func (m *Materializer) reader(e *manifest.Entry, off, n int64) (*Reader, error) {
+	if !e.Lazy() {
+		return nil, fmt.Errorf("materialize: entry is not lazy: %w", ErrInvalid)
+	}
+	if off < 0 || n < 0 || off+n > e.Size {
+		return nil, fmt.Errorf("materialize %s [%d,+%d) of %d: %w", e.Remote.Key, off, n, e.Size, ErrInvalid)
+	}
+	return &Reader{m: m, source: e.Remote.Source, ref: refOf(e.Remote), off: off, end: off + n,
+		pin:   Pin{Key: e.Remote.Key, Size: e.Size, ETag: e.Remote.ETag, VersionID: e.Remote.VersionID},
+		local: map[int64]*manifest.Content{}}, nil
 }
 
 // ChunkMap makes the whole of lazy entry e local (fetching what is not)
@@ -356,6 +366,9 @@ func (u *run) open(ctx context.Context) error {
 		return fmt.Errorf("fetch %s: %w", r.pin, err)
 	}
 	u.body = body
+	if r.pace != nil {
+		u.body = &pacedBody{ReadCloser: body, p: r.pace}
+	}
 	return nil
 }
 

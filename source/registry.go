@@ -74,6 +74,8 @@ type Info struct {
 	Created   time.Time `json:"created"`
 	Synced    time.Time `json:"synced"` // when the last attach or refresh ended
 	Principal string    `json:"attached_by,omitempty"`
+	// Prefetch is the last prefetch job (nil: never prefetched).
+	Prefetch *PrefetchInfo `json:"prefetch,omitempty"`
 }
 
 // record is the stored attachment: its Info plus what only the gateway
@@ -113,10 +115,12 @@ type Registry struct {
 	o   Options
 	log *slog.Logger
 
-	mu    sync.Mutex        // guards open and jobs
-	open  map[string]Source // attachment ID -> its open source
-	jobs  map[string]*job   // attachment ID -> its attach or refresh under way
-	queue chan *job
+	mu         sync.Mutex              // guards open, jobs and prefetches
+	open       map[string]Source       // attachment ID -> its open source
+	jobs       map[string]*job         // attachment ID -> its attach or refresh under way
+	prefetches map[string]*prefetchJob // attachment ID -> its prefetch under way
+	queue      chan *job
+	pqueue     chan *prefetchJob
 }
 
 // New returns a Registry over db and the branches of b, with its
@@ -128,7 +132,8 @@ func New(db kv.DB, b *branch.Service, o Options) *Registry {
 	if o.CommitEvery <= 0 {
 		o.CommitEvery = 10000
 	}
-	r := &Registry{db: db, b: b, o: o, log: o.Log, open: map[string]Source{}, jobs: map[string]*job{}, queue: make(chan *job, 64)}
+	r := &Registry{db: db, b: b, o: o, log: o.Log, open: map[string]Source{}, jobs: map[string]*job{}, queue: make(chan *job, 64),
+		prefetches: map[string]*prefetchJob{}, pqueue: make(chan *prefetchJob, 64)}
 	r.m = NewMaterializer(db, b.Chunks(), r, o.Materializer)
 	return r
 }
@@ -144,8 +149,9 @@ type job struct {
 	err       error // set before done is closed
 }
 
-// Run runs attach and refresh jobs until ctx ends, then waits for the
-// running ones (they stop at their next page).
+// Run runs attach, refresh and prefetch jobs until ctx ends, then waits
+// for the running ones (they stop at their next page; a prefetch stops
+// its fetches under way and is marked interrupted).
 func (r *Registry) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -160,12 +166,19 @@ func (r *Registry) Run(ctx context.Context) {
 				defer wg.Done()
 				r.runJob(ctx, j)
 			}()
+		case j := <-r.pqueue:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.runPrefetch(ctx, j)
+			}()
 		}
 	}
 }
 
 // markInterrupted marks the attachments whose attach or refresh was under
-// way when the gateway stopped: a refresh resumes them.
+// way when the gateway stopped (a refresh resumes them), and the
+// prefetches (prefetching again resumes them).
 func (r *Registry) markInterrupted(ctx context.Context) {
 	infos, err := r.List(ctx, "")
 	if err != nil {
@@ -173,17 +186,21 @@ func (r *Registry) markInterrupted(ctx context.Context) {
 		return
 	}
 	for _, info := range infos {
-		if info.State != "importing" && info.State != "refreshing" {
-			continue
-		}
 		r.mu.Lock()
-		running := r.jobs[info.ID] != nil
+		sync := r.jobs[info.ID] == nil && (info.State == "importing" || info.State == "refreshing")
+		pre := r.prefetches[info.ID] == nil && info.Prefetch != nil && info.Prefetch.State == PrefetchRunning
 		r.mu.Unlock()
-		if running {
+		if !sync && !pre {
 			continue
 		}
 		err := r.update(ctx, info.ID, func(rec *record) {
-			rec.State, rec.Error = "failed", "interrupted by a gateway restart; `nas source refresh` resumes it"
+			if sync {
+				rec.State, rec.Error = "failed", "interrupted by a gateway restart; `nas source refresh` resumes it"
+			}
+			if pre && rec.Prefetch != nil {
+				rec.Prefetch.State = PrefetchInterrupted
+				rec.Prefetch.Error = "interrupted by a gateway restart; `nas source prefetch` resumes it"
+			}
 		})
 		if err != nil {
 			r.log.Warn("marking an interrupted source", "source", info.ID, "err", err)
@@ -490,6 +507,15 @@ func (r *Registry) Remove(ctx context.Context, id string, evict bool) (*Info, er
 	rec, err := r.get(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	// A prefetch stops first, so nothing it fetches lands after an evict.
+	if j := r.prefetchOf(id); j != nil {
+		j.cancel()
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if err := r.db.Update(ctx, func(txn kv.Txn) error { return txn.Delete(recordKey(id)) }); err != nil {
 		return nil, err

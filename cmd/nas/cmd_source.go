@@ -18,7 +18,8 @@ func newSourceCmd() *cobra.Command {
 		Long: "A source's objects appear in the repository without being copied: attaching imports the remote listing " +
 			"(one entry per object, pinned to its ETag and version), and each object is fetched on its first read, " +
 			"after which every branch and fork reads it locally. The remote is never written."}
-	cmd.AddCommand(newSourceAddCmd(), newSourceListCmd(), newSourceRefreshCmd(), newSourceRemoveCmd())
+	cmd.AddCommand(newSourceAddCmd(), newSourceListCmd(), newSourceRefreshCmd(), newSourceRemoveCmd(),
+		newSourcePrefetchCmd(), newSourceStatusCmd())
 	return cmd
 }
 
