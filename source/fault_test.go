@@ -2,6 +2,7 @@ package source_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -56,7 +57,11 @@ func TestRemoteFaults(t *testing.T) {
 		if d := fp.gets.Load() - g0; d != 2 {
 			t.Fatalf("%d GETs, want 2 (one resumed)", d)
 		}
-		if h := fp.seen(); h[len(h)-1].rng != "bytes=1048576-3145727" {
+		// The reset drops what the proxy wrote but the gateway had not read
+		// yet, so the resume starts at most 1 MiB in, and after the start.
+		h := fp.seen()
+		var from, to int64
+		if n, err := fmt.Sscanf(h[len(h)-1].rng, "bytes=%d-%d", &from, &to); n != 2 || err != nil || from <= 0 || from > 1<<20 || to != 3145727 {
 			t.Fatalf("resumed with Range %q", h[len(h)-1].rng)
 		}
 	})
