@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -123,21 +122,17 @@ func prefetchOutcome(p *apiv1.SourcePrefetch, repo string) error {
 	return fmt.Errorf("prefetch of %s %s: %s (`nas source prefetch %s %s` resumes it)", p.Source, p.State, p.Error, repo, p.Source)
 }
 
-// prefetchPoll is how often a watcher asks, and prefetchEvery how often
-// it prints a progress line.
-const (
-	prefetchPoll  = 500 * time.Millisecond
-	prefetchEvery = 3 * time.Second
-)
+// prefetchPoll is how often a watcher asks the gateway.
+const prefetchPoll = 500 * time.Millisecond
 
 // watchPrefetch polls source/status (without its scan) until the job
-// ends, printing a progress line every few seconds when standard output
-// is a terminal (and not --json). The lines go to standard error, so
-// standard output holds only the outcome. Ctrl-C stops the watching, not
-// the job.
+// ends, showing a progress bar of its bytes on standard error when
+// standard output is a terminal (and not --json), so standard output holds
+// only the outcome. Ctrl-C stops the watching, not the job.
 func watchPrefetch(ctx context.Context, c *client, repo, id string) (apiv1.SourcePrefetch, error) {
-	tty := isTerminal(os.Stdout) && !cf.json
-	var last time.Time
+	var bar *progress
+	var shown int64
+	defer func() { bar.finish() }()
 	for {
 		var out apiv1.SourceStatusResponse
 		err := c.do(ctx, apiv1.SourceStatusRequest{ID: id, NoScan: true}, &out)
@@ -155,25 +150,17 @@ func watchPrefetch(ctx context.Context, c *client, repo, id string) (apiv1.Sourc
 		if p.State != "running" {
 			return *p, nil
 		}
-		if tty && time.Since(last) >= prefetchEvery {
-			fmt.Fprintln(os.Stderr, prefetchProgress(p))
-			last = time.Now()
+		if bar == nil && p.TotalEntries > 0 {
+			bar = newProgress(p.TotalBytes, "prefetch "+p.Source)
 		}
+		done := min(p.LocalBytes+p.ReceivedBytes, p.TotalBytes)
+		bar.add(done - shown)
+		shown = done
 		select {
 		case <-ctx.Done():
 		case <-time.After(prefetchPoll):
 		}
 	}
-}
-
-// prefetchProgress is a progress line of a running job.
-func prefetchProgress(p *apiv1.SourcePrefetch) string {
-	if p.TotalEntries == 0 && p.Entries == 0 {
-		return fmt.Sprintf("prefetch %s: listing the entries", p.Source)
-	}
-	done := min(p.LocalBytes+p.ReceivedBytes, p.TotalBytes)
-	return fmt.Sprintf("prefetch %s: %s of %s (%s), %d of %d objects%s", p.Source, sourceBytes(done), sourceBytes(p.TotalBytes),
-		percentOf(done, p.TotalBytes), p.Entries, p.TotalEntries, prefetchProblems(p))
 }
 
 // prefetchLine says how a job ended (or that it runs).
