@@ -289,28 +289,37 @@ func (c *Client) CompleteUpload(ctx context.Context, u *Upload, parts []Part) (I
 	// finished answers NoSuchUpload. The caller falls back to a PUT.
 	err := c.do(ctx, r, func(resp *http.Response) error {
 		info = infoOf(resp.Header)
-		// A completion can fail after its 200 has started: the error is in
-		// the body.
-		data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		etag, err := answerETag(resp, "POST "+u.Object.String())
 		if err != nil {
-			return err
-		}
-		var doc struct {
-			XMLName xml.Name
-			ETag    string `xml:"ETag"`
-			Code    string `xml:"Code"`
-			Message string `xml:"Message"`
-		}
-		if err := xml.Unmarshal(data, &doc); err != nil {
 			return fmt.Errorf("complete upload of %s: %w", u.Object, err)
 		}
-		if doc.XMLName.Local == "Error" {
-			return &Error{Op: "POST " + u.Object.String(), Status: resp.StatusCode, Code: doc.Code, Message: doc.Message}
-		}
-		info.ETag = strings.Trim(doc.ETag, `"`)
+		info.ETag = etag
 		return nil
 	})
 	return info, err
+}
+
+// answerETag reads the XML answer of a completion or a copy and returns
+// its ETag. S3 may fail either after its 200 has started, so an Error
+// document in the body is the *Error of op.
+func answerETag(resp *http.Response, op string) (string, error) {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return "", err
+	}
+	var doc struct {
+		XMLName xml.Name
+		ETag    string `xml:"ETag"`
+		Code    string `xml:"Code"`
+		Message string `xml:"Message"`
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		return "", fmt.Errorf("decode answer: %w", err)
+	}
+	if doc.XMLName.Local == "Error" {
+		return "", &Error{Op: op, Status: resp.StatusCode, Code: doc.Code, Message: doc.Message}
+	}
+	return strings.Trim(doc.ETag, `"`), nil
 }
 
 // AbortUpload drops an upload and its parts.
@@ -352,25 +361,11 @@ func (c *Client) Copy(ctx context.Context, src Object, versionID string, dst Obj
 	r := request{method: http.MethodPut, url: c.objectURL(dst, nil), header: h, payload: unsigned, retry: true}
 	err := c.do(ctx, r, func(resp *http.Response) error {
 		info = infoOf(resp.Header)
-		data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		etag, err := answerETag(resp, "PUT "+dst.String())
 		if err != nil {
-			return err
+			return fmt.Errorf("copy %s to %s: %w", src, dst, err)
 		}
-		var doc struct {
-			XMLName xml.Name
-			ETag    string `xml:"ETag"`
-			Code    string `xml:"Code"`
-			Message string `xml:"Message"`
-		}
-		if err := xml.Unmarshal(data, &doc); err != nil {
-			return fmt.Errorf("copy %s to %s: decode answer: %w", src, dst, err)
-		}
-		// S3 may fail a copy after its 200 has started: the error is in
-		// the body.
-		if doc.XMLName.Local == "Error" {
-			return &Error{Op: "PUT " + dst.String(), Status: resp.StatusCode, Code: doc.Code, Message: doc.Message}
-		}
-		info.ETag = strings.Trim(doc.ETag, `"`)
+		info.ETag = etag
 		return nil
 	})
 	return info, err
