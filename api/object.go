@@ -82,7 +82,11 @@ func (h *Handler) objectStat(ctx context.Context, c *call, a *apiv1.ObjectStatRe
 	if err != nil {
 		return nil, err
 	}
-	out := &apiv1.ObjectStatResponse{Object: statOut(a.Key, e, b.Head.String(), refs)}
+	at := b.Head.String()
+	if id, err := manifest.ParseCommitID(a.VersionID); err == nil {
+		at = id.String() // read at a commit: the answer is as of it
+	}
+	out := &apiv1.ObjectStatResponse{Object: statOut(a.Key, e, at, refs)}
 	if _, err := h.auth.Read(ctx, c.p, t, e); err != nil {
 		return nil, err
 	}

@@ -31,6 +31,13 @@ func TestObjectOperations(t *testing.T) {
 	if st["size"].(float64) != float64(len(big)) || len(st["chunks"].([]any)) < 2 {
 		t.Fatalf("stat: %v", st)
 	}
+	// A stat at a commit says it is as of that commit, not of the head.
+	first := c.ok("commit/create", map[string]any{"repo": "files", "branch": "main", "message": "one"})["commit"].(map[string]any)["id"].(string)
+	c.ok("commit/create", map[string]any{"repo": "files", "branch": "main", "message": "two", "allow_empty": true})
+	at := c.ok("object/stat", map[string]any{"repo": "files", "key": "big.bin", "version_id": first})["object"].(map[string]any)
+	if at["commit"] != first {
+		t.Fatalf("stat at %s says commit %v", first, at["commit"])
+	}
 	// Edit one byte in the middle: only the chunk around it is rewritten.
 	mid := int64(5 << 20)
 	res := c.ok("object/compose", map[string]any{"repo": "files", "key": "big.bin", "segments": []map[string]any{

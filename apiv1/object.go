@@ -23,7 +23,8 @@ type Chunk struct {
 	Size uint32 `json:"size"`
 }
 
-// Stat is an object with its chunk map, as of the branch head Commit.
+// Stat is an object with its chunk map, as of Commit: the branch head, or
+// the commit the request named as its version.
 type Stat struct {
 	Object
 	Commit string  `json:"commit"`
