@@ -168,7 +168,7 @@ func (h *Handler) ownerLease(ctx context.Context, c *call, a *apiv1.LeaseCreateR
 	l, cred, err := h.leases.Issue(ctx, req)
 	if err != nil {
 		if created {
-			_ = h.b.DeleteBranch(context.WithoutCancel(ctx), a.Repo, req.Branch)
+			_ = h.b.DiscardBranch(context.WithoutCancel(ctx), a.Repo, req.Branch)
 		}
 		return nil, err
 	}

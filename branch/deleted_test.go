@@ -91,3 +91,25 @@ func TestDeletedBranchExpires(t *testing.T) {
 		t.Errorf("collection dropped %d deleted-branch records (%v), want 1", st.DeletedBranches, err)
 	}
 }
+
+// TestDiscardBranchKeepsNoRecord: undoing a branch's creation leaves
+// nothing to restore.
+func TestDiscardBranchKeepsNoRecord(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t)
+	if _, err := s.CreateRepo(ctx, "rdis", branch.CreateRepoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateBranch(ctx, "rdis", "fork", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DiscardBranch(ctx, "rdis", "fork"); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := s.ListDeleted(ctx, "rdis"); err != nil || len(ds) != 0 {
+		t.Fatalf("ListDeleted after a discard: %+v %v", ds, err)
+	}
+	if _, err := s.GetBranch(ctx, "rdis", "fork"); !errors.Is(err, branch.ErrNotFound) {
+		t.Fatalf("discarded branch: %v", err)
+	}
+}

@@ -409,6 +409,17 @@ func (s *Service) DeleteBranch(ctx context.Context, repo, name string) error {
 
 // DeleteBranchBy is DeleteBranch recording who deleted it.
 func (s *Service) DeleteBranchBy(ctx context.Context, repo, name, by string) error {
+	return s.deleteBranch(ctx, repo, name, by, true)
+}
+
+// DiscardBranch deletes a branch without keeping it restorable: for undoing
+// the creation of one that never held anyone's work (a fork a failed lease
+// issue made), which must not show among the deleted branches.
+func (s *Service) DiscardBranch(ctx context.Context, repo, name string) error {
+	return s.deleteBranch(ctx, repo, name, "", false)
+}
+
+func (s *Service) deleteBranch(ctx context.Context, repo, name, by string, keep bool) error {
 	var rr *repoRecord
 	var br *branchRecord
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
@@ -425,8 +436,10 @@ func (s *Service) DeleteBranchBy(ctx context.Context, repo, name, by string) err
 		if br.Protected {
 			return fmt.Errorf("delete %s/%s: %w", repo, name, ErrProtected)
 		}
-		if err := putDeleted(txn, rr, br, by, time.Now().UTC()); err != nil {
-			return err
+		if keep {
+			if err := putDeleted(txn, rr, br, by, time.Now().UTC()); err != nil {
+				return err
+			}
 		}
 		return txn.Delete(branchKey(rr.ID, name))
 	})
