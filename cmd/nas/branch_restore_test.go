@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentnas/nas/apiv1"
 	nasclient "github.com/agentnas/nas/client"
+	"github.com/agentnas/nas/nastest"
 )
 
 // TestBranchRestore: a deleted branch is listed by list --deleted,
@@ -90,6 +91,31 @@ func TestBranchRestoreWindow(t *testing.T) {
 	}
 	if code, stderr := runCLIStderr(t, "branch", "restore", "undel", "short"); code != 1 || !strings.Contains(stderr, "no restorable deleted branch") {
 		t.Errorf("restore after the window: exit %d %s", code, stderr)
+	}
+}
+
+// TestOfflineGCDeletedRetention: offline `nas gc --data` honours
+// --deleted-retention (a record past it is dropped); online it is a usage
+// error, since the gateway keeps its own.
+func TestOfflineGCDeletedRetention(t *testing.T) {
+	dir := t.TempDir()
+	srv := nastest.Start(t, nastest.Options{DataDir: dir})
+	c := ownerClient(srv.Endpoint)
+	ctx := context.Background()
+	must(t, c.Do(ctx, apiv1.RepoCreateRequest{Repo: "offgc"}, nil))
+	must(t, c.Do(ctx, apiv1.BranchCreateRequest{Repo: "offgc", Name: "gone", From: "main"}, nil))
+	must(t, c.Do(ctx, apiv1.BranchDeleteRequest{Repo: "offgc", Name: "gone"}, nil))
+	t.Setenv("NAS_ENDPOINT", srv.Endpoint)
+	t.Setenv("NAS_ACCESS_KEY", nastest.AccessKey)
+	t.Setenv("NAS_SECRET_KEY", nastest.SecretKey)
+	if code, _ := runCLI(t, "gc", "--deleted-retention", "1h"); code != exitUsage {
+		t.Fatalf("online gc --deleted-retention: exit %d, want 2", code)
+	}
+	srv.Stop()
+	var out apiv1.GCResponse
+	jsonStep(t, exitOK, &out, "gc", "--data", dir, "--deleted-retention", "1ns")
+	if out.Stats.DeletedBranches != 1 {
+		t.Fatalf("offline gc with a 1ns window dropped %d deleted branches, want 1", out.Stats.DeletedBranches)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 type gcOptions struct {
 	data                    string
 	retention, uploadExpiry time.Duration
+	deletedKeep             time.Duration // --deleted-retention, offline only
 }
 
 // newGCCmd builds `nas gc`.
@@ -31,6 +32,14 @@ func newGCCmd() *cobra.Command {
 	cmd.Flags().StringVar(&o.data, "data", "", "collect in this data directory offline")
 	cmd.Flags().DurationVar(&o.retention, "retention", branch.DefaultRetention, "keep history younger than this")
 	cmd.Flags().DurationVar(&o.uploadExpiry, "upload-expiry", branch.DefaultUploadExpiry, "abort multipart uploads older than this")
+	cmd.Flags().DurationVar(&o.deletedKeep, "deleted-retention", branch.DefaultDeletedRetention,
+		"with --data: keep deleted branches restorable this long (a running gateway uses its own 'nas serve --deleted-retention')")
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if cmd.Flags().Changed("deleted-retention") && o.data == "" {
+			return usagef("--deleted-retention applies with --data; a running gateway keeps deleted branches as its own --deleted-retention says")
+		}
+		return nil
+	}
 	return cmd
 }
 
@@ -40,7 +49,7 @@ func runGC(ctx context.Context, o gcOptions) error {
 	var out apiv1.GCResponse
 	var err error
 	if o.data != "" {
-		out, err = gcOffline(ctx, o.data, branch.GCOptions{Retention: o.retention, UploadExpiry: o.uploadExpiry})
+		out, err = gcOffline(ctx, o.data, o.deletedKeep, branch.GCOptions{Retention: o.retention, UploadExpiry: o.uploadExpiry})
 	} else {
 		req := apiv1.GCRequest{RetentionSeconds: int64(o.retention / time.Second), UploadExpirySeconds: int64(o.uploadExpiry / time.Second)}
 		err = doCall(ctx, req, &out)
@@ -56,12 +65,13 @@ func runGC(ctx context.Context, o gcOptions) error {
 
 // gcOffline collects garbage in the data directory dir (the gateway must
 // be stopped) and reports as admin/gc does.
-func gcOffline(ctx context.Context, dir string, o branch.GCOptions) (apiv1.GCResponse, error) {
+func gcOffline(ctx context.Context, dir string, deletedKeep time.Duration, o branch.GCOptions) (apiv1.GCResponse, error) {
 	g, err := gateway.Open(gateway.Config{DataDir: dir})
 	if err != nil {
 		return apiv1.GCResponse{}, err
 	}
 	defer g.Close()
+	g.Branches.SetDeletedRetention(deletedKeep)
 	st, err := g.Branches.Collect(ctx, o)
 	if err != nil {
 		return apiv1.GCResponse{}, err
