@@ -138,7 +138,8 @@ func wantRefused(t *testing.T, cs *mcp.ClientSession, code, tool string, args an
 
 func TestTools(t *testing.T) {
 	w := newWorld(t)
-	cs := w.session(t, w.lease(t, "tools", lease.Budgets{BytesRead: 64 << 20}))
+	l := w.lease(t, "tools", lease.Budgets{BytesRead: 64 << 20})
+	cs := w.session(t, l)
 
 	tl, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
@@ -157,7 +158,14 @@ func TestTools(t *testing.T) {
 	}
 
 	t.Run("list", func(t *testing.T) { testList(t, cs) })
-	t.Run("write and read", func(t *testing.T) { testWriteRead(t, cs) })
+	t.Run("write and read", func(t *testing.T) {
+		testWriteRead(t, cs)
+		var log apiv1.CommitLogResponse
+		w.do(t, apiv1.CommitLogRequest{Repo: repo, Ref: l.Branch, Page: apiv1.Page{Limit: 1}}, &log)
+		if len(log.Commits) != 1 || log.Commits[0].Message != "keep notes" || log.Commits[0].Lease != l.ID {
+			t.Fatalf("the write's commit is %+v, want the intent as its message", log.Commits)
+		}
+	})
 	t.Run("outline", func(t *testing.T) { testOutline(t, cs) })
 	t.Run("refusals", func(t *testing.T) {
 		wantRefused(t, cs, "NotFound", "nas_read", map[string]any{"path": "secret/keys.md"})
@@ -178,8 +186,10 @@ func TestTools(t *testing.T) {
 		if p.Proposal.ID == "" || p.Proposal.Into != "main" {
 			t.Fatalf("proposal %+v", p.Proposal)
 		}
-		if p.Proposal.Status == "pending" && !strings.Contains(p.Waiting, "waiting at gate "+p.Proposal.GateID) {
-			t.Fatalf("a pending proposal says %q", p.Waiting)
+		// The write above is the change; the default policy sends a merge
+		// into main to a person.
+		if p.Proposal.Status != "pending" || !strings.Contains(p.Waiting, "waiting at gate "+p.Proposal.GateID) {
+			t.Fatalf("proposal %s is %s, says %q", p.Proposal.ID, p.Proposal.Status, p.Waiting)
 		}
 	})
 }
