@@ -168,6 +168,10 @@ func TestTools(t *testing.T) {
 	})
 	t.Run("outline", func(t *testing.T) { testOutline(t, cs) })
 	t.Run("refusals", func(t *testing.T) {
+		// The schema refuses a view that does not exist before the gateway is asked.
+		if msg := call(t, cs, "nas_read", map[string]any{"path": "docs/guide.md", "view": "summary"}, nil); !strings.Contains(msg, "view") {
+			t.Fatalf("an unknown view answers %q", msg)
+		}
 		wantRefused(t, cs, "NotFound", "nas_read", map[string]any{"path": "secret/keys.md"})
 		wantRefused(t, cs, "NotFound", "nas_read", map[string]any{"path": "docs/none.md"})
 		var hidden mcpserver.ListOutput

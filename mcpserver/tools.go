@@ -31,7 +31,7 @@ func (t *tools) register(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_list", Annotations: readOnly,
 		Description: "List a directory of the branch: objects (key, size, etag, last_modified) and subdirectories. " +
 			"Paths outside the lease are invisible. Pages of at most 500 entries; pass next_cursor as cursor for more."}, t.list)
-	mcp.AddTool(s, &mcp.Tool{Name: "nas_read", Annotations: readOnly,
+	mcp.AddTool(s, &mcp.Tool{Name: "nas_read", Annotations: readOnly, InputSchema: readSchema(),
 		Description: "Budgeted read of a file at the branch's last commit: the finest view (full, section, lines, " +
 			"outline) that fits budget_tokens (about 4 bytes a token), with evidence pointers nas://REPO/PATH@COMMIT#Lx-Ly. " +
 			"A coarser view than asked for is returned, never a silent cut."}, t.read)
