@@ -29,15 +29,15 @@ const listPage = 500
 func (t *tools) register(s *mcp.Server) {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_list", Annotations: readOnly,
-		Description: "List a directory of the branch: objects (key, size, etag, last_modified) and subdirectories. " +
-			"Paths outside the lease are invisible. Pages of at most 500 entries; pass next_cursor as cursor for more."}, t.list)
+		Description: fmt.Sprintf("List a directory of the branch: objects (key, size, etag, last_modified) and subdirectories. "+
+			"Paths outside the lease are invisible. Pages of at most %d entries; pass next_cursor as cursor for more.", listPage)}, t.list)
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_read", Annotations: readOnly, InputSchema: readSchema(),
 		Description: "Budgeted read of a file at the branch's last commit: the finest view (full, section, lines, " +
 			"outline) that fits budget_tokens (about 4 bytes a token), with evidence pointers nas://REPO/PATH@COMMIT#Lx-Ly. " +
 			"A coarser view than asked for is returned, never a silent cut."}, t.read)
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_write",
-		Description: "Write a text file on the branch and commit it, with intent as the commit message " +
-			"(recorded by the flight recorder)."}, t.write)
+		Description: "Write a text file on the branch and commit the branch, with intent as the commit message " +
+			"(kept by the flight recorder), so nas_read sees it."}, t.write)
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_lease", Annotations: readOnly,
 		Description: "The current lease (view, actions, expiry, budgets) and what is left of its budgets (-1: no limit)."}, t.lease)
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_propose",
@@ -153,7 +153,9 @@ func (t *tools) write(ctx context.Context, _ *mcp.CallToolRequest, in WriteInput
 }
 
 // commit commits the branch after a write, so the next nas_read (which
-// reads commits) sees it and the intent is on record.
+// reads commits) sees it and the intent is on record. What else the run
+// staged on the branch (through a mount, or S3) goes into the same
+// commit, as a mount's fsync would take it.
 func (t *tools) commit(ctx context.Context, in WriteInput) (string, error) {
 	msg := in.Intent
 	if msg == "" {
