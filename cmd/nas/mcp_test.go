@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,9 +19,10 @@ import (
 	nasclient "github.com/agentnas/nas/client"
 )
 
-// TestMCPCommand drives `nas mcp --lease-json F` as an MCP host would:
-// a child process on stdio, one nas_read through the lease.
-func TestMCPCommand(t *testing.T) {
+// mcpLease starts a gateway with a repository holding docs/hello.md
+// (text) and writes a lease file that may list and read docs/.
+func mcpLease(t *testing.T, text string) string {
+	t.Helper()
 	_, owner := ownerCLI(t)
 	for _, s := range [][]string{{"repo", "create", "mcpcli", "--unprotected"},
 		{"role", "put", "agent", "--repo", "mcpcli", "--paths", "**", "--actions", "list,read,write,propose"}} {
@@ -27,7 +30,6 @@ func TestMCPCommand(t *testing.T) {
 			t.Fatalf("nas %s: %d %s", strings.Join(s, " "), code, out)
 		}
 	}
-	text := "# Hello\n\nfrom the gateway\n"
 	o := nasclient.Object{Repo: "mcpcli", Branch: "main", Key: "docs/hello.md"}
 	if _, err := owner.Put(t.Context(), o, strings.NewReader(text), int64(len(text)), nasclient.PutOptions{}); err != nil {
 		t.Fatal(err)
@@ -42,10 +44,24 @@ func TestMCPCommand(t *testing.T) {
 	}
 	lf := filepath.Join(t.TempDir(), "lease.json")
 	must(t, os.WriteFile(lf, []byte(lj), 0o600))
+	return lf
+}
 
+// mcpChild is `nas mcp --lease-json lf` as a command, with none of the
+// owner's variables.
+func mcpChild(lf string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "NAS_ACCESS_KEY=", "NAS_SECRET_KEY=", "NAS_ENDPOINT=",
 		"NAS_CLI_ARGS="+strings.Join([]string{"mcp", "--lease-json", lf}, "\x1f"))
+	return cmd
+}
+
+// TestMCPCommand drives `nas mcp --lease-json F` as an MCP host would:
+// a child process on stdio, one nas_read through the lease.
+func TestMCPCommand(t *testing.T) {
+	text := "# Hello\n\nfrom the gateway\n"
+	lf := mcpLease(t, text)
+	cmd := mcpChild(lf)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -71,6 +87,52 @@ func TestMCPCommand(t *testing.T) {
 	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
 		t.Fatalf("nas mcp did not exit 0 after stdin closed: %v\n%s", cmd.ProcessState, &stderr)
 	}
+}
+
+// TestMCPSignal: SIGTERM ends `nas mcp` with exit 0, and what it logs
+// goes to standard error, never to the protocol's standard output.
+func TestMCPSignal(t *testing.T) {
+	cmd := mcpChild(mcpLease(t, "hello\n"))
+	stdin, err := cmd.StdinPipe()
+	must(t, err)
+	defer stdin.Close()
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{b: &bytes.Buffer{}}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	must(t, cmd.Start())
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "serving MCP") {
+		if time.Now().After(deadline) {
+			t.Fatalf("nas mcp did not start: %s", stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	must(t, cmd.Process.Signal(syscall.SIGTERM))
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("nas mcp after SIGTERM: %v\n%s", err, stderr)
+	}
+	if stdout.Len() != 0 {
+		t.Fatalf("nas mcp wrote %q to standard output without a request", stdout.String())
+	}
+}
+
+// syncBuffer is a buffer a child's output is copied into while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex // guards b
+	b  *bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestMCPRefusesOwnerKeys: the owner's keys are a usage error (exit 2)
