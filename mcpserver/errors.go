@@ -7,6 +7,10 @@ import (
 	"github.com/agentnas/nas/client"
 )
 
+// ErrNoTarget is returned by New when Options name no client,
+// repository or branch.
+var ErrNoTarget = errors.New("mcpserver: a client, a repository and a branch are required")
+
 // The codes a refused tool call starts with: the specification's error
 // mapping, in S3's words, which agents already know.
 const (

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"cmp"
-	"errors"
 	"log/slog"
 	"strings"
 
@@ -25,10 +24,6 @@ type Options struct {
 	// write to the transport's stream (stdout for stdio).
 	Log *slog.Logger
 }
-
-// ErrNoTarget is returned by New when Options name no client,
-// repository or branch.
-var ErrNoTarget = errors.New("mcpserver: a client, a repository and a branch are required")
 
 // New returns a server with the tools of this slice registered (see the
 // package doc). It starts nothing: run it with Server.Run on a
