@@ -35,7 +35,7 @@ var rank = map[string]int{
 	"gateway": 8,
 	// The client side.
 	"client": 3, "chunkcache": 2,
-	"fuse": 4,
+	"fuse": 4, "mcpserver": 4,
 	// Tools, tests and the binary.
 	"cas/castest": 9, "kv/kvtest": 9, "tree/treetest": 9, "source/sourcetest": 9,
 	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "cmd/nas-bench": 11, "layers": 11, "docs": 11,
@@ -47,7 +47,7 @@ var rank = map[string]int{
 var storage = []string{"kv", "cas", "tree", "manifest", "branch", "record", "auth", "source", "gate",
 	"s3api", "api", "sts", "gateway", "github.com/dgraph-io/badger"}
 
-var clientSide = []string{"apiv1", "client", "chunkcache", "fuse"}
+var clientSide = []string{"apiv1", "client", "chunkcache", "fuse", "mcpserver"}
 
 func goList(t *testing.T, format string, pkgs ...string) map[string][]string {
 	t.Helper()
