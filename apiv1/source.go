@@ -7,29 +7,32 @@ import "time"
 
 // Source is an attached bucket or folder and its last attach or refresh.
 type Source struct {
-	ID          string    `json:"id"`
-	Repo        string    `json:"repo"`
-	Branch      string    `json:"branch"`
-	Prefix      string    `json:"prefix"`
-	URL         string    `json:"url"`
-	Endpoint    string    `json:"endpoint,omitempty"`
-	Region      string    `json:"region,omitempty"`
-	Versioned   bool      `json:"versioned"`
-	Credentials bool      `json:"credentials"`
-	State       string    `json:"state"` // importing, refreshing, ready, failed
-	Error       string    `json:"error,omitempty"`
-	Listed      int64     `json:"listed"`
-	Added       int64     `json:"added"`
-	Changed     int64     `json:"changed"`
-	Removed     int64     `json:"removed"`
-	Kept        int64     `json:"kept"`
-	Skipped     int64     `json:"skipped"`
-	Base        string    `json:"base"`
-	Commit      string    `json:"commit"`
-	Commits     int       `json:"commits"`
-	Created     time.Time `json:"created"`
-	Synced      time.Time `json:"synced"`
-	AttachedBy  string    `json:"attached_by,omitempty"`
+	ID          string `json:"id"`
+	Repo        string `json:"repo"`
+	Branch      string `json:"branch"`
+	Prefix      string `json:"prefix"`
+	URL         string `json:"url"`
+	Endpoint    string `json:"endpoint,omitempty"`
+	Region      string `json:"region,omitempty"`
+	Versioned   bool   `json:"versioned"`
+	Credentials bool   `json:"credentials"`
+	// WithMetadata: new and re-pinned objects carry the remote's content
+	// type and user metadata.
+	WithMetadata bool      `json:"with_metadata"`
+	State        string    `json:"state"` // importing, refreshing, ready, failed
+	Error        string    `json:"error,omitempty"`
+	Listed       int64     `json:"listed"`
+	Added        int64     `json:"added"`
+	Changed      int64     `json:"changed"`
+	Removed      int64     `json:"removed"`
+	Kept         int64     `json:"kept"`
+	Skipped      int64     `json:"skipped"`
+	Base         string    `json:"base"`
+	Commit       string    `json:"commit"`
+	Commits      int       `json:"commits"`
+	Created      time.Time `json:"created"`
+	Synced       time.Time `json:"synced"`
+	AttachedBy   string    `json:"attached_by,omitempty"`
 }
 
 // SourceAddRequest attaches URL (s3://BUCKET/PREFIX or dir:/PATH) at
@@ -46,6 +49,9 @@ type SourceAddRequest struct {
 	SessionToken string `json:"session_token,omitempty"`
 	VirtualHost  bool   `json:"virtual_host,omitempty"`
 	Wait         bool   `json:"wait,omitempty"`
+	// WithMetadata asks each new or re-pinned object for its content type
+	// and user metadata (one HEAD each), at attach and at every refresh.
+	WithMetadata bool `json:"with_metadata,omitempty"`
 }
 
 // SourceGetRequest names a source.

@@ -1,7 +1,9 @@
 package source
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -55,7 +57,7 @@ func prefetch(ctx context.Context, src Source, n int) (next func() (Object, erro
 
 // lazyEntry returns the entry standing for o of attachment id.
 func lazyEntry(id string, o Object) *manifest.Entry {
-	e := &manifest.Entry{Size: o.Size, ETag: o.ETag, ContentType: "binary/octet-stream",
+	e := &manifest.Entry{Size: o.Size, ETag: o.ETag, ContentType: cmp.Or(o.ContentType, "binary/octet-stream"), Meta: o.Meta,
 		Remote: &manifest.Remote{Source: id, Key: o.Key, ETag: o.ETag, VersionID: o.VersionID}}
 	if !o.ModTime.IsZero() {
 		e.ModTime = o.ModTime.UnixNano()
@@ -84,6 +86,7 @@ func ownedBy(e *manifest.Entry, id string) bool {
 type syncer struct {
 	r      *Registry
 	rec    *record
+	src    Source // asked for metadata when rec.WithMetadata
 	remote func() (Object, error, bool)
 	rem    *Object // next remote object, nil when not fetched
 	remEnd bool
@@ -158,7 +161,7 @@ func (s *syncer) next(ctx context.Context) (ie branch.ImportEntry, ok bool, err 
 				continue
 			}
 			s.st.Added++
-			return branch.ImportEntry{Key: key, Entry: lazyEntry(s.rec.ID, o)}, true, nil
+			return s.pin(ctx, key, o)
 		case rem == nil || locKey < rem.Key:
 			s.localAt++
 			if ownedBy(loc.Entry, s.rec.ID) {
@@ -175,11 +178,29 @@ func (s *syncer) next(ctx context.Context) (ie branch.ImportEntry, ok bool, err 
 				continue
 			case ownedBy(loc.Entry, s.rec.ID):
 				s.st.Changed++
-				return branch.ImportEntry{Key: loc.Key, Entry: lazyEntry(s.rec.ID, o)}, true, nil
+				return s.pin(ctx, loc.Key, o)
 			}
 			s.st.Kept++
 		}
 	}
+}
+
+// pin is the change that makes key stand for the listed object o. With
+// metadata it asks the remote (a HEAD) and pins what that answers, which
+// is the object as it is now: one that changed since the listing is
+// pinned as it now is, one that vanished as listed (the next refresh
+// removes it).
+func (s *syncer) pin(ctx context.Context, key string, o Object) (branch.ImportEntry, bool, error) {
+	if s.rec.WithMetadata {
+		st, err := s.src.Stat(ctx, o.Key)
+		switch {
+		case err == nil && st.ETag != "":
+			o = st
+		case err != nil && !errors.Is(err, ErrChanged):
+			return branch.ImportEntry{}, false, err
+		}
+	}
+	return branch.ImportEntry{Key: key, Entry: lazyEntry(s.rec.ID, o)}, true, nil
 }
 
 // sync lists the source of attachment id and commits the changes, at most
@@ -199,7 +220,7 @@ func (r *Registry) sync(ctx context.Context, id, principal string) error {
 	}
 	next, stop := prefetch(ctx, src, 4096)
 	defer stop()
-	s := &syncer{r: r, rec: rec, remote: next}
+	s := &syncer{r: r, rec: rec, src: src, remote: next}
 	verb := "refresh"
 	if rec.State == "importing" {
 		verb = "attach"

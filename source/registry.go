@@ -44,6 +44,9 @@ type Spec struct {
 	VirtualHost bool
 	// Principal is who attaches (recorded on the commits).
 	Principal string
+	// WithMetadata asks each new or re-pinned object for its content type
+	// and user metadata (one HEAD each), at attach and at every refresh.
+	WithMetadata bool
 }
 
 // Info describes an attachment. It never holds credentials.
@@ -57,6 +60,9 @@ type Info struct {
 	Region      string `json:"region,omitempty"`
 	Versioned   bool   `json:"versioned"`
 	Credentials bool   `json:"credentials"` // the gateway holds credentials for it
+	// WithMetadata: every object an attach or refresh adds or re-pins is
+	// asked for (one HEAD each) its content type and user metadata.
+	WithMetadata bool `json:"with_metadata,omitempty"`
 	// State is "importing" (attach under way), "refreshing", "ready" or
 	// "failed" (Error says why; refresh resumes).
 	State string `json:"state"`
@@ -277,7 +283,7 @@ func (r *Registry) Add(ctx context.Context, s Spec) (*Info, error) {
 	}
 	rec := &record{Info: Info{ID: newID(), Repo: s.Repo, Branch: s.Branch, Prefix: s.Prefix, URL: loc.String(),
 		Endpoint: s.Endpoint, Region: s.Region, Credentials: s.AccessKey != "", State: "importing",
-		Created: time.Now().UTC(), Principal: s.Principal},
+		Created: time.Now().UTC(), Principal: s.Principal, WithMetadata: s.WithMetadata},
 		AccessKey: s.AccessKey, SecretKey: s.SecretKey, SessionToken: s.SessionToken, VirtualHost: s.VirtualHost}
 	src, err := r.openRecord(rec)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/manifest"
 )
 
 // S3Config configures an S3 source.
@@ -232,7 +234,8 @@ func (s *S3) Stat(ctx context.Context, key string) (Object, error) {
 	if err != nil {
 		return Object{}, err
 	}
-	o := Object{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: unquote(aws.ToString(out.ETag)), ModTime: aws.ToTime(out.LastModified)}
+	o := Object{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: unquote(aws.ToString(out.ETag)), ModTime: aws.ToTime(out.LastModified),
+		ContentType: aws.ToString(out.ContentType), Meta: metaPairs(out.Metadata)}
 	if s.c.Versioned {
 		o.VersionID = aws.ToString(out.VersionId)
 	}
@@ -579,4 +582,18 @@ func rootCause(err error) error {
 		}
 		err = u
 	}
+}
+
+// metaPairs is a HEAD's user metadata as an entry keeps it: names
+// lower-cased, sorted by name.
+func metaPairs(m map[string]string) []manifest.Pair {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]manifest.Pair, 0, len(m))
+	for k, v := range m {
+		out = append(out, manifest.Pair{Name: strings.ToLower(k), Value: v})
+	}
+	slices.SortFunc(out, func(a, b manifest.Pair) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

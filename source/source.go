@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/manifest"
 )
 
 // Source is a read-only tree of objects outside the gateway. Keys are
@@ -38,6 +39,10 @@ type Object struct {
 	ETag      string // without quotes
 	VersionID string // "" when the source keeps no versions
 	ModTime   time.Time
+	// ContentType and Meta (user metadata, names lower-cased, sorted) are
+	// what a Stat of an S3 source answers; listings carry neither.
+	ContentType string
+	Meta        []manifest.Pair
 }
 
 // Pin names one version of an object: what a lazy entry stands for.

@@ -27,7 +27,7 @@ func newSourceCmd() *cobra.Command {
 type sourceAddOptions struct {
 	repo, url, prefix, branch, endpoint, region string
 	accessKey, secretKey, sessionToken          string
-	virtualHost, noWait                         bool
+	virtualHost, noWait, withMetadata           bool
 }
 
 // newSourceAddCmd builds `nas source add`.
@@ -57,6 +57,7 @@ func newSourceAddCmd() *cobra.Command {
 	f.StringVar(&o.accessKey, "source-access-key", "", "the remote's access key (default $NAS_SOURCE_ACCESS_KEY)")
 	f.StringVar(&o.secretKey, "source-secret-key", "", "the remote's secret key (default $NAS_SOURCE_SECRET_KEY)")
 	f.StringVar(&o.sessionToken, "source-session-token", "", "the remote's session token (default $NAS_SOURCE_SESSION_TOKEN)")
+	f.BoolVar(&o.withMetadata, "with-metadata", false, "ask each new or changed object for its content type and user metadata (one HEAD each, at attach and every refresh)")
 	f.BoolVar(&o.virtualHost, "virtual-host", false, "address the bucket as BUCKET.host (default: path style when --source-endpoint is given)")
 	f.BoolVar(&o.noWait, "no-wait", false, "return once the import started ('nas source list' shows its progress)")
 	return cmd
@@ -76,7 +77,8 @@ func runSourceAdd(ctx context.Context, o sourceAddOptions) error {
 		return usagef("give both the remote's access key and secret key (--source-access-key, --source-secret-key)")
 	}
 	req := apiv1.SourceAddRequest{Repo: o.repo, URL: o.url, Prefix: o.prefix, Branch: o.branch, Endpoint: o.endpoint,
-		Region: o.region, AccessKey: o.accessKey, SecretKey: o.secretKey, SessionToken: o.sessionToken, VirtualHost: o.virtualHost}
+		Region: o.region, AccessKey: o.accessKey, SecretKey: o.secretKey, SessionToken: o.sessionToken, VirtualHost: o.virtualHost,
+		WithMetadata: o.withMetadata}
 	var out apiv1.SourceResponse
 	if err := c.do(ctx, req, &out); err != nil {
 		return err
