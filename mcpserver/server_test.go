@@ -293,3 +293,30 @@ func TestBudgetAndRevocation(t *testing.T) {
 	}
 	wantRefused(t, cs, "ExpiredToken", "nas_write", map[string]any{"path": "docs/x.md", "content": "x"})
 }
+
+// TestChildLease: nas_lease with child issues a narrower lease a
+// sub-agent can use on its own; one wider than the caller's is refused.
+func TestChildLease(t *testing.T) {
+	w := newWorld(t)
+	cs := w.session(t, w.lease(t, "parent", lease.Budgets{}))
+	var out mcpserver.LeaseOutput
+	if msg := call(t, cs, "nas_lease", map[string]any{"child": map[string]any{
+		"paths": []string{"docs/**"}, "actions": []string{"list", "read"}, "ttl": "10m", "purpose": "summarise the docs"}}, &out); msg != "" {
+		t.Fatal(msg)
+	}
+	ch := out.Child
+	if ch == nil || ch.SecretAccessKey == "" || ch.Endpoint != w.srv.Endpoint || ch.Parent == nil || *ch.Parent != out.Lease.ID ||
+		out.Lease.SessionToken != "" {
+		t.Fatalf("child %+v of %+v", ch, out.Lease)
+	}
+	sub := w.session(t, ch.Lease)
+	if msg := call(t, sub, "nas_read", map[string]any{"path": "docs/guide.md"}, nil); msg != "" {
+		t.Fatalf("the child reads docs: %s", msg)
+	}
+	wantRefused(t, sub, "NotFound", "nas_read", map[string]any{"path": "ref/readme.txt"})
+	wantRefused(t, sub, "AccessDenied", "nas_write", map[string]any{"path": "docs/x.md", "content": "x"})
+	msg := call(t, cs, "nas_lease", map[string]any{"child": map[string]any{"paths": []string{"secret/**"}, "actions": []string{"read"}}}, nil)
+	if msg == "" {
+		t.Fatal("a child wider than its parent was issued")
+	}
+}

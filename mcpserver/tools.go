@@ -39,7 +39,9 @@ func (t *tools) register(s *mcp.Server) {
 		Description: "Write a text file on the branch and commit the branch, with intent as the commit message " +
 			"(kept by the flight recorder), so nas_read sees it."}, t.write)
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_lease", Annotations: readOnly,
-		Description: "The current lease (view, actions, expiry, budgets) and what is left of its budgets (-1: no limit)."}, t.lease)
+		Description: "The current lease (view, actions, expiry, budgets) and what is left of its budgets (-1: no limit). " +
+			"With child, also issue a narrower child lease (within this one's view, actions and lifetime) for a sub-agent: " +
+			"the answer's child holds its credentials and endpoint, a lease JSON that `nas --lease-json` or `nas mcp` takes."}, t.lease)
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_propose",
 		Description: "Propose merging the branch into into (default: the branch it was forked from): an Agent PR. " +
 			"Policy merges it, refuses it, or sends it to a person (status pending: waiting at a gate)."}, t.propose)
@@ -180,16 +182,50 @@ func contentType(k string) string {
 	return "text/plain; charset=utf-8"
 }
 
-// LeaseInput is nas_lease's input: nothing (the lease is the caller's).
-type LeaseInput struct{}
+// LeaseInput is nas_lease's input: the lease is the caller's; Child asks
+// for a narrower child lease besides.
+type LeaseInput struct {
+	Child *ChildInput `json:"child,omitempty" jsonschema:"issue a narrower child lease for a sub-agent"`
+}
 
-func (t *tools) lease(ctx context.Context, _ *mcp.CallToolRequest, _ LeaseInput) (*mcp.CallToolResult, apiv1.LeaseGetResponse, error) {
-	var out apiv1.LeaseGetResponse
-	if err := t.c.Do(ctx, apiv1.LeaseGetRequest{}, &out); err != nil {
+// ChildInput is the child lease asked for; the gateway refuses anything
+// wider than the caller's lease.
+type ChildInput struct {
+	Paths   []string `json:"paths" jsonschema:"path globs of the child's view, within this lease's"`
+	Actions []string `json:"actions" jsonschema:"actions on them (list, read, write, delete, propose), within this lease's"`
+	TTL     string   `json:"ttl,omitempty" jsonschema:"lifetime such as 30m (at most what is left of this lease)"`
+	Purpose string   `json:"purpose,omitempty" jsonschema:"why the sub-agent needs it (recorded)"`
+}
+
+// LeaseOutput is nas_lease's answer: the current lease (no credentials)
+// and its remaining budgets, and the child lease when one was asked for.
+type LeaseOutput struct {
+	apiv1.LeaseGetResponse
+	Child *ChildLease `json:"child,omitempty"`
+}
+
+// ChildLease is an issued child lease as a lease JSON file holds it: its
+// credentials and the gateway's endpoint.
+type ChildLease struct {
+	apiv1.Lease
+	Endpoint string `json:"endpoint"`
+}
+
+func (t *tools) lease(ctx context.Context, _ *mcp.CallToolRequest, in LeaseInput) (*mcp.CallToolResult, LeaseOutput, error) {
+	var out LeaseOutput
+	if in.Child != nil {
+		var cr apiv1.LeaseResponse
+		req := apiv1.LeaseCreateRequest{Paths: in.Child.Paths, Actions: in.Child.Actions, TTL: in.Child.TTL, Purpose: in.Child.Purpose}
+		if err := t.c.Do(ctx, req, &cr); err != nil {
+			return nil, out, refusal("issue a child lease", err)
+		}
+		out.Child = &ChildLease{Lease: cr.Lease, Endpoint: t.c.Endpoint()}
+	}
+	if err := t.c.Do(ctx, apiv1.LeaseGetRequest{}, &out.LeaseGetResponse); err != nil {
 		return nil, out, refusal("get the lease", err)
 	}
 	// lease/get never sends credentials; an agent's transcript must not
-	// hold them even if it one day did.
+	// hold the caller's own even if it one day did.
 	out.Lease.SecretAccessKey, out.Lease.SessionToken = "", ""
 	return nil, out, nil
 }
