@@ -53,13 +53,19 @@ func checkRead(a *apiv1.FileReadRequest) (int, error) {
 // outline cut to fit (truncated). A range outside the file or an unknown
 // section is an error, not a reason to degrade.
 func choose(f *file, a *apiv1.FileReadRequest, budget int) (view, error) {
-	o := outline.Build(a.Path, f.data)
+	var o *outline.Outline // built only when a section or the fallback needs it
+	outlined := func() *outline.Outline {
+		if o == nil {
+			o = outline.Build(a.Path, f.data)
+		}
+		return o
+	}
 	var tried []view
 	if a.View == apiv1.ViewFull {
 		tried = append(tried, view{name: apiv1.ViewFull, content: string(f.data)})
 	}
 	if a.View != apiv1.ViewOutline && (a.Range != nil || a.Section != "") {
-		v, err := part(f, o, a)
+		v, err := part(f, outlined, a)
 		if err != nil {
 			return view{}, err
 		}
@@ -71,7 +77,7 @@ func choose(f *file, a *apiv1.FileReadRequest, budget int) (view, error) {
 			return v, nil
 		}
 	}
-	content, cut := o.Fit(budget)
+	content, cut := outlined().Fit(budget)
 	v := view{name: apiv1.ViewOutline, content: content, truncated: cut}
 	if len(tried) > 0 {
 		v.note = degraded(tried[0], v, budget)
@@ -92,10 +98,10 @@ func degraded(asked, got view, budget int) string {
 }
 
 // part is the section or line range a read names.
-func part(f *file, o *outline.Outline, a *apiv1.FileReadRequest) (view, error) {
+func part(f *file, outlined func() *outline.Outline, a *apiv1.FileReadRequest) (view, error) {
 	v := view{name: apiv1.ViewLines}
 	if a.Section != "" {
-		it, ok := o.Section(a.Section)
+		it, ok := outlined().Section(a.Section)
 		if !ok {
 			return view{}, invalid(fmt.Sprintf("%s has no section %q (its outline lists them)", a.Path, a.Section))
 		}

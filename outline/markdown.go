@@ -1,6 +1,8 @@
 package outline
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -8,9 +10,19 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
+// maxNesting bounds the block quotes and list items a Markdown line may
+// open: the parser's time grows with the square of the nesting, so a small
+// file of ">>>>…" would hold a gateway core for minutes. Real documents
+// nest a handful deep.
+const maxNesting = 32
+
 // markdownItems lists the headings of a Markdown file; each runs to the
-// line before the next heading of its level or a higher one.
-func markdownItems(data []byte, ls *Lines) []Item {
+// line before the next heading of its level or a higher one. A file
+// nested deeper than maxNesting is refused (and outlined as text).
+func markdownItems(data []byte, ls *Lines) ([]Item, error) {
+	if d := nesting(data); d > maxNesting {
+		return nil, fmt.Errorf("blocks nested %d deep, more than %d", d, maxNesting)
+	}
 	doc := goldmark.New().Parser().Parse(text.NewReader(data))
 	var items []Item
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
@@ -30,7 +42,40 @@ func markdownItems(data []byte, ls *Lines) []Item {
 			}
 		}
 	}
-	return withPaths(items)
+	return withPaths(items), nil
+}
+
+// nesting is the most block quotes, list markers and indentation steps
+// (four columns each, on lines that open a quote or a list item) any line
+// of data opens, counted only up to just past maxNesting.
+func nesting(data []byte) int {
+	deepest := 0
+	for line := range bytes.Lines(data) {
+		d, col := 0, 0
+		for i := 0; i < len(line) && d <= maxNesting; {
+			switch c := line[i]; {
+			case c == ' ':
+				col++
+			case c == '\t':
+				col += 4
+			case c == '>':
+				d++
+			case (c == '-' || c == '*' || c == '+') && i+1 < len(line) && line[i+1] == ' ':
+				d++
+			default:
+				i = len(line)
+				continue
+			}
+			i++
+		}
+		if d > 0 { // indentation nests only lists and quotes, not code
+			deepest = max(deepest, d+col/4)
+		}
+		if deepest > maxNesting {
+			return deepest
+		}
+	}
+	return deepest
 }
 
 // headingLine is the line a heading starts on: its first text segment's

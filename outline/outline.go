@@ -79,7 +79,7 @@ func Build(name string, data []byte) *Outline {
 	var err error
 	switch o.Format {
 	case Markdown:
-		o.Items = markdownItems(data, ls)
+		o.Items, err = markdownItems(data, ls)
 	case JSON:
 		o.Items, o.Notes, err = jsonItems(data, ls)
 	case YAML:

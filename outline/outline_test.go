@@ -153,3 +153,29 @@ func FuzzBuild(f *testing.F) {
 		}
 	})
 }
+
+// TestDeepMarkdownIsText: Markdown nested past maxNesting (which the
+// parser takes quadratic time over) is outlined as text with a note;
+// ordinary nesting is still Markdown.
+func TestDeepMarkdownIsText(t *testing.T) {
+	for name, data := range map[string]string{
+		"quotes": strings.Repeat(">", 80<<10),
+		"lists":  strings.Repeat("- ", 5000) + "x\n",
+		"indent": func() string {
+			var b strings.Builder
+			for i := range 200 {
+				b.WriteString(strings.Repeat("  ", i) + "- item\n")
+			}
+			return b.String()
+		}(),
+	} {
+		o := Build("deep.md", []byte(data))
+		if o.Format != Text || len(o.Notes) == 0 || !strings.Contains(o.Notes[0], "nested") {
+			t.Errorf("%s: format %s, notes %q", name, o.Format, o.Notes)
+		}
+	}
+	o := Build("ok.md", []byte("# A\n\n> quote\n> > nested\n\n- a\n  - b\n    - c\n\n    indented code\n\n## B\n"))
+	if o.Format != Markdown || len(o.Items) != 2 {
+		t.Fatalf("ordinary Markdown: %s %+v %q", o.Format, o.Items, o.Notes)
+	}
+}
