@@ -1,6 +1,7 @@
 package sigv2
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -152,6 +153,20 @@ func canonicalResource(host string, domains []string, path string, ps []param) [
 		}
 	}
 	return b
+}
+
+// plainSubresources refuses a sub-resource parameter that the signature
+// and the server would read differently: a name written with %XX escapes
+// (the signature matches names as sent, the server routes on decoded
+// ones, so "version%49d" would be an unsigned versionId), or a value with
+// '+' (signed as '+', read as a space).
+func plainSubresources(ps []param) error {
+	for _, p := range ps {
+		if subresources[p.key] && (p.rawKey != p.key || strings.ContainsRune(p.rawValue, '+')) {
+			return fmt.Errorf("%w: sub-resource %q must be sent unescaped, its value without '+'", ErrSignatureMismatch, p.key)
+		}
+	}
+	return nil
 }
 
 // unquote decodes %XX escapes and leaves anything else as it is, '+'

@@ -36,6 +36,9 @@ type Verifier struct {
 func (v *Verifier) Verify(ctx context.Context, r *http.Request, lookup sigv4.SecretLookup) (*sigv4.Result, error) {
 	path, rawQuery := target(r)
 	ps := splitQuery(rawQuery)
+	if err := plainSubresources(ps); err != nil {
+		return nil, err
+	}
 	c, err := v.claimOf(r, ps)
 	if err != nil {
 		return nil, err

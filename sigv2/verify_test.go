@@ -84,6 +84,17 @@ func TestVerify(t *testing.T) {
 			r.RequestURI = "/b/k?versionId=2"
 			return r
 		}, sigv4.ErrSignatureMismatch},
+		{"escaped sub-resource name added", func() *http.Request {
+			r := signed("DELETE", "/b/k", now, nil, ownerAK, ownerSecret)
+			r.RequestURI = "/b/k?version%49d=abc" // the server would read versionId=abc
+			return r
+		}, sigv4.ErrSignatureMismatch},
+		{"escaped sub-resource name signed", func() *http.Request {
+			return signed("PUT", "/b/k?t%61gging", now, nil, ownerAK, ownerSecret)
+		}, sigv4.ErrSignatureMismatch},
+		{"plus in a sub-resource value", func() *http.Request {
+			return signed("GET", "/b/k?versionId=a+b", now, nil, ownerAK, ownerSecret)
+		}, sigv4.ErrSignatureMismatch},
 		{"unsigned query param is free", func() *http.Request {
 			r := signed("GET", "/b/?prefix=a", now, nil, ownerAK, ownerSecret)
 			r.RequestURI = "/b/?prefix=z"
