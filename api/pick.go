@@ -47,7 +47,11 @@ func (h *Handler) pick(ctx context.Context, c *call, a apiv1.PickRequest, what s
 		if deleted {
 			act = lease.Delete
 		}
-		return h.auth.Authorize(ctx, c.p, act, auth.Target{Repo: a.Repo, Branch: a.Branch, Key: key})
+		err := h.auth.Authorize(ctx, c.p, act, auth.Target{Repo: a.Repo, Branch: a.Branch, Key: key})
+		if err != nil && !c.p.IsOwner() && !c.p.Visible(key, lease.List, lease.Read) {
+			return errHiddenChanges() // the door's refusal would name the key
+		}
+		return err
 	}}
 	o.Intent = func(id manifest.CommitID) error {
 		e := record.Event{Kind: record.KindCommit, Repo: a.Repo, Branch: a.Branch, Subject: record.Subject{Commit: id.String()},
@@ -57,6 +61,9 @@ func (h *Handler) pick(ctx context.Context, c *call, a apiv1.PickRequest, what s
 	res, err := fn(ctx, a.Repo, a.Branch, a.Commit, o)
 	out := &apiv1.PickResponse{Result: visibleResult(c, mergeOut(res))}
 	if errors.Is(err, branch.ErrMergeConflict) {
+		if len(out.Result.Conflicts) == 0 && !c.p.IsOwner() {
+			return nil, errHiddenChanges() // every conflict is on a key the lease cannot see
+		}
 		msg := fmt.Sprintf("%s of %s: %d conflicting key(s); nothing was changed", what, a.Commit, len(out.Result.Conflicts))
 		return nil, &Error{Status: http.StatusConflict, Code: apiv1.CodeMergeConflict, Message: msg, Details: map[string]any{"result": out.Result}}
 	}
@@ -65,6 +72,10 @@ func (h *Handler) pick(ctx context.Context, c *call, a apiv1.PickRequest, what s
 	}
 	return out, nil
 }
+
+// errHiddenChanges refuses a lease's revert or cherry-pick of a commit that
+// changes keys outside its view, without naming them.
+func errHiddenChanges() error { return denied("the commit changes keys outside the lease's view") }
 
 // visibleResult keeps, for a lease, only the conflicts on keys it may
 // see.

@@ -172,6 +172,15 @@ func TestPickLease(t *testing.T) {
 	if got := f.get(t, "dev", "d"); got != "dev-d" {
 		t.Fatalf("a refused revert changed d: %q", got)
 	}
+	// A lease that sees only a: the commit's other keys are not named.
+	mustCLI(t, "role", "put", "narrow", "--repo", "pick", "--paths", "a", "--actions", "list,read,write,delete")
+	lj := mustCLI(t, "lease", "create", "pick", "--role", "narrow", "--paths", "a", "--actions", "list,read,write,delete", "--branch", "dev", "--ttl", "1h", "--json")
+	narrow := filepath.Join(t.TempDir(), "narrow.json")
+	must(t, os.WriteFile(narrow, []byte(lj), 0o600))
+	code, stderr := runCLIStderr(t, "--lease-json", narrow, "revert", "pick", "dev", f.change)
+	if code != 1 || !strings.Contains(stderr, "outside the lease's view") || strings.Contains(stderr, "(write ") || strings.Contains(stderr, "(delete ") {
+		t.Errorf("a narrow lease's revert of a commit with hidden keys: exit %d %s", code, stderr)
+	}
 	lf := leaseFile("list,read,write,delete")
 	if code, stderr := runCLIStderr(t, "--lease-json", lf, "cherry-pick", "pick", "main", f.change); code != 1 {
 		t.Errorf("a lease cherry-picked onto another branch: %s", stderr)
