@@ -385,3 +385,14 @@ func TestProgressOnlyForAPerson(t *testing.T) {
 		}
 	}
 }
+
+// TestPartSizeFor: uploads stay within S3's 10,000 parts up to 5 TiB, in
+// whole MiB parts of at least 16 MiB.
+func TestPartSizeFor(t *testing.T) {
+	for _, size := range []int64{1, partSize, 100 << 20, maxParts * partSize, maxParts*partSize + 1, 1 << 40, maxObject} {
+		ps := partSizeFor(size)
+		if ps < partSize || ps%(1<<20) != 0 || (size+ps-1)/ps > maxParts {
+			t.Errorf("size %d: part size %d makes %d parts", size, ps, (size+ps-1)/ps)
+		}
+	}
+}

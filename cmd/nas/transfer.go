@@ -17,8 +17,21 @@ import (
 )
 
 // partSize is the part of a multipart upload; files of at least this
-// size go up in parts.
-const partSize = 16 << 20
+// size go up in parts. S3 allows at most maxParts parts and maxObject
+// bytes, so a file over maxParts*partSize (160 GiB) goes up in larger
+// parts (partSizeFor).
+const (
+	partSize  = 16 << 20
+	maxParts  = 10000
+	maxObject = 5 << 40
+)
+
+// partSizeFor is the part size for a file of size bytes: partSize, or the
+// smallest whole MiB that keeps the upload within maxParts parts.
+func partSizeFor(size int64) int64 {
+	ps := max(int64(partSize), (size+maxParts-1)/maxParts)
+	return (ps + 1<<20 - 1) &^ (1<<20 - 1)
+}
 
 // fileResult is one line of the --json output (NDJSON) of cp and mirror:
 // one file or object copied, or one deleted.
@@ -177,17 +190,21 @@ func upload(ctx context.Context, c *objClient, path string, dst nasclient.Object
 // uploadParts sends size bytes of f as a multipart upload of dst.
 func uploadParts(ctx context.Context, c *objClient, f io.ReaderAt, size int64, dst nasclient.Object,
 	opt nasclient.PutOptions, parallel int, p *progress) (nasclient.Info, error) {
+	if size > maxObject {
+		return nasclient.Info{}, fmt.Errorf("%s is %d bytes, over S3's 5 TiB object limit", dst, size)
+	}
 	u, err := c.CreateUpload(ctx, dst, opt)
 	if err != nil {
 		return nasclient.Info{}, err
 	}
-	n := int((size + partSize - 1) / partSize)
+	ps := partSizeFor(size)
+	n := int((size + ps - 1) / ps)
 	parts := make([]nasclient.Part, n)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallel)
 	for i := range n {
-		off := int64(i) * partSize
-		ln := min(partSize, size-off)
+		off := int64(i) * ps
+		ln := min(ps, size-off)
 		g.Go(func() error {
 			part, err := c.UploadPart(gctx, u, i+1, io.NewSectionReader(f, off, ln), ln)
 			if err != nil {
