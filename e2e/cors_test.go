@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -347,5 +348,28 @@ func TestCorsPresigned(t *testing.T) {
 	must(t, err)
 	if st, h, _ := send(t, http.MethodDelete, pd.URL, http.Header{"Origin": {origin}}, nil); st != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("DELETE with Origin: %d %v", st, h)
+	}
+}
+
+// TestSubresourceOfTheOtherTarget: ?cors on an object and ?attributes on a
+// bucket are refused, never served as the plain object or bucket call
+// (which would overwrite the object with the CORS document, or delete the
+// bucket).
+func TestSubresourceOfTheOtherTarget(t *testing.T) {
+	srv := nastest.Start(t)
+	c := client(t, srv)
+	createBucket(t, c, "sub")
+	put(t, c, "sub", "k", []byte("keep me"))
+	for _, r := range []struct{ method, path string }{
+		{http.MethodPut, "/sub/k?cors"}, {http.MethodDelete, "/sub/k?cors"}, {http.MethodGet, "/sub/k?cors"},
+		{http.MethodDelete, "/sub?attributes"}, {http.MethodPut, "/sub?attributes"},
+	} {
+		st, _, body := do(t, rawRequest(t, r.method, srv.Endpoint+r.path, []byte("<CORSConfiguration/>"), time.Now(), owner, nil))
+		if st != http.StatusBadRequest || xmlCode(body) != "InvalidRequest" {
+			t.Errorf("%s %s: %d %s", r.method, r.path, st, body)
+		}
+	}
+	if got, _ := get(t, c, "sub", "k"); string(got) != "keep me" {
+		t.Fatalf("object changed: %q", got)
 	}
 }

@@ -53,9 +53,14 @@ func (s *Server) route(req *request) route {
 		return methodNotAllowed()
 	}
 	var rt route
-	if req.hasKey {
+	switch {
+	case req.hasKey && req.query.Has("cors"), !req.hasKey && req.query.Has("attributes"):
+		// A sub-resource of the other kind of target: refused, never read
+		// as the plain object or bucket call (a PUT would overwrite).
+		rt = route{op: opUnknown, serve: answer(errInvalidRequest("this sub-resource does not apply to this target"))}
+	case req.hasKey:
 		rt = s.objectRoute(req)
-	} else {
+	default:
 		rt = s.bucketRoute(req)
 	}
 	rt.target = true
