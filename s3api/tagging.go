@@ -152,11 +152,12 @@ func (s *Server) getObjectTagging(req *request) error {
 	return s.writeXML(req, http.StatusOK, taggingOf(e.Tags))
 }
 
-// readVersion authorizes reading the addressed object and finds the
-// version a subresource GET (tags, ACL) names: versionId, else the
-// current one, whose ID the answer carries.
+// readVersion authorizes reading the addressed object's metadata (a
+// probe, as HEAD: a single-use grant is left for the GET) and finds the
+// version a subresource GET (tags, ACL, attributes) names: versionId,
+// else the current one, whose ID the answer carries.
 func (s *Server) readVersion(req *request) (*manifest.Entry, error) {
-	if err := s.allow(req, lease.Read, req.repo, req.branch, req.key, noSuchKey()); err != nil {
+	if err := s.probe(req, req.repo, req.branch, req.key, noSuchKey()); err != nil {
 		return nil, err
 	}
 	e, err := s.resolve(req, req.repo, req.branch, req.key, req.query.Get("versionId"))
