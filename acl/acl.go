@@ -147,11 +147,20 @@ func (a ACL) IsPrivate(owner string) bool {
 	return slices.Equal(a.Grants, Private(owner).Grants)
 }
 
-// Check reports the first grant of a the gateway cannot resolve: a
-// canonical ID other than the owner's (and EC2's, which only
-// aws-exec-read names), a group S3 does not define, any e-mail address
-// (no account has one here), or an unknown permission or kind.
+// MaxGrants is S3's bound on the grants of one ACL.
+const MaxGrants = 100
+
+// Check reports an ACL of more than MaxGrants grants (stored in every
+// version and decoded on every read, so unbounded it would let a writer
+// grow an entry to megabytes), or the first grant of a the gateway
+// cannot resolve: a canonical ID other than the owner's (and EC2's,
+// which only aws-exec-read names), a group S3 does not define, any
+// e-mail address (no account has one here), or an unknown permission or
+// kind.
 func (a ACL) Check(owner string) error {
+	if len(a.Grants) > MaxGrants {
+		return fmt.Errorf("%d grants, more than %d: %w", len(a.Grants), MaxGrants, ErrInvalid)
+	}
 	for _, g := range a.Grants {
 		if !g.Permission.valid() {
 			return fmt.Errorf("permission %d: %w", g.Permission, ErrInvalid)

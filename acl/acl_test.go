@@ -84,6 +84,14 @@ func TestCheck(t *testing.T) {
 			t.Errorf("Check(%v) = %v, want %v", tc.g, err, tc.want)
 		}
 	}
+	many := ACL{Grants: slices.Repeat([]Grant{{User(owner), Read}}, MaxGrants)}
+	if err := many.Check(owner); err != nil {
+		t.Errorf("%d grants: %v", MaxGrants, err)
+	}
+	many.Grants = append(many.Grants, Grant{User(owner), Read})
+	if err := many.Check(owner); !errors.Is(err, ErrInvalid) {
+		t.Errorf("%d grants: %v, want ErrInvalid", len(many.Grants), err)
+	}
 }
 
 func TestEncodeRoundTrip(t *testing.T) {
