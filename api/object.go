@@ -84,7 +84,8 @@ func (h *Handler) objectStat(ctx context.Context, c *call, a *apiv1.ObjectStatRe
 	}
 	at := b.Head.String()
 	if id, err := manifest.ParseCommitID(a.VersionID); err == nil {
-		at = id.String() // read at a commit: the answer is as of it
+		at = id.String() // read at a commit: the answer, and the read manifest, are as of it
+		t.Commit = at
 	}
 	out := &apiv1.ObjectStatResponse{Object: statOut(a.Key, e, at, refs)}
 	if _, err := h.auth.Read(ctx, c.p, t, e); err != nil {
