@@ -38,10 +38,13 @@ func (t *tools) register(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_write",
 		Description: "Write a text file on the branch and commit the branch, with intent as the commit message " +
 			"(kept by the flight recorder), so nas_read sees it."}, t.write)
-	mcp.AddTool(s, &mcp.Tool{Name: "nas_lease", Annotations: readOnly,
+	// Not read-only: with child it issues credentials, which a host must
+	// not approve as a mere query.
+	mcp.AddTool(s, &mcp.Tool{Name: "nas_lease",
 		Description: "The current lease (view, actions, expiry, budgets) and what is left of its budgets (-1: no limit). " +
 			"With child, also issue a narrower child lease (within this one's view, actions and lifetime) for a sub-agent: " +
-			"the answer's child holds its credentials and endpoint, a lease JSON that `nas --lease-json` or `nas mcp` takes."}, t.lease)
+			"the answer's child holds its live credentials and endpoint, a lease JSON that `nas --lease-json` or `nas mcp` takes; " +
+			"they stay valid for the child's ttl, so ask for a short one."}, t.lease)
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_propose",
 		Description: "Propose merging the branch into into (default: the branch it was forked from): an Agent PR. " +
 			"Policy merges it, refuses it, or sends it to a person (status pending: waiting at a gate)."}, t.propose)
