@@ -115,7 +115,7 @@ func New(c Config) *Authority {
 	a := &Authority{owner: c.Owner, leases: c.Leases, branches: c.Branches, rec: c.Recorder, reads: c.Reads,
 		now: c.Now, log: c.Log, limit: newLimiter(refusalsPerSecond), obs: c.Observer, web: newWebKeys(c.Now)}
 	a.verify.Now = c.Now
-	a.verify2 = sigv2.Verifier{Now: c.Now, MaxSkew: a.verify.MaxSkew, Domains: c.Domains}
+	a.verify2 = sigv2.Verifier{Now: c.Now, Domains: c.Domains} // zero MaxSkew: sigv4's default, as for SigV4
 	return a
 }
 

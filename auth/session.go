@@ -49,9 +49,10 @@ func IsSessionID(id string) bool { return strings.HasPrefix(id, sessionPrefix) }
 func sessionKey(id string) []byte { return []byte(keyspace.OwnerSession + id) }
 
 // OwnerSession mints owner session credentials for p (GetSessionToken)
-// living ttl. Only the owner's long-lived keys may: a lease, or an owner
-// session itself, is refused with ErrDenied (recorded), so a session can
-// never outlive itself by minting another.
+// living ttl. Only the owner's long-lived keys may: a lease (refused and
+// recorded, as every lease refusal) or an owner session itself is
+// refused with ErrDenied, so a session can never outlive itself by
+// minting another.
 func (a *Authority) OwnerSession(ctx context.Context, p *Principal, ttl time.Duration) (*Session, Credentials, error) {
 	switch {
 	case p.Lease != nil:

@@ -44,8 +44,11 @@ type webClaims struct {
 //
 // It answers ErrInvalidIdentityToken, ErrIdentityTokenExpired,
 // ErrIDPCommunication or ErrNotTrusted (a missing role, or one that does
-// not trust this issuer, subject or claims: the same answer, so nobody
-// learns which roles exist). Every refusal is recorded (rate limited).
+// not trust this issuer, subject or claims: the same answer). A token
+// whose issuer is the role's gets the token's own verdict (invalid,
+// expired, issuer unreachable), so a caller who guesses both a role name
+// and its issuer learns that the role exists; nothing about its view or
+// subjects. Every refusal is recorded (rate limited).
 func (a *Authority) AssumeWithWebIdentity(ctx context.Context, role, token string) (*lease.Role, *lease.WebIdentity, error) {
 	r, id, err := a.webIdentity(ctx, role, token)
 	if err != nil {
