@@ -107,3 +107,15 @@ func (FileDereferenceRequest) Op() string { return "files/dereference" }
 
 // Op implements Request.
 func (FileVerifyRequest) Op() string { return "files/verify" }
+
+// ImplyView sets the view a request without one means: lines for a
+// range, section for a section (the gateway's default is full).
+func (r *FileReadRequest) ImplyView() {
+	switch {
+	case r.View != "":
+	case r.Range != nil:
+		r.View = ViewLines
+	case r.Section != "":
+		r.View = ViewSection
+	}
+}

@@ -107,12 +107,7 @@ type ReadInput struct {
 func (t *tools) read(ctx context.Context, _ *mcp.CallToolRequest, in ReadInput) (*mcp.CallToolResult, apiv1.FileReadResponse, error) {
 	req := apiv1.FileReadRequest{Repo: t.repo, Branch: t.branch, Path: key(in.Path), View: in.View, Range: in.Range,
 		Section: in.Section, BudgetTokens: in.BudgetTokens}
-	if req.View == "" && req.Range != nil {
-		req.View = apiv1.ViewLines
-	}
-	if req.View == "" && req.Section != "" {
-		req.View = apiv1.ViewSection
-	}
+	req.ImplyView()
 	out, err := t.c.ReadFile(ctx, req)
 	if err != nil {
 		return nil, apiv1.FileReadResponse{}, refusal("read "+in.Path, err)

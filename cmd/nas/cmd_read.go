@@ -56,12 +56,7 @@ func readRequest(o readOptions) (apiv1.FileReadRequest, error) {
 		}
 		r.Range = &rg
 	}
-	if r.View == "" && r.Range != nil {
-		r.View = apiv1.ViewLines
-	}
-	if r.View == "" && r.Section != "" {
-		r.View = apiv1.ViewSection
-	}
+	r.ImplyView()
 	return r, nil
 }
 
