@@ -27,6 +27,7 @@ import (
 	"github.com/agentnas/nas/source"
 	"github.com/agentnas/nas/sts"
 	"github.com/agentnas/nas/tree"
+	"golang.org/x/sync/singleflight"
 )
 
 // Config configures a Gateway.
@@ -67,9 +68,10 @@ type Gateway struct {
 	kv      kv.DB // the store every service uses (decorated)
 	log     *slog.Logger
 	bodies  BodyLimits
-	// checking is held while a readiness check runs, so probes against a
-	// hung store never pile up checks.
-	checking sync.Mutex
+	// readiness runs one readiness check at a time; probes that come
+	// while it runs share its answer, so a hung store holds one check,
+	// not one per probe.
+	readiness singleflight.Group
 
 	stop context.CancelFunc // ends background work started by Start
 	bg   sync.WaitGroup     // background goroutines

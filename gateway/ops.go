@@ -70,7 +70,7 @@ func status(w http.ResponseWriter, code int) {
 }
 
 // owner lets the owner's signed request through the door; anyone else
-// gets a bare 403 (or 401 without a signature).
+// gets a bare 403.
 func (g *Gateway) owner(w http.ResponseWriter, r *http.Request) bool {
 	p, err := g.Auth.Authenticate(r, auth.Control)
 	if p != nil {
@@ -89,34 +89,36 @@ func (g *Gateway) owner(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // ready checks, within readyTimeout, that a kv read and a chunk-store
-// stat succeed.
+// stat succeed. Probes that arrive while a check runs wait for that one
+// and share its answer.
 func (g *Gateway) ready(ctx context.Context) error {
-	if !g.checking.TryLock() {
-		return errors.New("a readiness check is still running") // the store is slow: not ready
-	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	done := make(chan error, 1) // the check may outlive a hung store
-	go func() {
-		defer g.checking.Unlock()
-		err := g.kv.View(ctx, func(r kv.Reader) error {
-			_, err := r.Get([]byte("_nas/ready-probe")) // any key: a miss is a read that worked
-			if errors.Is(err, kv.ErrNotFound) {
-				return nil
-			}
-			return err
-		})
-		if err == nil {
-			err = g.Chunks.Ping(ctx)
-		}
-		done <- err
-	}()
+	ch := g.readiness.DoChan("ready", func() (any, error) { return nil, g.checkStores() })
 	select {
-	case err := <-done:
-		return err
+	case r := <-ch:
+		return r.Err
 	case <-ctx.Done():
-		return ctx.Err()
+		return ctx.Err() // the store is slow: not ready (the check goes on, alone)
 	}
+}
+
+// checkStores reads kv and stats the chunk store, giving up after
+// readyTimeout if they honour their context (a hung one may not).
+func (g *Gateway) checkStores() error {
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	err := g.kv.View(ctx, func(r kv.Reader) error {
+		_, err := r.Get([]byte("_nas/ready-probe")) // any key: a miss is a read that worked
+		if errors.Is(err, kv.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err == nil {
+		err = g.Chunks.Ping(ctx)
+	}
+	return err
 }
 
 // MetricsHandler serves the metrics and health endpoints without

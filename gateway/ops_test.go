@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -135,5 +136,26 @@ func TestReadyAgainstAHungStore(t *testing.T) {
 	}
 	if n := hang.waiting.Load(); n != 1 {
 		t.Errorf("%d checks wait on the hung store, want 1", n)
+	}
+}
+
+// TestReadyUnderConcurrentProbes: probes that arrive while a check runs
+// share its answer rather than being told "not ready".
+func TestReadyUnderConcurrentProbes(t *testing.T) {
+	_, _, metrics, _, _ := openHanging(t)
+	var wg sync.WaitGroup
+	codes := make([]int, 16)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _ = fetch(t, metrics.URL+gateway.ReadyPath)
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != http.StatusOK {
+			t.Errorf("probe %d: %d, want 200", i, c)
+		}
 	}
 }
