@@ -269,6 +269,12 @@ func (s *Leases) Resolve(ctx context.Context, ak, token string) (*lease.Lease, s
 	if IsSessionID(id) {
 		return nil, "", fmt.Errorf("owner session %s: %w", id, lease.ErrBadToken)
 	}
+	return s.resolveLease(ctx, id, ak)
+}
+
+// resolveLease loads lease id, whose token verified for ak, and checks
+// that it is live.
+func (s *Leases) resolveLease(ctx context.Context, id, ak string) (*lease.Lease, string, error) {
 	l, err := s.Get(ctx, id)
 	if errors.Is(err, lease.ErrNotFound) {
 		return nil, "", fmt.Errorf("lease %s: %w", id, lease.ErrBadToken)

@@ -165,6 +165,6 @@ func (s *Leases) ResolveTemporary(ctx context.Context, o Owner, ak, token string
 		ses, secret, err := s.resolveSession(ctx, id, ak, s.fingerprint(o))
 		return nil, ses, secret, err
 	}
-	l, secret, err := s.Resolve(ctx, ak, token)
+	l, secret, err := s.resolveLease(ctx, id, ak)
 	return l, nil, secret, err
 }
