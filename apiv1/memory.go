@@ -1,0 +1,102 @@
+package apiv1
+
+// Agent memory (memory/remember, memory/recall): notes are plain Markdown
+// files with the specification's YAML front matter in a role's Agent
+// Home, HOME/memory/notes/ID.md (or HOME/memory/quarantine/ID.md for a
+// note written by a tainted session), readable with no memory layer at
+// all. HOME is agents/ROLE: a lease's role, or the Home the owner names.
+// A note is never overwritten: a new fact supersedes old ones.
+
+// The kinds of note.
+const (
+	KindEpisodic   = "episodic"
+	KindSemantic   = "semantic"
+	KindProcedural = "procedural"
+	KindPreference = "preference"
+)
+
+// Note is a note's front matter and body as stored.
+type Note struct {
+	ID         string   `json:"id" yaml:"id"`
+	Kind       string   `json:"kind" yaml:"kind"`
+	Subject    string   `json:"subject" yaml:"subject"`
+	ValidFrom  string   `json:"valid_from" yaml:"valid_from"`
+	ValidTo    *string  `json:"valid_to" yaml:"valid_to"`
+	Confidence float64  `json:"confidence" yaml:"confidence"`
+	Origin     string   `json:"origin" yaml:"origin"`
+	Reviewed   bool     `json:"reviewed" yaml:"reviewed"`
+	Sources    []string `json:"sources" yaml:"sources"`
+	Supersedes []string `json:"supersedes" yaml:"supersedes"`
+	Body       string   `json:"body" yaml:"-"`
+}
+
+// MemoryRememberRequest writes a note on Branch (default: the lease's)
+// in Home (default: the lease's role's, agents/ROLE; the owner must name
+// one) and commits it. Sources are evidence pointers the note rests on;
+// Supersedes names notes of the same Home it replaces.
+type MemoryRememberRequest struct {
+	Repo       string   `json:"repo"`
+	Branch     string   `json:"branch,omitempty"`
+	Home       string   `json:"home,omitempty"`
+	Kind       string   `json:"kind"`
+	Subject    string   `json:"subject"`
+	Body       string   `json:"body"`
+	Sources    []string `json:"sources,omitempty"`
+	Confidence *float64 `json:"confidence,omitempty"`
+	ValidFrom  string   `json:"valid_from,omitempty"`
+	ValidTo    string   `json:"valid_to,omitempty"`
+	Supersedes []string `json:"supersedes,omitempty"`
+	Intent     string   `json:"intent,omitempty"`
+}
+
+// MemoryRememberResponse is the note written, where, and the commit that
+// holds it.
+type MemoryRememberResponse struct {
+	Note        Note   `json:"note"`
+	Path        string `json:"path"`
+	Quarantined bool   `json:"quarantined"`
+	Commit      string `json:"commit"`
+}
+
+// MemoryRecallRequest recalls the notes of Home (default: the lease's
+// role's) on Branch's last commit that best match Query, within
+// BudgetTokens. Superseded notes are left out unless IncludeSuperseded;
+// quarantined ones are included and marked (recallable, never
+// autoloaded) unless ExcludeQuarantine.
+type MemoryRecallRequest struct {
+	Repo              string `json:"repo"`
+	Branch            string `json:"branch,omitempty"`
+	Home              string `json:"home,omitempty"`
+	Query             string `json:"query"`
+	Limit             int    `json:"limit,omitempty"`
+	BudgetTokens      int    `json:"budget_tokens,omitempty"`
+	IncludeSuperseded bool   `json:"include_superseded,omitempty"`
+	ExcludeQuarantine bool   `json:"exclude_quarantine,omitempty"`
+}
+
+// RecalledNote is one note recalled: its front matter, where it is, its
+// review state, what supersedes it, and its evidence pointer. Body is
+// the note's text, or "" when the budget did not reach it (Truncated).
+type RecalledNote struct {
+	Note
+	Path         string   `json:"path"`
+	Quarantined  bool     `json:"quarantined"`
+	SupersededBy []string `json:"superseded_by,omitempty"`
+	Score        float64  `json:"score"`
+	Evidence     Evidence `json:"evidence"`
+	Truncated    bool     `json:"truncated,omitempty"`
+}
+
+// MemoryRecallResponse answers memory/recall, best first.
+type MemoryRecallResponse struct {
+	Commit    string         `json:"commit"`
+	Notes     []RecalledNote `json:"notes"`
+	Tokens    int            `json:"tokens"`
+	Truncated bool           `json:"truncated"`
+}
+
+// Op implements Request.
+func (MemoryRememberRequest) Op() string { return "memory/remember" }
+
+// Op implements Request.
+func (MemoryRecallRequest) Op() string { return "memory/recall" }
