@@ -205,7 +205,7 @@ func problemOut(p record.Problem) apiv1.Problem {
 }
 
 func checkpointOut(c *branch.Checkpoint) apiv1.Checkpoint {
-	return apiv1.Checkpoint{Branch: c.Branch, Name: c.Name, Commit: c.CommitH, Created: c.Created}
+	return apiv1.Checkpoint{Branch: c.Branch, Name: c.Name, Commit: c.CommitH, Created: c.Created, By: c.By}
 }
 
 func trashOut(t *branch.TrashEntry) apiv1.TrashEntry {

@@ -42,17 +42,7 @@ func (h *Handler) pick(ctx context.Context, c *call, a apiv1.PickRequest, what s
 	if err := h.auth.Authorize(ctx, c.p, lease.Read, auth.Target{Repo: a.Repo, Branch: a.Branch, Commit: a.Commit}); err != nil {
 		return nil, err
 	}
-	o := branch.PickOptions{CommitOptions: commitOptions(c, a.Message), Allow: func(key string, deleted bool) error {
-		act := lease.Write
-		if deleted {
-			act = lease.Delete
-		}
-		err := h.auth.Authorize(ctx, c.p, act, auth.Target{Repo: a.Repo, Branch: a.Branch, Key: key})
-		if err != nil && !c.p.IsOwner() && !c.p.Visible(key, lease.List, lease.Read) {
-			return errHiddenChanges() // the door's refusal would name the key
-		}
-		return err
-	}}
+	o := branch.PickOptions{CommitOptions: commitOptions(c, a.Message), Allow: h.pickAllow(ctx, c, a.Repo, a.Branch)}
 	o.Intent = func(id manifest.CommitID) error {
 		e := record.Event{Kind: record.KindCommit, Repo: a.Repo, Branch: a.Branch, Subject: record.Subject{Commit: id.String()},
 			Details: detail(what + " " + a.Commit)}
@@ -75,6 +65,23 @@ func (h *Handler) pick(ctx context.Context, c *call, a apiv1.PickRequest, what s
 
 // errHiddenChanges refuses a lease's revert or cherry-pick of a commit that
 // changes keys outside its view, without naming them.
+// pickAllow asks the door about each key a revert, cherry-pick or
+// restore on br changes: write, or delete for a key it removes. A key
+// the lease cannot see refuses the whole change without being named.
+func (h *Handler) pickAllow(ctx context.Context, c *call, repo, br string) func(string, bool) error {
+	return func(key string, deleted bool) error {
+		act := lease.Write
+		if deleted {
+			act = lease.Delete
+		}
+		err := h.auth.Authorize(ctx, c.p, act, auth.Target{Repo: repo, Branch: br, Key: key})
+		if err != nil && !c.p.IsOwner() && !c.p.Visible(key, lease.List, lease.Read) {
+			return errHiddenChanges() // the door's refusal would name the key
+		}
+		return err
+	}
+}
+
 func errHiddenChanges() error { return denied("the commit changes keys outside the lease's view") }
 
 // visibleResult keeps, for a lease, only the conflicts on keys it may

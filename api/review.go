@@ -232,15 +232,42 @@ func (h *Handler) policySet(ctx context.Context, c *call, a *apiv1.PolicySetRequ
 	return &apiv1.PolicyResponse{Policy: policyOut(p)}, nil
 }
 
+// Checkpoints: the owner names and restores any branch's; a lease only
+// its own branch's (write on it), and its restore may change only keys
+// it may write or delete: one it cannot see refuses the restore without
+// naming the key, as a revert does.
+
 func (h *Handler) checkpointCreate(ctx context.Context, c *call, a *apiv1.CheckpointCreateRequest) (*apiv1.CheckpointResponse, error) {
-	cp, err := h.b.CreateCheckpoint(ctx, a.Repo, a.Branch, a.Name)
+	a.Branch = c.p.Branch(a.Repo, a.Branch)
+	if err := required("repo", a.Repo, "branch", a.Branch, "name", a.Name); err != nil {
+		return nil, err
+	}
+	if err := h.auth.Authorize(ctx, c.p, lease.Write, auth.Target{Repo: a.Repo, Branch: a.Branch}); err != nil {
+		return nil, err
+	}
+	by := ""
+	if c.p.Lease != nil {
+		by = c.p.Lease.ID
+	}
+	cp, err := h.b.CreateCheckpoint(ctx, a.Repo, a.Branch, a.Name, by)
 	if err != nil {
+		return nil, err
+	}
+	e := record.Event{Kind: record.KindCheckpoint, Repo: a.Repo, Branch: a.Branch, Subject: record.Subject{Commit: cp.CommitH}, Details: detail("checkpoint " + a.Name)}
+	if err := h.record(ctx, c, e); err != nil {
 		return nil, err
 	}
 	return &apiv1.CheckpointResponse{Checkpoint: checkpointOut(cp)}, nil
 }
 
 func (h *Handler) checkpointList(ctx context.Context, c *call, a *apiv1.CheckpointListRequest) (*apiv1.CheckpointListResponse, error) {
+	a.Branch = c.p.Branch(a.Repo, a.Branch)
+	if err := required("repo", a.Repo); err != nil {
+		return nil, err
+	}
+	if err := h.auth.Authorize(ctx, c.p, lease.List, auth.Target{Repo: a.Repo, Branch: a.Branch}); err != nil {
+		return nil, err
+	}
 	cps, err := h.b.ListCheckpoints(ctx, a.Repo, a.Branch)
 	if err != nil {
 		return nil, err
@@ -253,16 +280,38 @@ func (h *Handler) checkpointList(ctx context.Context, c *call, a *apiv1.Checkpoi
 }
 
 func (h *Handler) checkpointRestore(ctx context.Context, c *call, a *apiv1.CheckpointRestoreRequest) (*apiv1.RestoreResponse, error) {
+	a.Branch = c.p.Branch(a.Repo, a.Branch)
+	if err := required("repo", a.Repo, "branch", a.Branch, "name", a.Name); err != nil {
+		return nil, err
+	}
 	o := branch.CommitOptions{Principal: c.p.AccessKey}
 	o.Intent = func(id manifest.CommitID) error {
 		e := record.Event{Kind: record.KindCommit, Repo: a.Repo, Branch: a.Branch, Subject: record.Subject{Commit: id.String()}, Details: detail("restore checkpoint " + a.Name)}
 		return h.record(ctx, c, e)
+	}
+	if !c.p.IsOwner() {
+		return h.runRestore(ctx, c, a, o)
 	}
 	id, err := h.b.RestoreCheckpoint(ctx, a.Repo, a.Branch, a.Name, o)
 	if err != nil {
 		return nil, err
 	}
 	return &apiv1.RestoreResponse{Commit: id.String()}, nil
+}
+
+// runRestore is a lease's checkpoint/restore: a commit on its branch with
+// the checkpoint's tree, every changed key allowed by the door first.
+func (h *Handler) runRestore(ctx context.Context, c *call, a *apiv1.CheckpointRestoreRequest, o branch.CommitOptions) (*apiv1.RestoreResponse, error) {
+	if err := h.auth.Authorize(ctx, c.p, lease.Write, auth.Target{Repo: a.Repo, Branch: a.Branch}); err != nil {
+		return nil, err
+	}
+	po := branch.PickOptions{CommitOptions: commitOptions(c, "restore checkpoint "+a.Name), Allow: h.pickAllow(ctx, c, a.Repo, a.Branch)}
+	po.Intent = o.Intent
+	res, err := h.b.RestoreRunCheckpoint(ctx, a.Repo, a.Branch, a.Name, po)
+	if err != nil {
+		return nil, err
+	}
+	return &apiv1.RestoreResponse{Commit: res.Commit.String()}, nil
 }
 
 func (h *Handler) trashList(ctx context.Context, c *call, a *apiv1.TrashListRequest) (*apiv1.TrashListResponse, error) {

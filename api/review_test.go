@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,7 +87,8 @@ func TestProposeGateMerge(t *testing.T) {
 		t.Fatalf("restored from the trash: %v", err)
 	}
 	lc.fails("trash/restore", map[string]any{"repo": "rev", "path": "docs/old.md"}, 403, "AccessDenied")
-	lc.fails("checkpoint/list", map[string]any{"repo": "rev"}, 403, "AccessDenied")
+	lc.fails("checkpoint/list", map[string]any{"repo": "rev", "branch": "main"}, 404, "NotFound")
+	lc.fails("checkpoint/restore", map[string]any{"repo": "rev", "branch": "main", "name": "before-run"}, 404, "NotFound")
 
 	// An approval after the diff changed is void: nothing merges.
 	if _, err := svc.Put(ctx, "rev", br, "docs/b.md", &manifest.Entry{ETag: "b1"}, branch.Condition{}); err != nil {
@@ -183,4 +186,65 @@ func TestProposeAgainWaits(t *testing.T) {
 	if g["status"] != "approved" {
 		t.Fatalf("approving the new gate: %v", g)
 	}
+}
+
+// TestRunCheckpoints: a lease names checkpoints of its own branch and goes
+// back to them; it cannot reach another branch's, cannot restore over keys
+// it cannot see, and names at most branch.MaxRunCheckpoints.
+func TestRunCheckpoints(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	svc := c.srv.Gateway.Branches
+	c.ok("repo/create", map[string]any{"repo": "cps", "protected": false})
+	for _, k := range []string{"docs/a.md", "secret/s.md"} {
+		if _, err := svc.Put(ctx, "cps", "main", k, &manifest.Entry{ETag: "v1"}, branch.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.ok("commit/create", map[string]any{"repo": "cps", "branch": "main", "message": "seed"})
+	lc, l := leaseClient(t, c, map[string]any{"repo": "cps", "role": "cleo", "fork_from": "main", "paths": []string{"docs/**"},
+		"actions": []string{"list", "read", "write", "delete"}})
+	br := l["branch"].(string)
+	cp := lc.ok("checkpoint/create", map[string]any{"repo": "cps", "name": "start"})["checkpoint"].(map[string]any)
+	if cp["branch"] != br || cp["by"] != l["lease_id"] {
+		t.Fatalf("checkpoint: %v", cp)
+	}
+	lc.fails("checkpoint/create", map[string]any{"repo": "cps", "name": "start"}, 409, "AlreadyExists")
+	lc.fails("checkpoint/create", map[string]any{"repo": "cps", "branch": "main", "name": "x"}, 404, "NotFound")
+
+	put := func(k, etag string) {
+		t.Helper()
+		if _, err := svc.Put(ctx, "cps", br, k, &manifest.Entry{ETag: etag}, branch.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("docs/a.md", "v2")
+	put("docs/new.md", "n1")
+	lc.fails("checkpoint/restore", map[string]any{"repo": "cps", "name": "start"}, 409, "Conflict") // staged changes
+	lc.ok("commit/create", map[string]any{"repo": "cps", "branch": br, "message": "work"})
+	lc.ok("checkpoint/restore", map[string]any{"repo": "cps", "name": "start"})
+	if e, err := svc.Get(ctx, "cps", br, "docs/a.md"); err != nil || e.ETag != "v1" {
+		t.Fatalf("docs/a.md after restore: %v %v", e, err)
+	}
+	if _, err := svc.Get(ctx, "cps", br, "docs/new.md"); err == nil {
+		t.Fatal("docs/new.md survived the restore")
+	}
+	if cps := lc.ok("checkpoint/list", map[string]any{"repo": "cps"})["checkpoints"].([]any); len(cps) != 1 {
+		t.Fatalf("the lease's checkpoints: %v", cps)
+	}
+
+	// The owner changes a key the lease cannot see: going back would undo
+	// it, so the lease's restore is refused without naming the key.
+	put("secret/s.md", "v2")
+	c.ok("commit/create", map[string]any{"repo": "cps", "branch": br, "message": "owner's change"})
+	st, out := lc.call("checkpoint/restore", map[string]any{"repo": "cps", "name": "start"})
+	if e, _ := out["error"].(map[string]any); st != 403 || e["code"] != "AccessDenied" || strings.Contains(fmt.Sprint(out), "secret") {
+		t.Fatalf("restore over a hidden change: %d %v", st, out)
+	}
+
+	for i := 1; i < branch.MaxRunCheckpoints; i++ {
+		lc.ok("checkpoint/create", map[string]any{"repo": "cps", "name": fmt.Sprintf("cp-%d", i)})
+	}
+	lc.fails("checkpoint/create", map[string]any{"repo": "cps", "name": "one-too-many"}, 403, "QuotaExceeded")
+	c.ok("checkpoint/create", map[string]any{"repo": "cps", "branch": br, "name": "owner-still-can"})
 }

@@ -227,7 +227,8 @@ type PolicyResponse struct {
 }
 
 // CheckpointRequest names a checkpoint of a branch (create, restore) or a
-// branch's checkpoints (list, Name "").
+// branch's checkpoints (list, Name ""). A lease may name only its own
+// branch ("" is it); its restore may change only keys it may write.
 type CheckpointRequest struct {
 	Repo   string `json:"repo"`
 	Branch string `json:"branch"`
@@ -243,12 +244,14 @@ type CheckpointListRequest CheckpointRequest
 // CheckpointRestoreRequest is checkpoint/restore.
 type CheckpointRestoreRequest CheckpointRequest
 
-// Checkpoint names a commit of a branch.
+// Checkpoint names a commit of a branch; By is the lease that named it
+// ("" for the owner).
 type Checkpoint struct {
 	Branch  string    `json:"branch"`
 	Name    string    `json:"name"`
 	Commit  string    `json:"commit"`
 	Created time.Time `json:"created"`
+	By      string    `json:"by,omitempty"`
 }
 
 // CheckpointResponse answers checkpoint/create.

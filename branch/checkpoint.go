@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/keyspace"
@@ -14,32 +16,42 @@ import (
 	"github.com/agentnas/nas/tree"
 )
 
-// Checkpoints and the trash belong to the owner: the control plane never
-// lets a lease reach these functions, and garbage collection keeps what
-// they name.
+// Checkpoints and the trash belong to the owner, and garbage collection
+// keeps what they name. A run may name checkpoints of its own branch too
+// (CreateCheckpoint with By, at most MaxRunCheckpoints a branch) and go
+// back to one (RestoreRunCheckpoint, which lets its caller refuse each
+// key it changes); it can never remove or move one, so what the owner
+// checkpointed stays.
 //
 // kv layout:
 //
 //	CK/<repo><branch name>\x00<checkpoint name>   checkpoint (JSON)
 //	TR/<repo><esc key><^time>                     trashed entry (JSON)
 
-// Checkpoint is a named commit of a branch kept by the owner.
+// Checkpoint is a named commit of a branch. By is the lease that named
+// it, "" for the owner.
 type Checkpoint struct {
 	Branch  string            `json:"branch"`
 	Name    string            `json:"name"`
 	Commit  manifest.CommitID `json:"-"`
 	CommitH string            `json:"commit"`
 	Created time.Time         `json:"created"`
+	By      string            `json:"by,omitempty"`
 }
+
+// MaxRunCheckpoints bounds the checkpoints leases may name on one branch:
+// each pins a commit against garbage collection.
+const MaxRunCheckpoints = 64
 
 func checkpointKey(repo uint64, br, name string) []byte {
 	return append(append(u64([]byte(keyspace.Checkpoint), repo), br+"\x00"...), name...)
 }
 
-// CreateCheckpoint names the branch's head commit.
-func (s *Service) CreateCheckpoint(ctx context.Context, repo, br, name string) (*Checkpoint, error) {
-	if name == "" || len(name) > 128 {
-		return nil, fmt.Errorf("checkpoint name must be 1-128 bytes: %w", ErrInvalid)
+// CreateCheckpoint names the branch's head commit; by is the lease that
+// asks ("" for the owner), held to MaxRunCheckpoints.
+func (s *Service) CreateCheckpoint(ctx context.Context, repo, br, name, by string) (*Checkpoint, error) {
+	if name == "" || len(name) > 128 || !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+		return nil, fmt.Errorf("checkpoint name must be 1-128 bytes of UTF-8: %w", ErrInvalid)
 	}
 	var cp *Checkpoint
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
@@ -51,11 +63,33 @@ func (s *Service) CreateCheckpoint(ctx context.Context, repo, br, name string) (
 		if _, err := txn.Get(k); err == nil {
 			return fmt.Errorf("checkpoint %s of %s: %w", name, br, ErrExists)
 		}
-		cp = &Checkpoint{Branch: br, Name: name, Commit: v.br.Head, CommitH: v.br.Head.String(), Created: time.Now().UTC()}
+		if by != "" {
+			if err := runCheckpointRoom(txn, v.rr.ID, br); err != nil {
+				return err
+			}
+		}
+		cp = &Checkpoint{Branch: br, Name: name, Commit: v.br.Head, CommitH: v.br.Head.String(), Created: time.Now().UTC(), By: by}
 		b, _ := json.Marshal(cp)
 		return txn.Set(k, b)
 	})
 	return cp, err
+}
+
+// runCheckpointRoom refuses a lease's checkpoint when leases have named
+// MaxRunCheckpoints of branch br already.
+func runCheckpointRoom(r kv.Reader, repo uint64, br string) error {
+	n := 0
+	err := r.Scan(kv.Prefix(checkpointKey(repo, br, "")), func(_, v []byte) error {
+		var cp Checkpoint
+		if json.Unmarshal(v, &cp) == nil && cp.By != "" {
+			n++
+		}
+		return nil
+	})
+	if err == nil && n >= MaxRunCheckpoints {
+		err = fmt.Errorf("%s already has %d checkpoints named by leases, the most it may have: %w", br, n, ErrQuotaExceeded)
+	}
+	return err
 }
 
 // ListCheckpoints returns a branch's checkpoints ("" for every branch).
@@ -87,6 +121,60 @@ func (s *Service) ListCheckpoints(ctx context.Context, repo, br string) ([]Check
 // checkpoint's, keeping history (the old head is its parent). It works on
 // protected branches: restoring is the owner's undo.
 func (s *Service) RestoreCheckpoint(ctx context.Context, repo, br, name string, o CommitOptions) (manifest.CommitID, error) {
+	cp, err := s.checkpoint(ctx, repo, br, name)
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	root, err := s.root(ctx, cp.Commit)
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	if o.Message == "" {
+		o.Message = "restore checkpoint " + name
+	}
+	return s.ownerCommit(ctx, repo, br, func(chunk.Hash) (chunk.Hash, error) { return root, nil }, o)
+}
+
+// RestoreRunCheckpoint is RestoreCheckpoint for a run: the branch must be
+// unprotected and have no uncommitted changes, and o.Allow is asked about
+// every key the restore changes (deleted true for a key it removes)
+// before anything is committed. The result's Base and Ours are the
+// branch's head, Theirs the checkpoint's commit.
+func (s *Service) RestoreRunCheckpoint(ctx context.Context, repo, br, name string, o PickOptions) (*MergeResult, error) {
+	cp, err := s.checkpoint(ctx, repo, br, name)
+	if err != nil {
+		return nil, err
+	}
+	lock := s.commitLock(repo, br)
+	lock.Lock()
+	defer lock.Unlock()
+	s.gcMu.RLock()
+	defer s.gcMu.RUnlock()
+	v, theirs, _, staged, err := s.mergeSides(ctx, repo, cp.CommitH, br)
+	switch {
+	case err != nil:
+		return nil, err
+	case v.br.Protected:
+		return nil, fmt.Errorf("%s/%s: %w", repo, br, ErrProtected)
+	case staged:
+		return nil, fmt.Errorf("%s/%s has uncommitted changes; commit them first: %w", repo, br, ErrConflict)
+	}
+	res := &MergeResult{Base: v.br.Head, Ours: v.br.Head, Theirs: theirs}
+	root, edits, err := s.pickTree(ctx, v, res, o.Allow)
+	if err != nil {
+		return res, err
+	}
+	res.Applied = len(edits)
+	if o.Message == "" {
+		o.Message = "restore checkpoint " + name
+	}
+	id, err := s.swapHead(ctx, v, root, v.br.CommitSeq, 0, o.CommitOptions)
+	res.Commit = id
+	return res, err
+}
+
+// checkpoint reads checkpoint name of branch br.
+func (s *Service) checkpoint(ctx context.Context, repo, br, name string) (*Checkpoint, error) {
 	var cp Checkpoint
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		rr, err := s.repo(r, repo)
@@ -103,20 +191,12 @@ func (s *Service) RestoreCheckpoint(ctx context.Context, repo, br, name string, 
 		return json.Unmarshal(b, &cp)
 	})
 	if err != nil {
-		return manifest.CommitID{}, err
+		return nil, err
 	}
-	id, err := manifest.ParseCommitID(cp.CommitH)
-	if err != nil {
-		return manifest.CommitID{}, err
+	if cp.Commit, err = manifest.ParseCommitID(cp.CommitH); err != nil {
+		return nil, err
 	}
-	root, err := s.root(ctx, id)
-	if err != nil {
-		return manifest.CommitID{}, err
-	}
-	if o.Message == "" {
-		o.Message = "restore checkpoint " + name
-	}
-	return s.ownerCommit(ctx, repo, br, func(chunk.Hash) (chunk.Hash, error) { return root, nil }, o)
+	return &cp, nil
 }
 
 // ownerCommit commits a new tree computed from the head's on a branch,

@@ -30,7 +30,7 @@ func TestDeleteRepoLeavesNothing(t *testing.T) {
 	if _, err := s.Commit(ctx, "gone", "main", branch.CommitOptions{Message: "one"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateCheckpoint(ctx, "gone", "main", "cp"); err != nil {
+	if _, err := s.CreateCheckpoint(ctx, "gone", "main", "cp", ""); err != nil {
 		t.Fatal(err)
 	}
 	// A merge into protected main that deletes k leaves a trash entry.

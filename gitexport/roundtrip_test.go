@@ -79,7 +79,7 @@ func seedRepo(t testing.TB, s *branch.Service, repo string, n int) {
 	}
 	putBytes(t, s, repo, "main", "x/y", []byte("x/y rewritten"), manifest.Entry{})
 	commit(t, s, repo, "main", "main work\n\nwith a body\x00and a NUL")
-	if _, err := s.CreateCheckpoint(ctx, repo, "main", "before-merge"); err != nil {
+	if _, err := s.CreateCheckpoint(ctx, repo, "main", "before-merge", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Merge(ctx, repo, "feature/x", "main", branch.MergeOptions{CommitOptions: branch.CommitOptions{Message: "merge feature", Principal: "owner"}}); err != nil {

@@ -34,6 +34,7 @@ const (
 	KindDenied            Kind = "denied"
 	KindGateRequested     Kind = "gate.requested"
 	KindGateDecided       Kind = "gate.decided"
+	KindCheckpoint        Kind = "checkpoint"
 )
 
 // Effect is the outcome of the authorization decision an event records.
