@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,9 +93,6 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call, a *apiv1.LeaseCreate
 // childLease issues a child of the calling lease: same repository, branch,
 // run, role and principal; never wider.
 func (h *Handler) childLease(ctx context.Context, c *call, a *apiv1.LeaseCreateRequest, req lease.Request, p *lease.Lease) (*apiv1.LeaseResponse, error) {
-	if a.ForkFrom != "" {
-		return nil, denied("a lease cannot fork branches")
-	}
 	for _, f := range []struct{ name, asked, parent string }{
 		{"role", a.Role, p.Role}, {"run", a.Run, p.Run}, {"principal", a.Principal, p.Principal}, {"on_behalf_of", a.OnBehalfOf, p.OnBehalfOf},
 	} {
@@ -113,14 +111,90 @@ func (h *Handler) childLease(ctx context.Context, c *call, a *apiv1.LeaseCreateR
 		req.View = p.View
 	}
 	req.Parent = p
+	created, err := h.childFork(ctx, c, a, &req, p)
+	if err != nil {
+		return nil, err
+	}
 	l, cred, err := h.leases.Issue(ctx, req)
 	if err != nil {
+		if created {
+			_ = h.b.DiscardBranch(context.WithoutCancel(ctx), req.Repo, req.Branch)
+		}
 		return nil, err
 	}
 	if err := h.recordIssue(ctx, c, l, "child of "+p.ID); err != nil {
 		return nil, err
 	}
 	return issued(l, cred), nil
+}
+
+// childFork makes the branch of a child that asks for one: fork_from
+// must be the parent's own branch and branch PARENT/NAME, a new branch
+// made from the parent's last commit (staged changes are not in it) by
+// the parent's right to write its branch. It reports whether it made one.
+func (h *Handler) childFork(ctx context.Context, c *call, a *apiv1.LeaseCreateRequest, req *lease.Request, p *lease.Lease) (bool, error) {
+	if a.ForkFrom == "" {
+		return false, nil
+	}
+	if a.ForkFrom != p.Branch || req.Repo != p.Repo {
+		return false, denied("a lease forks only its own branch " + p.Branch)
+	}
+	name, ok := strings.CutPrefix(a.Branch, p.Branch+"/")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return false, invalid("a fork of " + p.Branch + " is named " + p.Branch + "/NAME")
+	}
+	if a.BranchLimits != (lease.BranchLimits{}) {
+		return false, denied("branch limits are the owner's to set")
+	}
+	if err := h.auth.Authorize(ctx, c.p, lease.Write, auth.Target{Repo: p.Repo, Branch: p.Branch}); err != nil {
+		return false, err
+	}
+	limits, err := h.forkRoom(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	e := record.Event{Kind: record.KindBranchCreated, Repo: p.Repo, Branch: a.Branch, Details: detail("from " + p.Branch)}
+	if err := h.record(ctx, c, e); err != nil {
+		return false, err
+	}
+	if _, err := h.b.CreateBranchWith(ctx, p.Repo, a.Branch, p.Branch, limits); err != nil {
+		return false, err
+	}
+	req.Branch, req.ForkedFrom = a.Branch, p.Branch
+	return true, nil
+}
+
+// maxForks bounds the forks leases of one run may make (forks of forks
+// included: they are all named under the run's branch).
+const maxForks = 16
+
+// forkRoom refuses a fork of p's branch once p's run has maxForks, and returns
+// the limits a fork inherits: its parent branch's expiry and quotas.
+func (h *Handler) forkRoom(ctx context.Context, p *lease.Lease) (branch.Limits, error) {
+	parent, err := h.b.GetBranch(ctx, p.Repo, p.Branch)
+	if err != nil {
+		return branch.Limits{}, err
+	}
+	root, err := h.leases.RunBranch(ctx, p.Repo, p.Role, p.Run)
+	if err != nil {
+		return branch.Limits{}, err
+	}
+	root = cmp.Or(root, p.Branch)
+	all, err := h.b.ListBranches(ctx, p.Repo)
+	if err != nil {
+		return branch.Limits{}, err
+	}
+	n := 0
+	for _, b := range all {
+		if strings.HasPrefix(b.Name, root+"/") {
+			n++
+		}
+	}
+	if n >= maxForks {
+		return branch.Limits{}, &Error{Status: http.StatusForbidden, Code: apiv1.CodeQuotaExceeded,
+			Message: fmt.Sprintf("run %s has %d forks of its branch %s, the most leases may make", p.Run, n, root)}
+	}
+	return parent.Limits, nil
 }
 
 // ownerLease issues the owner's lease, held to its role's envelope exactly

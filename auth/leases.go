@@ -145,6 +145,9 @@ func (s *Leases) setRun(txn kv.Txn, l *lease.Lease) error {
 		if err := json.Unmarshal(b, &old); err != nil {
 			return err
 		}
+		if l.Parent != nil && old.Branch != l.Branch {
+			return nil // a child on a fork of the run's branch does not move the run
+		}
 		if l.Parent == nil && l.WebIdentity != nil && old.Identity != rr.Identity {
 			return fmt.Errorf("run %s of role %s: %w", l.Run, l.Role, ErrRunTaken)
 		}

@@ -141,7 +141,10 @@ func CleanView(rules []Rule) ([]Rule, error) {
 }
 
 // narrow checks that child asks for nothing its parent lacks, and caps
-// what the child left open (expiry, budgets) at the parent's. An expiry the
+// what the child left open (expiry, budgets) at the parent's. A child
+// works on the parent's branch, or on a fork PARENT/NAME of it made for
+// the child (ForkedFrom the parent's branch), which holds nothing the
+// parent's branch did not. An expiry the
 // child asked for beyond the parent's is refused by Build.
 func narrow(p *Lease, used Usage, c *Lease, now time.Time) error {
 	wider := func(format string, a ...any) error {
@@ -156,8 +159,9 @@ func narrow(p *Lease, used Usage, c *Lease, now time.Time) error {
 	if c.Repo != p.Repo {
 		return wider("repository %s is not the parent's %s", c.Repo, p.Repo)
 	}
-	if c.Branch != p.Branch {
-		return wider("branch %s is not the parent's %s", c.Branch, p.Branch)
+	forked := c.Branch != p.Branch && c.ForkedFrom == p.Branch && strings.HasPrefix(c.Branch, p.Branch+"/")
+	if c.Branch != p.Branch && !forked {
+		return wider("branch %s is neither the parent's %s nor a fork of it", c.Branch, p.Branch)
 	}
 	for _, r := range c.View {
 		for _, a := range r.Actions {
@@ -211,7 +215,12 @@ func narrow(p *Lease, used Usage, c *Lease, now time.Time) error {
 	}
 	slices.Sort(c.RequiresGate)
 	pid := p.ID
-	c.Parent, c.ForkedFrom = &pid, p.ForkedFrom
+	c.Parent = &pid
+	if !forked {
+		// A child on the parent's branch proposes where the parent does;
+		// one on a fork keeps the parent's branch, where its work goes back.
+		c.ForkedFrom = p.ForkedFrom
+	}
 	// Provenance and the run are the parent's, whatever was asked.
 	c.Role, c.Run, c.Principal, c.OnBehalfOf, c.WebIdentity = p.Role, p.Run, p.Principal, p.OnBehalfOf, p.WebIdentity
 	return nil

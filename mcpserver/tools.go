@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"mime"
@@ -48,6 +49,7 @@ func (t *tools) register(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_propose",
 		Description: "Propose merging the branch into into (default: the branch it was forked from): an Agent PR. " +
 			"Policy merges it, refuses it, or sends it to a person (status pending: waiting at a gate)."}, t.propose)
+	t.registerBranch(s)
 }
 
 // ListInput is nas_list's input.
@@ -157,19 +159,7 @@ func (t *tools) write(ctx context.Context, _ *mcp.CallToolRequest, in WriteInput
 // staged on the branch (through a mount, or S3) goes into the same
 // commit, as a mount's fsync would take it.
 func (t *tools) commit(ctx context.Context, in WriteInput) (string, error) {
-	msg := in.Intent
-	if msg == "" {
-		msg = "nas_write " + in.Path
-	}
-	var resp apiv1.CommitResponse
-	err := t.c.Do(ctx, apiv1.CommitCreateRequest{Repo: t.repo, Branch: t.branch, Message: msg}, &resp)
-	if client.Code(err) == apiv1.CodeNothingToCommit {
-		return "", nil
-	}
-	if err != nil {
-		return "", refusal("commit after writing "+in.Path, err)
-	}
-	return resp.Commit.ID, nil
+	return t.commitStaged(ctx, cmp.Or(in.Intent, "nas_write "+in.Path), "commit after writing "+in.Path)
 }
 
 // contentType guesses a text file's type from its name.
