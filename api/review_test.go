@@ -248,3 +248,55 @@ func TestRunCheckpoints(t *testing.T) {
 	lc.fails("checkpoint/create", map[string]any{"repo": "cps", "name": "one-too-many"}, 403, "QuotaExceeded")
 	c.ok("checkpoint/create", map[string]any{"repo": "cps", "branch": br, "name": "owner-still-can"})
 }
+
+// TestLeaseWiden: a lease asks for wider authority and gets it only when
+// a person approves; denial, revocation and its own approval get nothing.
+func TestLeaseWiden(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	svc := c.srv.Gateway.Branches
+	c.ok("repo/create", map[string]any{"repo": "wide", "protected": false})
+	if _, err := svc.Put(ctx, "wide", "main", "secret/s.md", &manifest.Entry{ETag: "s1"}, branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("commit/create", map[string]any{"repo": "wide", "branch": "main", "message": "seed"})
+	lc, l := leaseClient(t, c, map[string]any{"repo": "wide", "role": "cleo", "fork_from": "main", "paths": []string{"docs/**"},
+		"actions": []string{"list", "read", "write"}})
+	read := map[string]any{"repo": "wide", "path": "secret/s.md", "view": "full"}
+	lc.fails("files/read", read, 404, "NotFound")
+
+	ask := map[string]any{"paths": []string{"secret/**"}, "actions": []string{"read"}, "ttl": "10m", "reason": "the report cites it"}
+	g := lc.ok("lease/widen", ask)["gate"].(map[string]any)
+	act := g["card"].(map[string]any)["action"].(map[string]any)
+	if g["status"] != "pending" || act["op"] != "lease.widen" || act["from"] != l["branch"] || act["diff_sha256"] == "" {
+		t.Fatalf("gate: %v", g)
+	}
+	if again := lc.ok("lease/widen", ask)["gate"].(map[string]any); again["gate_id"] != g["gate_id"] {
+		t.Fatalf("asking twice made two gates: %v", again)
+	}
+	lc.fails("files/read", read, 404, "NotFound") // asking is not getting
+	lc.fails("gate/approve", map[string]any{"gate_id": g["gate_id"]}, 403, "AccessDenied")
+	lc.fails("lease/widen", map[string]any{"paths": []string{"x/**"}, "actions": []string{"read"}}, 400, "InvalidArgument") // no reason
+	c.fails("lease/widen", ask, 400, "InvalidArgument")                                                                     // the owner
+
+	d := c.ok("gate/approve", map[string]any{"gate_id": g["gate_id"], "reason": "fine"})["gate"].(map[string]any)
+	if d["status"] != "approved" || len(d["grants"].([]any)) != 1 {
+		t.Fatalf("approved: %v", d)
+	}
+	lc.ok("files/read", read)
+	got := lc.ok("lease/get", map[string]any{})["lease"].(map[string]any)
+	if gs, _ := got["grants"].([]any); len(gs) != 1 {
+		t.Fatalf("the lease's grants: %v", got["grants"])
+	}
+
+	// Denied: nothing granted. Approved after revocation: void.
+	g2 := lc.ok("lease/widen", map[string]any{"paths": []string{"other/**"}, "actions": []string{"read"}, "reason": "more"})["gate"].(map[string]any)
+	c.ok("gate/deny", map[string]any{"gate_id": g2["gate_id"]})
+	g3 := lc.ok("lease/widen", map[string]any{"paths": []string{"third/**"}, "actions": []string{"write"}, "reason": "more"})["gate"].(map[string]any)
+	c.ok("lease/revoke", map[string]any{"lease_id": l["lease_id"]})
+	c.fails("gate/approve", map[string]any{"gate_id": g3["gate_id"]}, 409, "ApprovalVoid")
+	recs := c.ok("record/list", map[string]any{"kinds": []string{"gate.requested", "gate.decided", "share.granted"}})["records"].([]any)
+	if len(recs) != 3+3+1 {
+		t.Fatalf("%d widen records, want 7: %v", len(recs), recs)
+	}
+}

@@ -54,6 +54,7 @@ func (h *Handler) routes() map[string]verb {
 	route(m, writes, h.gc)
 	route(m, writes|leases, h.leaseCreate)
 	route(m, leases, h.leaseGet)
+	route(m, writes|leases, h.leaseWiden)
 	route(m, owner, h.leaseList)
 	route(m, writes|leases, h.leaseRevoke)
 	route(m, writes, h.shareGrant)

@@ -53,6 +53,18 @@ type LeaseResponse struct {
 	Lease Lease `json:"lease"`
 }
 
+// LeaseWidenRequest is a lease's request for wider authority: Paths with
+// Actions (or View) it does not hold, for TTL (default: the rest of the
+// lease), and why. It waits at a gate; a person's approval adds them to
+// the lease as grants. The owner needs none.
+type LeaseWidenRequest struct {
+	Paths   []string     `json:"paths,omitempty"`
+	Actions []string     `json:"actions,omitempty"`
+	View    []lease.Rule `json:"view,omitempty"`
+	TTL     string       `json:"ttl,omitempty"`
+	Reason  string       `json:"reason"`
+}
+
 // LeaseGetRequest names a lease; a lease holder may name itself ("" is
 // itself) or a descendant.
 type LeaseGetRequest struct {
@@ -158,6 +170,9 @@ func (LeaseCreateRequest) Op() string { return "lease/create" }
 
 // Op implements Request.
 func (LeaseGetRequest) Op() string { return "lease/get" }
+
+// Op implements Request.
+func (LeaseWidenRequest) Op() string { return "lease/widen" }
 
 // Op implements Request.
 func (LeaseListRequest) Op() string { return "lease/list" }

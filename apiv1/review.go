@@ -1,6 +1,10 @@
 package apiv1
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentnas/nas/lease"
+)
 
 // Merges, proposals, gates, policies, checkpoints and the trash.
 
@@ -101,6 +105,10 @@ type CardAction struct {
 	FilesChanged int          `json:"files_changed"`
 	DiffSHA256   string       `json:"diff_sha256"`
 	Changes      []ChangeLine `json:"changes"`
+	// Requested and Until are what a request for wider authority (op
+	// lease.widen) would grant its lease, and until when.
+	Requested []lease.Rule `json:"requested,omitempty"`
+	Until     time.Time    `json:"until,omitzero"`
 }
 
 // CardRisk is what a person weighs.
@@ -137,6 +145,9 @@ type Gate struct {
 	DecidedBy string    `json:"decided_by,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
 	Merge     string    `json:"merge_commit,omitempty"`
+	// Grants are the grants an approved request for wider authority
+	// added to its lease.
+	Grants []string `json:"grants,omitempty"`
 }
 
 // GateListRequest lists gates (a lease: only its own branch's).

@@ -118,6 +118,10 @@ type Card struct {
 		FilesChanged int          `json:"files_changed"`
 		DiffSHA256   string       `json:"diff_sha256"`
 		Changes      []ChangeLine `json:"changes"`
+		// Requested and Until are what a request for wider authority
+		// (Op OpWiden) would grant, and until when.
+		Requested []lease.Rule `json:"requested,omitempty"`
+		Until     time.Time    `json:"until,omitzero"`
 	} `json:"action"`
 	Why  string `json:"why"`
 	Risk struct {
@@ -144,6 +148,9 @@ type Gate struct {
 	DecidedBy string    `json:"decided_by,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
 	Merge     string    `json:"merge_commit,omitempty"`
+	// Widen is the request for wider authority a gate without a proposal
+	// holds.
+	Widen *Widening `json:"widen,omitempty"`
 }
 
 func newID(prefix string) string {
@@ -547,6 +554,9 @@ func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, r
 	}
 	if g.Status != "pending" {
 		return g, fmt.Errorf("gate %s is %s: %w", id, g.Status, ErrDecided)
+	}
+	if g.Widen != nil {
+		return s.decideWidening(ctx, g, by, approve, reason)
 	}
 	p, err := s.GetProposal(ctx, g.Proposal)
 	if err != nil {

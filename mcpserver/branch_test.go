@@ -107,3 +107,27 @@ func testFork(t *testing.T, w *world, cs *mcp.ClientSession, l apiv1.Lease) {
 	}
 	wantRefused(t, cs, "QuotaExceeded", "nas_branch", map[string]any{"action": "create", "name": "one-too-many"})
 }
+
+// TestWiderAuthority: nas_lease's request waits at a gate; the path
+// exists for the lease only after a person approves.
+func TestWiderAuthority(t *testing.T) {
+	w := newWorld(t)
+	l := w.lease(t, "widen", lease.Budgets{})
+	cs := w.session(t, l)
+	wantRefused(t, cs, "NotFound", "nas_read", map[string]any{"path": "secret/keys.md"})
+	var out mcpserver.LeaseOutput
+	args := map[string]any{"request": map[string]any{"paths": []string{"secret/keys.md"}, "actions": []string{"read"}, "reason": "the key list is cited"}}
+	if msg := call(t, cs, "nas_lease", args, &out); msg != "" {
+		t.Fatal(msg)
+	}
+	if out.Request == nil || out.Request.Status != "pending" || !strings.Contains(out.Waiting, out.Request.ID) {
+		t.Fatalf("request: %+v %q", out.Request, out.Waiting)
+	}
+	wantRefused(t, cs, "NotFound", "nas_read", map[string]any{"path": "secret/keys.md"})
+	w.do(t, apiv1.GateApproveRequest{GateID: out.Request.ID}, nil)
+	var got apiv1.FileReadResponse
+	if msg := call(t, cs, "nas_read", map[string]any{"path": "secret/keys.md"}, &got); msg != "" || !strings.Contains(got.Content, "never shown") {
+		t.Fatalf("after approval: %q %s", got.Content, msg)
+	}
+	wantRefused(t, cs, "NotFound", "nas_read", map[string]any{"path": "secret/other.md"})
+}

@@ -42,7 +42,8 @@ func (t *tools) register(s *mcp.Server) {
 	// Not read-only: with child it issues credentials, which a host must
 	// not approve as a mere query.
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_lease",
-		Description: "The current lease (view, actions, expiry, budgets) and what is left of its budgets (-1: no limit). " +
+		Description: "The current lease (view, actions, expiry, budgets, grants) and what is left of its budgets (-1: no limit). " +
+			"With request, ask a person for wider authority: it waits at a gate (answer: waiting), and an approval adds grants to this lease. " +
 			"With child, also issue a narrower child lease (within this one's view, actions and lifetime) for a sub-agent: " +
 			"the answer's child holds its live credentials and endpoint, a lease JSON that `nas --lease-json` or `nas mcp` takes; " +
 			"they stay valid for the child's ttl, so ask for a short one."}, t.lease)
@@ -173,7 +174,16 @@ func contentType(k string) string {
 // LeaseInput is nas_lease's input: the lease is the caller's; Child asks
 // for a narrower child lease besides.
 type LeaseInput struct {
-	Child *ChildInput `json:"child,omitempty" jsonschema:"issue a narrower child lease for a sub-agent"`
+	Child   *ChildInput `json:"child,omitempty" jsonschema:"issue a narrower child lease for a sub-agent"`
+	Request *WidenInput `json:"request,omitempty" jsonschema:"ask a person for wider authority (more paths or actions); it waits at a gate and is never granted by asking"`
+}
+
+// WidenInput is a request for wider authority.
+type WidenInput struct {
+	Paths   []string `json:"paths" jsonschema:"path globs wanted"`
+	Actions []string `json:"actions" jsonschema:"actions wanted on them (list, read, write, delete, propose)"`
+	TTL     string   `json:"ttl,omitempty" jsonschema:"for how long, such as 30m (default: the rest of the lease)"`
+	Reason  string   `json:"reason" jsonschema:"why, shown to the person who decides"`
 }
 
 // ChildInput is the child lease asked for; the gateway refuses anything
@@ -190,6 +200,10 @@ type ChildInput struct {
 type LeaseOutput struct {
 	apiv1.LeaseGetResponse
 	Child *ChildLease `json:"child,omitempty"`
+	// Request is the gate a request for wider authority waits at (or was
+	// decided at), and Waiting a line that says what happens next.
+	Request *apiv1.Gate `json:"request,omitempty"`
+	Waiting string      `json:"waiting,omitempty"`
 }
 
 // ChildLease is an issued child lease as a lease JSON file holds it: its
@@ -208,6 +222,17 @@ func (t *tools) lease(ctx context.Context, _ *mcp.CallToolRequest, in LeaseInput
 			return nil, out, refusal("issue a child lease", err)
 		}
 		out.Child = &ChildLease{Lease: cr.Lease, Endpoint: t.c.Endpoint()}
+	}
+	if r := in.Request; r != nil {
+		var gr apiv1.GateResponse
+		req := apiv1.LeaseWidenRequest{Paths: r.Paths, Actions: r.Actions, TTL: r.TTL, Reason: r.Reason}
+		if err := t.c.Do(ctx, req, &gr); err != nil {
+			return nil, out, refusal("request wider authority", err)
+		}
+		out.Request = &gr.Gate
+		if gr.Gate.Status == "pending" {
+			out.Waiting = fmt.Sprintf("waiting at gate %s for a person's decision; once approved, the paths appear as grants of this lease (call nas_lease to see)", gr.Gate.ID)
+		}
 	}
 	if err := t.c.Do(ctx, apiv1.LeaseGetRequest{}, &out.LeaseGetResponse); err != nil {
 		return nil, out, refusal("get the lease", err)

@@ -151,7 +151,7 @@ func (o *leaseCreateOptions) request(temporary bool) (apiv1.LeaseCreateRequest, 
 // of runs.
 func newLeaseCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "lease", Short: "Issue, show, list and revoke run leases (temporary credentials)"}
-	cmd.AddCommand(newLeaseCreateCmd(), newLeaseShowCmd(), newLeaseListCmd(), newLeaseRevokeCmd())
+	cmd.AddCommand(newLeaseCreateCmd(), newLeaseShowCmd(), newLeaseListCmd(), newLeaseRevokeCmd(), newLeaseWidenCmd())
 	return cmd
 }
 
