@@ -18,6 +18,7 @@ import (
 // commits it has seen, limited to its view.
 
 func (h *Handler) commitCreate(ctx context.Context, c *call, a *apiv1.CommitCreateRequest) (*apiv1.CommitResponse, error) {
+	a.Branch = c.p.Branch(a.Repo, a.Branch)
 	if err := required("repo", a.Repo, "branch", a.Branch); err != nil {
 		return nil, err
 	}

@@ -47,11 +47,11 @@ func TestConformance(t *testing.T) {
 			t.Errorf("%s fails without a declared deviation", id)
 		}
 	}
-	if len(rep.Tests) != 12 {
-		t.Fatalf("%d tests run, want 12", len(rep.Tests))
+	if len(rep.Tests) != 14 {
+		t.Fatalf("%d tests run, want 14", len(rep.Tests))
 	}
-	if len(known) == 0 && rep.Level != "L1" {
-		t.Errorf("level %s, want L1", rep.Level)
+	if len(known) == 0 && rep.Level != "L2" {
+		t.Errorf("level %s, want L2", rep.Level)
 	}
 	t.Logf("level %s, deviations %v", rep.Level, rep.Deviations)
 	checkKeySpaces(t, srv.Gateway.DB)

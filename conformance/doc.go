@@ -1,5 +1,5 @@
 // Package conformance runs the Agent NAS specification's acceptance tests
-// (L0.1-L0.5 Files, L1.1-L1.7 Authority) against a gateway, through its
+// (L0.1-L0.5 Files, L1.1-L1.7 Authority, L2 Memory) against a gateway, through its
 // public interfaces only (S3, STS, the control API, and the mount when the
 // caller provides one), and produces the specification's conformance.json:
 // the level reached, each test's result and every known deviation.

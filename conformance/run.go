@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -69,14 +70,14 @@ func Run(ctx context.Context, t Target) *Report {
 		owner: newPrincipal(strings.TrimSuffix(t.Endpoint, "/"), t.Owner, &http.Client{Timeout: time.Minute}),
 		rep:   &Report{Implementation: t.Implementation, Version: t.Version, Spec: "0.2", Tests: map[string]string{}, Deviations: []string{}, Details: map[string]string{}}}
 	if err := r.setup(ctx); err != nil {
-		for _, c := range checks {
+		for _, c := range suite() {
 			r.rep.Tests[c.id] = "fail"
 			r.rep.Details[c.id] = "setup failed: " + err.Error()
 		}
 		r.rep.Level = "none"
 		return r.rep
 	}
-	for _, c := range checks {
+	for _, c := range suite() {
 		pass, detail, dev := c.fn(ctx, r)
 		r.rep.Tests[c.id] = map[bool]string{true: "pass", false: "fail"}[pass]
 		r.rep.Details[c.id] = detail
@@ -86,14 +87,17 @@ func Run(ctx context.Context, t Target) *Report {
 	}
 	sort.Strings(r.rep.Deviations)
 	r.rep.Level = "none"
-	if r.all("L0.") {
-		r.rep.Level = "L0"
-		if r.all("L1.") {
-			r.rep.Level = "L1"
+	for _, lvl := range []string{"L0", "L1", "L2"} {
+		if !r.all(lvl + ".") {
+			break
 		}
+		r.rep.Level = lvl
 	}
 	return r.rep
 }
+
+// suite is every test, level by level.
+func suite() []check { return slices.Concat(checks, l2Checks) }
 
 func (r *run) all(prefix string) bool {
 	for id, res := range r.rep.Tests {
@@ -306,17 +310,41 @@ var checks = []check{
 		if err != nil {
 			return false, err.Error(), ""
 		}
-		for _, req := range []apiv1.Request{apiv1.CheckpointListRequest(snap), apiv1.CheckpointRestoreRequest(snap), apiv1.CheckpointCreateRequest(snap),
-			apiv1.TrashRestoreRequest{Repo: r.repo, Path: "shared/launch/notes.md"}, apiv1.TrashListRequest{Repo: r.repo}, apiv1.GCRequest{}} {
+		// The owner's snapshot of main is outside every run's lease.
+		for _, req := range []apiv1.Request{apiv1.CheckpointListRequest(snap), apiv1.CheckpointRestoreRequest(snap), apiv1.CheckpointCreateRequest(snap)} {
+			if err := lc.api.Do(ctx, req, nil); code(err) != apiv1.CodeNotFound {
+				return false, "a lease calling " + req.Op() + " on main answered " + code(err), ""
+			}
+		}
+		for _, req := range []apiv1.Request{apiv1.TrashRestoreRequest{Repo: r.repo, Path: "shared/launch/notes.md"}, apiv1.TrashListRequest{Repo: r.repo}, apiv1.GCRequest{}} {
 			if err := lc.api.Do(ctx, req, nil); code(err) != apiv1.CodeAccessDenied {
 				return false, "a lease calling " + req.Op() + " answered " + code(err), ""
 			}
 		}
-		var cps apiv1.CheckpointListResponse
+		// A run's own save point: going back to it leaves it, and the
+		// owner's snapshot, where they were.
+		own := apiv1.CheckpointRequest{Repo: r.repo, Name: "mine"}
+		if err := lc.api.Do(ctx, apiv1.CheckpointCreateRequest(own), nil); err != nil {
+			return false, "a run's checkpoint of its own branch: " + err.Error(), ""
+		}
+		if err := lc.put(ctx, r.repo, "shared/launch/draft.md", "draft"); err != nil {
+			return false, err.Error(), ""
+		}
+		if err := lc.api.Do(ctx, apiv1.CommitCreateRequest{Repo: r.repo, Message: "draft"}, nil); err != nil {
+			return false, err.Error(), ""
+		}
+		if err := lc.api.Do(ctx, apiv1.CheckpointRestoreRequest(own), nil); err != nil {
+			return false, "a run's restore of its own checkpoint: " + err.Error(), ""
+		}
+		var mine, cps apiv1.CheckpointListResponse
+		if err := lc.api.Do(ctx, apiv1.CheckpointListRequest(own), &mine); err != nil || len(mine.Checkpoints) != 1 {
+			return false, fmt.Sprintf("the run's checkpoint after its restore: %v %v", mine.Checkpoints, err), ""
+		}
 		if err := o.api.Do(ctx, apiv1.CheckpointListRequest{Repo: r.repo, Branch: "main"}, &cps); err != nil || len(cps.Checkpoints) != 1 {
 			return false, fmt.Sprintf("the checkpoint is gone: %v", err), ""
 		}
-		return true, "checkpoints and the trash are owner-only: every lease call is refused and the snapshot stays", ""
+		return true, "no lease reaches a snapshot outside its branch or the trash (every call refused, the snapshot stays); " +
+			"a run's own checkpoints can be restored but not removed", ""
 	}},
 	{"L1.5", func(ctx context.Context, r *run) (bool, string, string) {
 		lc, l, err := r.runLease(ctx)
