@@ -95,6 +95,9 @@ func (h *Handler) childLease(ctx context.Context, c *call, a *apiv1.LeaseCreateR
 	if a.ForkFrom != "" {
 		return nil, denied("a lease cannot fork branches")
 	}
+	if a.MCPToken {
+		return nil, denied("only the owner mints MCP tokens; a lease cannot ask for one")
+	}
 	for _, f := range []struct{ name, asked, parent string }{
 		{"role", a.Role, p.Role}, {"run", a.Run, p.Run}, {"principal", a.Principal, p.Principal}, {"on_behalf_of", a.OnBehalfOf, p.OnBehalfOf},
 	} {
@@ -172,10 +175,10 @@ func (h *Handler) ownerLease(ctx context.Context, c *call, a *apiv1.LeaseCreateR
 		}
 		return nil, err
 	}
-	if err := h.recordIssue(ctx, c, l, ""); err != nil {
+	if err := h.recordIssue(ctx, c, l, mcpNote(a)); err != nil {
 		return nil, err
 	}
-	return issued(l, cred), nil
+	return h.withMCPToken(ctx, a, issued(l, cred))
 }
 
 // runBranch sets the branch of an owner's lease: the one it names, or
