@@ -238,12 +238,17 @@ func (g *Gateway) Close() error {
 }
 
 // Handler returns the HTTP handler: the health and metrics endpoints,
-// the control API under /_nas/ and S3 for everything else, each request
+// MCP at MCPPath, the control API under /_nas/ and S3 for everything else, each request
 // written to the access log and counted. It deliberately is not an
 // http.ServeMux, which would clean paths and so rewrite object keys.
 func (g *Gateway) Handler() http.Handler {
-	return guard(g.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	door := newMCPDoor(g.Auth, g.log)
+	root := guard(g.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if g.operations(w, r, true) {
+			return
+		}
+		if isMCPPath(r.URL.Path) {
+			door.ServeHTTP(w, r)
 			return
 		}
 		if strings.HasPrefix(r.URL.Path, "/_nas/") {
@@ -256,6 +261,8 @@ func (g *Gateway) Handler() http.Handler {
 		}
 		g.S3.ServeHTTP(w, r)
 	})), g.bodies)
+	door.root = root
+	return root
 }
 
 // ServeOptions configures Serve.
