@@ -262,7 +262,15 @@ func (g *Gateway) Handler() http.Handler {
 		g.S3.ServeHTTP(w, r)
 	})), g.bodies)
 	door.root = root
-	return root
+	return &rootHandler{Handler: root, mcp: door}
+}
+
+// rootHandler is the handler Handler returns. Serve ends its MCP
+// sessions when it shuts down: their standing event streams would
+// otherwise hold the drain until its timeout.
+type rootHandler struct {
+	http.Handler
+	mcp *mcpDoor
 }
 
 // ServeOptions configures Serve.
@@ -323,6 +331,9 @@ func Serve(ctx context.Context, h http.Handler, o ServeOptions, log *slog.Logger
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		ConnState:         fresh.track,
+	}
+	if rh, ok := h.(*rootHandler); ok {
+		srv.RegisterOnShutdown(rh.mcp.closeAll)
 	}
 	if kp != nil {
 		srv.TLSConfig = &tls.Config{GetCertificate: kp.GetCertificate, MinVersion: tls.VersionTLS12}

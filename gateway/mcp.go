@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -199,6 +200,16 @@ func (d *mcpDoor) closeToken(h [sha256.Size]byte) {
 		for ss := range s.Sessions() {
 			ss.Close()
 		}
+	}
+}
+
+// closeAll closes every session of every token.
+func (d *mcpDoor) closeAll() {
+	d.mu.Lock()
+	hs := slices.Collect(maps.Keys(d.open))
+	d.mu.Unlock()
+	for _, h := range hs {
+		d.closeToken(h)
 	}
 }
 

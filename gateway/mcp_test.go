@@ -364,3 +364,23 @@ func TestMCPTokenIsTheOwners(t *testing.T) {
 		t.Fatalf("a lease minting an MCP token for its child: %v", err)
 	}
 }
+
+// TestMCPSessionsEndWithTheServer: a session's standing event stream
+// does not hold the gateway's shutdown until its timeout.
+func TestMCPSessionsEndWithTheServer(t *testing.T) {
+	w := newMCPWorld(t)
+	l := w.lease(t, "stop")
+	cs, err := w.connect(t, l.MCPToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := callTool(t, cs, "nas_lease", map[string]any{}, nil); msg != "" {
+		t.Fatal(msg)
+	}
+	time.Sleep(200 * time.Millisecond) // the client opens its event stream after initializing
+	start := time.Now()
+	w.srv.Stop()
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the gateway took %s to shut down with an MCP session open", d)
+	}
+}
