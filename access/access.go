@@ -9,11 +9,12 @@ const (
 	STS     = "sts"
 	Health  = "health"
 	Metrics = "metrics"
+	MCP     = "mcp"
 )
 
 // Entry is what the edge serving a request tells the access log.
 type Entry struct {
-	API       string // S3, Control, STS, Health or Metrics
+	API       string // S3, Control, STS, Health, Metrics or MCP
 	Operation string // a bounded name: "GetObject", "repo/create", "AssumeRole"
 	Repo      string
 	Branch    string

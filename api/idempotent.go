@@ -124,7 +124,11 @@ func (h *Handler) runClaimed(ctx context.Context, k, sum []byte, fn func() (any,
 		}
 		return nil, err
 	}
-	rp, _ := json.Marshal(replay{Expires: time.Now().Add(idempotencyTTL).UnixNano(), Request: sum, Result: b})
+	kept := b
+	if r := forReplay(res); r != nil {
+		kept, _ = json.Marshal(r)
+	}
+	rp, _ := json.Marshal(replay{Expires: time.Now().Add(idempotencyTTL).UnixNano(), Request: sum, Result: kept})
 	if err := h.db.Update(ctx, func(txn kv.Txn) error { return txn.Set(k, rp) }); err != nil {
 		h.log.Warn("storing idempotent answer", "err", err)
 	}

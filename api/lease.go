@@ -93,6 +93,9 @@ func (h *Handler) leaseCreate(ctx context.Context, c *call, a *apiv1.LeaseCreate
 // childLease issues a child of the calling lease: same repository, branch,
 // run, role and principal; never wider.
 func (h *Handler) childLease(ctx context.Context, c *call, a *apiv1.LeaseCreateRequest, req lease.Request, p *lease.Lease) (*apiv1.LeaseResponse, error) {
+	if a.MCPToken {
+		return nil, denied("only the owner mints MCP tokens; a lease cannot ask for one")
+	}
 	for _, f := range []struct{ name, asked, parent string }{
 		{"role", a.Role, p.Role}, {"run", a.Run, p.Run}, {"principal", a.Principal, p.Principal}, {"on_behalf_of", a.OnBehalfOf, p.OnBehalfOf},
 	} {
@@ -246,10 +249,10 @@ func (h *Handler) ownerLease(ctx context.Context, c *call, a *apiv1.LeaseCreateR
 		}
 		return nil, err
 	}
-	if err := h.recordIssue(ctx, c, l, ""); err != nil {
+	if err := h.recordIssue(ctx, c, l, mcpNote(a)); err != nil {
 		return nil, err
 	}
-	return issued(l, cred), nil
+	return h.withMCPToken(ctx, a, issued(l, cred))
 }
 
 // runBranch sets the branch of an owner's lease: the one it names, or

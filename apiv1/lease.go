@@ -13,6 +13,11 @@ type Lease struct {
 	SecretAccessKey   string     `json:"secret_access_key,omitempty"`
 	SessionToken      string     `json:"session_token,omitempty"`
 	CredentialsExpiry *time.Time `json:"credentials_expire_at,omitempty"`
+	// MCPToken is the lease's MCP bearer token (nasmcp_…, for
+	// streamable HTTP at /_nas/mcp), in the answer that issues it and
+	// nowhere else: the gateway keeps only its hash, so neither lease/get
+	// nor lease/list nor a replay of the same idempotent call shows it.
+	MCPToken string `json:"mcp_token,omitempty"`
 }
 
 // Remaining is what a lease may still consume; -1 means no limit.
@@ -44,6 +49,11 @@ type LeaseCreateRequest struct {
 	SensitivityMax string        `json:"sensitivity_max,omitempty"`
 	Egress         bool          `json:"egress,omitempty"`
 	RequiresGate   []string      `json:"requires_gate,omitempty"`
+	// MCPToken asks for an MCP bearer token bound to the new lease
+	// (Lease.MCPToken). Only the owner may ask; a lease asking for a
+	// child with one is refused (AccessDenied), since a token is a
+	// credential a remote host holds beyond the run's own reach.
+	MCPToken bool `json:"mcp_token,omitempty"`
 	// Limits of the branch fork_from creates.
 	lease.BranchLimits
 }

@@ -154,6 +154,7 @@ type Principal struct {
 	// the body to read).
 	Signed *sigv4.Result
 
+	bearer   bool            // authenticated by an MCP bearer token (AuthenticateBearer)
 	chain    []*lease.Lease  // Lease and its ancestors, nearest first
 	now      time.Time       // the request's clock: one instant for every check
 	consumed map[string]bool // single-use grants this request consumed

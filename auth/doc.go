@@ -14,6 +14,7 @@
 //	RO/<role>                role envelope (JSON)
 //	KEY/lease                the gateway's token and secret keys
 //	OS/<session id>          owner session (GetSessionToken, JSON)
+//	MT/<sha-256 of token>    the lease of an MCP bearer token (JSON)
 //
 // Temporary credentials are of two kinds, told apart by the ID their
 // signed session token names: a lease ("lse_…", a run's narrow view) or

@@ -61,6 +61,10 @@ var (
 	// document or key set cannot be fetched (IDPCommunicationError,
 	// which SDKs retry).
 	ErrIDPCommunication = errors.New("auth: cannot reach the identity provider")
+	// ErrBadBearer is returned when a request to the MCP door carries an
+	// Authorization header that is not "Bearer" and a well-formed MCP
+	// token (401).
+	ErrBadBearer = errors.New("auth: malformed bearer token")
 	// ErrInvalid is returned for a charge that can never be right: a
 	// negative length, a sum that overflows (400).
 	ErrInvalid = errors.New("auth: invalid request")

@@ -130,10 +130,15 @@ func (a *Authority) summarise(ctx context.Context, p *Principal) {
 // authFailed records a request refused before it had a principal: who it
 // claimed to be and why.
 func (a *Authority) authFailed(ctx context.Context, r *http.Request, err error) {
+	a.authFailedAs(ctx, r, claimedKey(r), err)
+}
+
+// authFailedAs is authFailed naming the principal claimed.
+func (a *Authority) authFailedAs(ctx context.Context, r *http.Request, claimed string, err error) {
 	if a.rec == nil {
 		return
 	}
-	e := record.Event{Kind: record.KindDenied, Principal: claimedKey(r), Subject: record.Subject{Path: r.URL.EscapedPath()},
+	e := record.Event{Kind: record.KindDenied, Principal: claimed, Subject: record.Subject{Path: r.URL.EscapedPath()},
 		Decision: record.Decision{Effect: record.EffectDeny, Rule: "authentication", Reason: FailureReason(err)},
 		Details:  map[string]string{"method": r.Method, "remote": r.RemoteAddr}}
 	a.appendLimited(ctx, "", nil, e)

@@ -102,15 +102,24 @@ func (s *Leases) remaining(ctx context.Context, chain []*lease.Lease) lease.Rema
 // left, and charges one request to each. It is called once per request,
 // before any other check.
 func (s *Leases) admit(ctx context.Context, chain []*lease.Lease, now time.Time) lease.Verdict {
+	if v, ended := chainEnded(chain, now); ended {
+		return v
+	}
+	return s.reserve(ctx, chain, 1, requestsBudget)
+}
+
+// chainEnded reports whether a lease of chain is revoked or expired at
+// now, with the verdict that says which.
+func chainEnded(chain []*lease.Lease, now time.Time) (lease.Verdict, bool) {
 	for _, x := range chain {
 		switch {
 		case x.Revoked:
-			return lease.Verdict{Decision: lease.Expired, Rule: "lease " + x.ID + " revoked"}
+			return lease.Verdict{Decision: lease.Expired, Rule: "lease " + x.ID + " revoked"}, true
 		case !now.Before(x.ExpiresAt):
-			return lease.Verdict{Decision: lease.Expired, Rule: "lease " + x.ID + " expired"}
+			return lease.Verdict{Decision: lease.Expired, Rule: "lease " + x.ID + " expired"}, true
 		}
 	}
-	return s.reserve(ctx, chain, 1, requestsBudget)
+	return lease.Verdict{}, false
 }
 
 // budget names one budget: its limit in Budgets and its counter in a meter.

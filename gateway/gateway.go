@@ -238,12 +238,17 @@ func (g *Gateway) Close() error {
 }
 
 // Handler returns the HTTP handler: the health and metrics endpoints,
-// the control API under /_nas/ and S3 for everything else, each request
+// MCP at MCPPath, the control API under /_nas/ and S3 for everything else, each request
 // written to the access log and counted. It deliberately is not an
 // http.ServeMux, which would clean paths and so rewrite object keys.
 func (g *Gateway) Handler() http.Handler {
-	return guard(g.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	door := newMCPDoor(g.Auth, g.log)
+	root := guard(g.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if g.operations(w, r, true) {
+			return
+		}
+		if isMCPPath(r.URL.Path) {
+			door.ServeHTTP(w, r)
 			return
 		}
 		if strings.HasPrefix(r.URL.Path, "/_nas/") {
@@ -256,6 +261,16 @@ func (g *Gateway) Handler() http.Handler {
 		}
 		g.S3.ServeHTTP(w, r)
 	})), g.bodies)
+	door.root = root
+	return &rootHandler{Handler: root, mcp: door}
+}
+
+// rootHandler is the handler Handler returns. Serve ends its MCP
+// sessions when it shuts down: their standing event streams would
+// otherwise hold the drain until its timeout.
+type rootHandler struct {
+	http.Handler
+	mcp *mcpDoor
 }
 
 // ServeOptions configures Serve.
@@ -316,6 +331,9 @@ func Serve(ctx context.Context, h http.Handler, o ServeOptions, log *slog.Logger
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		ConnState:         fresh.track,
+	}
+	if rh, ok := h.(*rootHandler); ok {
+		srv.RegisterOnShutdown(rh.mcp.closeAll)
 	}
 	if kp != nil {
 		srv.TLSConfig = &tls.Config{GetCertificate: kp.GetCertificate, MinVersion: tls.VersionTLS12}

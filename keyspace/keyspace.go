@@ -47,6 +47,7 @@ const (
 	Role         = "RO/"
 	TokenKeys    = "KEY/"
 	OwnerSession = "OS/"
+	MCPToken     = "MT/"
 
 	// record: the flight recorder, its indexes and read manifests.
 	Record       = "F/"
@@ -103,6 +104,7 @@ var All = []Space{
 	{Role, "auth", "role envelope"},
 	{TokenKeys, "auth", "the gateway's token and secret keys"},
 	{OwnerSession, "auth", "owner session (STS GetSessionToken)"},
+	{MCPToken, "auth", "the lease an MCP bearer token (by its SHA-256) belongs to"},
 	{Record, "record", "chain head and records"},
 	{RecordIndex, "record", "record indexes by run, lease and commit"},
 	{ReadManifest, "record", "read manifest pages and summaries"},

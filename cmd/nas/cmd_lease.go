@@ -109,7 +109,7 @@ type leaseCreateOptions struct {
 	paths                                                                              []string
 	actions                                                                            string
 	ttl                                                                                time.Duration
-	egress                                                                             bool
+	egress, mcpToken                                                                   bool
 	budgets                                                                            budgetFlags
 	branchLimits                                                                       runBranchFlags
 }
@@ -119,7 +119,8 @@ type leaseCreateOptions struct {
 func (o *leaseCreateOptions) request(temporary bool) (apiv1.LeaseCreateRequest, error) {
 	req := apiv1.LeaseCreateRequest{Repo: o.repo, Role: o.role, Branch: o.branch, ForkFrom: o.forkFrom,
 		Purpose: o.purpose, Run: o.run, Principal: o.principal, OnBehalfOf: o.onBehalfOf,
-		SensitivityMax: o.sensitivity, Egress: o.egress, Budgets: o.budgets.budgets(), BranchLimits: o.branchLimits.limits()}
+		SensitivityMax: o.sensitivity, Egress: o.egress, Budgets: o.budgets.budgets(), BranchLimits: o.branchLimits.limits(),
+		MCPToken: o.mcpToken}
 	if o.ttl != 0 {
 		req.TTL = o.ttl.String()
 	}
@@ -163,7 +164,9 @@ func newLeaseCreateCmd() *cobra.Command {
 		Short: "Create a run with a lease (and, with --fork-from, its branch ROLE/RUN) and print its credentials",
 		Long: "With a lease's own credentials (NAS_SESSION_TOKEN or --lease-json), create makes a child\n" +
 			"lease, never wider than the caller; REPO and the branch are the caller's.\n" +
-			"--json prints the lease JSON --lease-json reads: the lease, its credentials and the endpoint.",
+			"--json prints the lease JSON --lease-json reads: the lease, its credentials and the endpoint.\n" +
+			"--mcp-token also mints a bearer token for MCP over streamable HTTP at ENDPOINT/_nas/mcp, bound to\n" +
+			"this lease and ended with it; it is shown in this answer only (mcp_token in --json).",
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.repo = args[0]
@@ -184,6 +187,7 @@ func newLeaseCreateCmd() *cobra.Command {
 	f.StringVar(&o.onBehalfOf, "on-behalf-of", "", "on whose behalf (default the caller)")
 	f.StringVar(&o.sensitivity, "sensitivity-max", "", "highest sensitivity the run may touch: public, private, secret")
 	f.BoolVar(&o.egress, "egress", false, "the run may communicate outward")
+	f.BoolVar(&o.mcpToken, "mcp-token", false, "also mint a bearer token for MCP over HTTP at ENDPOINT/_nas/mcp, shown once (owner only)")
 	o.budgets.add(cmd)
 	o.branchLimits.add(cmd)
 	return cmd
@@ -216,6 +220,9 @@ func printLease(l leaseFile) error {
 	fmt.Printf("lease %s · run %s · branch %s · expires %s\n", l.ID, l.Run, l.Branch, l.ExpiresAt.Format(time.RFC3339Nano))
 	fmt.Printf("export AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s AWS_SESSION_TOKEN=%s AWS_ENDPOINT_URL=%s\n",
 		l.AccessKeyID, l.SecretAccessKey, l.SessionToken, l.Endpoint)
+	if l.MCPToken != "" {
+		fmt.Printf("mcp %s/_nas/mcp · Authorization: Bearer %s (shown once; it ends with the lease)\n", strings.TrimSuffix(l.Endpoint, "/"), l.MCPToken)
+	}
 	return nil
 }
 
