@@ -91,6 +91,8 @@ func (h *Handler) routes() map[string]verb {
 	route(m, leases, h.fileRead)
 	route(m, leases, h.fileDereference)
 	route(m, leases, h.fileVerify)
+	route(m, writes|leases, h.memoryRemember)
+	route(m, leases, h.memoryRecall)
 	return m
 }
 

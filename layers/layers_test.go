@@ -19,6 +19,9 @@ var rank = map[string]int{
 	"lease": 1, // the lease model (glob)
 	// Budgeted reads: outlines and evidence pointers, no storage.
 	"outline": 0, "evidence": 0,
+	// Agent memory: the note format and a Home's layout (evidence, and
+	// lease for role names), no storage.
+	"memory": 2,
 	"sigv2": 1, // Signature Version 2, in sigv4's vocabulary
 	// Operations: the request record the edges fill in (access), and the
 	// Prometheus registry with its kv decorator (metrics, over kv).

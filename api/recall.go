@@ -1,0 +1,208 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/auth"
+	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/memory"
+	"github.com/agentnas/nas/outline"
+)
+
+// recall is one memory/recall: the Home and commit it reads, and the
+// notes it has read so far (each read through the door once, charged
+// once, however often supersession asks about it).
+type recall struct {
+	h     *Handler
+	c     *call
+	a     *apiv1.MemoryRecallRequest
+	br    string
+	head  manifest.CommitID
+	home  string
+	notes map[string]*readNote // by path; nil: not a note
+}
+
+// readNote is a note as read at the recall's commit.
+type readNote struct {
+	note        *memory.Note
+	f           *file
+	quarantined bool
+}
+
+// memoryRecall answers memory/recall: the Home's notes on the branch's
+// last commit that search finds for the query, best first, each read
+// through the door (charged and recorded like files/read) and decorated
+// with its path, review state, quarantine, what supersedes it and its
+// evidence pointer; superseded notes are left out unless asked for, and
+// bodies beyond the budget are left out and marked, never cut silently.
+func (h *Handler) memoryRecall(ctx context.Context, c *call, a *apiv1.MemoryRecallRequest) (*apiv1.MemoryRecallResponse, error) {
+	budget, limit, err := checkRecall(a)
+	if err != nil {
+		return nil, err
+	}
+	home, err := homeOf(c, a.Home, true)
+	if err != nil {
+		return nil, err
+	}
+	br, err := h.target(ctx, c, a.Repo, a.Branch)
+	if err != nil {
+		return nil, err
+	}
+	b, err := h.b.GetBranch(ctx, a.Repo, br)
+	if err != nil {
+		return nil, err
+	}
+	r := &recall{h: h, c: c, a: a, br: br, head: b.Head, home: home, notes: map[string]*readNote{}}
+	hits, err := r.search(ctx, a.Query, !a.ExcludeQuarantine)
+	if err != nil {
+		return nil, err
+	}
+	out := &apiv1.MemoryRecallResponse{Commit: b.Head.String(), Notes: []apiv1.RecalledNote{}}
+	for _, hit := range hits {
+		if len(out.Notes) == limit {
+			break
+		}
+		rn, err := r.read(ctx, hit.Path)
+		if err != nil {
+			return nil, err
+		}
+		if rn == nil {
+			continue
+		}
+		by, err := r.supersededBy(ctx, hit.Path, rn.note.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(by) > 0 && !a.IncludeSuperseded {
+			continue
+		}
+		out.Notes = append(out.Notes, recalled(rn, hit.Score, by))
+	}
+	fitBudget(out, budget)
+	return out, nil
+}
+
+// checkRecall checks a recall's query and bounds, and applies their
+// defaults.
+func checkRecall(a *apiv1.MemoryRecallRequest) (budget, limit int, err error) {
+	if err := required("repo", a.Repo, "query", a.Query); err != nil {
+		return 0, 0, err
+	}
+	switch {
+	case a.BudgetTokens < 0 || a.BudgetTokens > apiv1.MaxBudgetTokens:
+		return 0, 0, invalid(fmt.Sprintf("budget_tokens must be 0 (the default, %d) to %d", apiv1.DefaultBudgetTokens, apiv1.MaxBudgetTokens))
+	case a.Limit < 0:
+		return 0, 0, invalid("limit must be positive")
+	}
+	budget, limit = a.BudgetTokens, min(a.Limit, apiv1.MaxSearchLimit)
+	if budget == 0 {
+		budget = apiv1.DefaultBudgetTokens
+	}
+	if limit == 0 {
+		limit = apiv1.DefaultSearchLimit
+	}
+	return budget, limit, nil
+}
+
+// search asks the index for the Home's memory files matching query, as
+// many as it gives (superseded notes and other files are dropped after).
+func (r *recall) search(ctx context.Context, query string, quarantined bool) ([]apiv1.SearchHit, error) {
+	q := &apiv1.SearchQueryRequest{Repo: r.a.Repo, Branch: r.br, Query: query, Prefix: r.home + "/" + memory.MemoryDir,
+		Limit: apiv1.MaxSearchLimit, IncludeQuarantine: quarantined}
+	if !r.head.IsZero() {
+		q.Commit = r.head.String()
+	}
+	res, err := r.h.searchQuery(ctx, r.c, q)
+	if err != nil {
+		return nil, err
+	}
+	return res.Hits, nil
+}
+
+// read reads the note at path through the door, whole, at the recall's
+// commit (charged and recorded like files/read); nil when path is not a
+// note of the Home (another memory file, or one that does not parse or
+// whose ID is not its name) or the caller may not read it.
+func (r *recall) read(ctx context.Context, path string) (*readNote, error) {
+	if rn, ok := r.notes[path]; ok {
+		return rn, nil
+	}
+	r.notes[path] = nil
+	id, q, ok := memory.ParsePath(r.home, path)
+	if !ok {
+		return nil, nil
+	}
+	f, err := r.h.statAt(ctx, r.c, auth.Target{Repo: r.a.Repo, Branch: r.br, Key: path, Commit: r.head.String()}, r.head)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.h.charge(ctx, r.c, f, 0, 0); err != nil {
+		return nil, err
+	}
+	if err := r.h.load(ctx, f); err != nil {
+		return nil, err
+	}
+	n, err := memory.Parse(f.data)
+	if err != nil || n.ID != id {
+		return nil, nil
+	}
+	r.notes[path] = &readNote{note: n, f: f, quarantined: q}
+	return r.notes[path], nil
+}
+
+// supersededBy is the IDs of the notes of the Home that supersede note
+// id (at path): found by searching the Home for the ID, which a
+// superseding note's front matter holds, and confirmed by parsing.
+// Quarantined notes are not searched: a note from a tainted session may
+// not hide a note that is not (else one poisoned note could silence the
+// truth), though it is recalled beside it.
+func (r *recall) supersededBy(ctx context.Context, path, id string) ([]string, error) {
+	hits, err := r.search(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	var by []string
+	for _, hit := range hits {
+		if hit.Path == path {
+			continue
+		}
+		rn, err := r.read(ctx, hit.Path)
+		if err != nil {
+			return nil, err
+		}
+		if rn != nil && slices.Contains(rn.note.Supersedes, id) && !slices.Contains(by, rn.note.ID) {
+			by = append(by, rn.note.ID)
+		}
+	}
+	slices.Sort(by)
+	return by, nil
+}
+
+// recalled decorates a note read for the answer; its evidence is the
+// whole file at the commit.
+func recalled(rn *readNote, score float64, by []string) apiv1.RecalledNote {
+	return apiv1.RecalledNote{Note: noteOut(rn.note), Path: rn.f.t.Key, Quarantined: rn.quarantined, SupersededBy: by,
+		Score: score, Evidence: rn.f.evidenceOf(1, rn.f.lines.Count())}
+}
+
+// fitBudget keeps the bodies of the best notes while their tokens (as
+// files/read counts them, ceil(bytes/4)) fit budget; from the first that
+// does not fit on, notes come without their body and say so, and so does
+// the answer.
+func fitBudget(out *apiv1.MemoryRecallResponse, budget int) {
+	for i := range out.Notes {
+		n := &out.Notes[i]
+		t := outline.Tokens(n.Body)
+		if out.Truncated || out.Tokens+t > budget {
+			n.Body, n.Truncated, out.Truncated = "", true, true
+			continue
+		}
+		out.Tokens += t
+	}
+}
