@@ -90,6 +90,10 @@ func (h *Handler) routes() map[string]verb {
 	route(m, leases, h.fileRead)
 	route(m, leases, h.fileDereference)
 	route(m, leases, h.fileVerify)
+	route(m, leases, h.searchQuery)
+	route(m, writes, h.indexRebuild)
+	route(m, owner, h.indexStatus)
+	route(m, writes, h.indexDelete)
 	return m
 }
 
