@@ -17,11 +17,11 @@
 //     agent can tell "does not exist" from "not allowed" from "spent"
 //     from "dead lease" and adapt instead of retrying.
 //
-// The tools of this slice are nas_list, nas_read, nas_write, nas_lease
-// and nas_propose. nas_branch is left out because the control API gives
-// a lease no branch listing or checkpoints (branch/list and
-// checkpoint/* are the owner's); nas_search, nas_remember and nas_recall
-// wait for their gateway operations. No operator tool (gate decisions,
+// The tools of this slice are nas_list, nas_read, nas_write, nas_lease,
+// nas_propose and nas_search (search.go). nas_branch is left out because
+// the control API gives a lease no branch listing or checkpoints
+// (branch/list and checkpoint/* are the owner's); nas_remember and
+// nas_recall wait for their gateway operations. No operator tool (gate decisions,
 // revocation, forgetting, policy) is ever registered: those change the
 // guarantees that bind the caller.
 //

@@ -48,6 +48,7 @@ func (t *tools) register(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_propose",
 		Description: "Propose merging the branch into into (default: the branch it was forked from): an Agent PR. " +
 			"Policy merges it, refuses it, or sends it to a person (status pending: waiting at a gate)."}, t.propose)
+	mcp.AddTool(s, searchTool, t.search)
 }
 
 // ListInput is nas_list's input.
