@@ -19,6 +19,7 @@ import (
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/record"
+	"github.com/agentnas/nas/search"
 	"github.com/agentnas/nas/source"
 )
 
@@ -35,6 +36,7 @@ type Handler struct {
 	lazy    *source.Materializer // nil: no attached sources
 	sources *source.Registry     // nil: no attached sources
 	idem    inflight             // idempotent calls this process runs
+	search  *search.Service      // nil: no full-text search
 }
 
 // Recorder is the flight recorder as the control API reads it (events

@@ -12,6 +12,7 @@ import (
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/search"
 	"github.com/agentnas/nas/sigv4"
 )
 
@@ -59,7 +60,7 @@ func toError(err error) *Error {
 		return mk(http.StatusForbidden, apiv1.CodeAccessDenied, false)
 	case errors.Is(err, auth.ErrOverBudget):
 		return mk(http.StatusForbidden, apiv1.CodeQuotaExceeded, false)
-	case errors.Is(err, auth.ErrInvalid), errors.Is(err, evidence.ErrInvalid):
+	case errors.Is(err, auth.ErrInvalid), errors.Is(err, evidence.ErrInvalid), errors.Is(err, search.ErrInvalid):
 		return mk(http.StatusBadRequest, apiv1.CodeInvalidArgument, false)
 	case errors.Is(err, branch.ErrProtected), errors.Is(err, branch.ErrImmutable):
 		return mk(http.StatusForbidden, apiv1.CodeAccessDenied, false)

@@ -14,6 +14,7 @@ import (
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/search"
 	"github.com/agentnas/nas/sigv4"
 )
 
@@ -57,6 +58,7 @@ func TestToError(t *testing.T) {
 		{refusal(auth.ErrOverBudget), 403, apiv1.CodeQuotaExceeded, "", false},
 		{fmt.Errorf("%w: -1", auth.ErrInvalid), 400, apiv1.CodeInvalidArgument, "", false},
 		{fmt.Errorf("%w: no #Lx-Ly", evidence.ErrInvalid), 400, apiv1.CodeInvalidArgument, "", false},
+		{fmt.Errorf("%w: unclosed quote", search.ErrInvalid), 400, apiv1.CodeInvalidArgument, "", false},
 		{branch.ErrProtected, 403, apiv1.CodeAccessDenied, "", false},
 		{branch.ErrNoSuchKey, 404, apiv1.CodeNotFound, "", false},
 		{branch.ErrNoSuchBranch, 404, apiv1.CodeNotFound, "", false},

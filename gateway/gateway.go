@@ -24,6 +24,7 @@ import (
 	"github.com/agentnas/nas/metrics"
 	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/s3api"
+	"github.com/agentnas/nas/search"
 	"github.com/agentnas/nas/source"
 	"github.com/agentnas/nas/sts"
 	"github.com/agentnas/nas/tree"
@@ -63,6 +64,8 @@ type Gateway struct {
 	STS       *sts.Handler
 	Gates     *gate.Service
 	Sources   *source.Registry
+	// Search is the full-text indexes, under DATA/index.
+	Search *search.Service
 	// Metrics is the gateway's registry (MetricsPath, MetricsHandler).
 	Metrics *metrics.Metrics
 	kv      kv.DB // the store every service uses (decorated)
@@ -155,6 +158,8 @@ func assemble(c Config, st stores) *Gateway {
 	g.Gates = gate.New(b, kdb, st.leases, g.Recorder)
 	g.API = api.New(api.Config{Branches: b, Auth: g.Auth, Recorder: g.Recorder, Gates: g.Gates, Log: c.Log})
 	g.API.SetSources(g.Sources)
+	g.Search = search.New(filepath.Join(c.DataDir, "index"), b)
+	g.API.SetSearch(g.Search)
 	g.STS = sts.New(g.Auth, b, c.Log)
 	return g
 }
@@ -230,6 +235,9 @@ func (g *Gateway) Close() error {
 	}
 	g.Leases.Close()
 	g.Sources.Close()
+	if err := g.Search.Close(); err != nil {
+		g.log.Error("closing the search indexes", "err", err)
+	}
 	if err := g.Manifests.Close(); err != nil {
 		g.log.Error("closing read manifests", "err", err)
 	}

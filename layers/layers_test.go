@@ -32,7 +32,8 @@ var rank = map[string]int{
 	"manifest": 3,
 	"branch":   4,
 	"source":   5, "auth": 5, "gitexport": 6,
-	"gate": 6,
+	"search": 5, // the full-text index of committed files (branch); the door stays in api
+	"gate":   6,
 	// The edges, and their assembly.
 	"s3api": 7, "api": 7, "sts": 7,
 	"gateway": 8,

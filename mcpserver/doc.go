@@ -18,11 +18,11 @@
 //     from "dead lease" and adapt instead of retrying.
 //
 // The tools of this slice are nas_list, nas_read, nas_write, nas_lease,
-// nas_propose and nas_branch (checkpoints of the lease's branch, and
-// forks of it with a child lease each); nas_search, nas_remember and
-// nas_recall wait for their gateway operations. No operator tool (gate
-// decisions, revocation, forgetting, policy) is ever registered: those
-// change the guarantees that bind the caller.
+// nas_propose, nas_branch (checkpoints of the lease's branch, and forks
+// of it with a child lease each), nas_search (search.go), nas_remember
+// and nas_recall (memory.go). No operator tool (gate decisions,
+// revocation, forgetting, policy) is ever registered: those change the
+// guarantees that bind the caller.
 //
 // Paths are keys of the repository; one leading "/" names the
 // repository's root, as in lease globs, and is dropped.

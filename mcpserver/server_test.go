@@ -153,7 +153,7 @@ func TestTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"nas_branch", "nas_lease", "nas_list", "nas_propose", "nas_read", "nas_write"}; !slices.Equal(names, want) {
+	if want := []string{"nas_branch", "nas_lease", "nas_list", "nas_propose", "nas_read", "nas_recall", "nas_remember", "nas_search", "nas_write"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 

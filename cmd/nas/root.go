@@ -49,7 +49,7 @@ func newRootCmd() *cobra.Command {
 		newMergeCmd(), newRevertCmd(), newCherryPickCmd(), newProposeCmd(), newGateCmd(), newPolicyCmd(), newCheckpointCmd(), newTrashCmd(),
 		newConformanceCmd(), newExportCmd(), newImportCmd(), newBenchMovedCmd(), newVersionCmd(),
 		newAliasCmd(), newLsCmd(), newCpCmd(), newCatCmd(), newRmCmd(), newMirrorCmd(), newDuCmd(),
-		newReadCmd(), newEvidenceCmd(), newMCPCmd())
+		newReadCmd(), newEvidenceCmd(), newMCPCmd(), newSearchCmd(), newIndexCmd())
 	return root
 }
 
