@@ -51,6 +51,7 @@ func (t *tools) register(s *mcp.Server) {
 		Description: "Propose merging the branch into into (default: the branch it was forked from): an Agent PR. " +
 			"Policy merges it, refuses it, or sends it to a person (status pending: waiting at a gate)."}, t.propose)
 	t.registerBranch(s)
+	t.registerMemory(s)
 	mcp.AddTool(s, searchTool, t.search)
 }
 
