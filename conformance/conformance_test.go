@@ -47,8 +47,8 @@ func TestConformance(t *testing.T) {
 			t.Errorf("%s fails without a declared deviation", id)
 		}
 	}
-	if len(rep.Tests) != 14 {
-		t.Fatalf("%d tests run, want 14", len(rep.Tests))
+	if len(rep.Tests) != 17 {
+		t.Fatalf("%d tests run, want 17", len(rep.Tests))
 	}
 	if len(known) == 0 && rep.Level != "L2" {
 		t.Errorf("level %s, want L2", rep.Level)

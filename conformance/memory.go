@@ -12,12 +12,16 @@ import (
 	"github.com/agentnas/nas/mcpserver"
 )
 
-// L2 Memory: budgeted reads and evidence pointers (L2.4, L2.5) over the
-// control API and over MCP, as an agent's host would call them.
+// L2 Memory: agent memory and its indexes (L2.1-L2.3), budgeted reads
+// and evidence pointers (L2.4, L2.5), over the control API and over MCP,
+// as an agent's host would call them.
 
 // l2Checks are the L2 tests, in the specification's order where they
 // are written.
 var l2Checks = []check{
+	{"L2.1", checkRecallRebuilt},
+	{"L2.2", checkPlainNotes},
+	{"L2.3", checkRecipes},
 	{"L2.4", checkBudgetedRead},
 	{"L2.5", checkEvidence},
 }
@@ -162,4 +166,117 @@ func callMCP(ctx context.Context, lc *principal, l apiv1.Lease, tool string, arg
 		return err
 	}
 	return json.Unmarshal(b, out)
+}
+
+// homeRun issues a run lease that may also write its role's Agent Home,
+// and remembers two notes there over MCP, the second superseding the
+// first; it answers the lease and the notes.
+func (r *run) homeRun(ctx context.Context) (*principal, apiv1.Lease, [2]apiv1.MemoryRememberResponse, error) {
+	var notes [2]apiv1.MemoryRememberResponse
+	lc, l, err := r.runLease(ctx, func(q *apiv1.LeaseCreateRequest) { q.Paths = append(q.Paths, "agents/"+r.role+"/**") })
+	if err != nil {
+		return nil, l, notes, err
+	}
+	args := map[string]any{"kind": "semantic", "subject": "customer/acme", "body": "Acme renewed for 12 months; the champion is Dana."}
+	if err := callMCP(ctx, lc, l, "nas_remember", args, &notes[0]); err != nil {
+		return nil, l, notes, fmt.Errorf("nas_remember: %w", err)
+	}
+	args = map[string]any{"kind": "semantic", "subject": "customer/acme", "supersedes": []string{notes[0].Note.ID},
+		"body": "Acme renewed for 24 months; the champion moved from Dana to Luis."}
+	if err := callMCP(ctx, lc, l, "nas_remember", args, &notes[1]); err != nil {
+		return nil, l, notes, fmt.Errorf("nas_remember: %w", err)
+	}
+	return lc, l, notes, nil
+}
+
+// recallCases are golden recall tests: a query and the one note it must
+// find first.
+func recallCases(notes [2]apiv1.MemoryRememberResponse) map[string]string {
+	return map[string]string{"acme champion": notes[1].Note.ID, "Luis": notes[1].Note.ID, "renewed months": notes[1].Note.ID}
+}
+
+// recallPasses runs the golden recall tests and says which failed.
+func recallPasses(ctx context.Context, lc *principal, repo string, cases map[string]string) error {
+	for q, want := range cases {
+		var out apiv1.MemoryRecallResponse
+		if err := lc.api.Do(ctx, apiv1.MemoryRecallRequest{Repo: repo, Query: q}, &out); err != nil {
+			return fmt.Errorf("recall %q: %w", q, err)
+		}
+		if len(out.Notes) == 0 || out.Notes[0].ID != want {
+			return fmt.Errorf("recall %q found %d notes, not %s first", q, len(out.Notes), want)
+		}
+	}
+	return nil
+}
+
+// checkRecallRebuilt is L2.1: golden recall tests pass, and pass again
+// after every index of the repository is deleted and rebuilt.
+func checkRecallRebuilt(ctx context.Context, r *run) (bool, string, string) {
+	lc, l, notes, err := r.homeRun(ctx)
+	if err != nil {
+		return false, err.Error(), ""
+	}
+	cases := recallCases(notes)
+	if err := recallPasses(ctx, lc, r.repo, cases); err != nil {
+		return false, "before the rebuild: " + err.Error(), ""
+	}
+	if err := r.owner.api.Do(ctx, apiv1.IndexDeleteRequest{Repo: r.repo}, nil); err != nil {
+		return false, "index/delete: " + err.Error(), ""
+	}
+	var st apiv1.IndexResponse
+	if err := r.owner.api.Do(ctx, apiv1.IndexStatusRequest{Repo: r.repo}, &st); err != nil || len(st.Indexes) != 0 {
+		return false, fmt.Sprintf("after index/delete the status lists %d indexes (%v)", len(st.Indexes), err), ""
+	}
+	if err := r.owner.api.Do(ctx, apiv1.IndexRebuildRequest{Repo: r.repo, Branch: l.Branch}, nil); err != nil {
+		return false, "index/rebuild: " + err.Error(), ""
+	}
+	if err := recallPasses(ctx, lc, r.repo, cases); err != nil {
+		return false, "after deleting and rebuilding the index: " + err.Error(), ""
+	}
+	return true, fmt.Sprintf("%d golden recall tests pass, and pass again after every index was deleted and rebuilt", len(cases)), ""
+}
+
+// checkPlainNotes is L2.2: a note nas_remember wrote is a plain Markdown
+// file with its front matter, read with a plain S3 GET.
+func checkPlainNotes(ctx context.Context, r *run) (bool, string, string) {
+	lc, _, notes, err := r.homeRun(ctx)
+	if err != nil {
+		return false, err.Error(), ""
+	}
+	body, err := lc.get(ctx, r.repo, notes[1].Path)
+	if err != nil {
+		return false, "GET " + notes[1].Path + ": " + err.Error(), ""
+	}
+	for _, want := range []string{"---\n", "kind: semantic", "subject: customer/acme", notes[0].Note.ID, "the champion moved from Dana to Luis"} {
+		if !strings.Contains(body, want) {
+			return false, fmt.Sprintf("%s read over S3 lacks %q:\n%s", notes[1].Path, want, body), ""
+		}
+	}
+	return true, notes[1].Path + " is a Markdown file with its front matter (kind, subject, supersedes), read with a plain S3 GET", ""
+}
+
+// checkRecipes is L2.3: the derivatives the gateway makes say how and
+// from what: the search index its recipe and the commit it covers, a
+// budgeted read the commit it was made from and that it is not
+// generated.
+func checkRecipes(ctx context.Context, r *run) (bool, string, string) {
+	const path = "shared/launch/recipe.md"
+	lc, _, err := r.runWith(ctx, map[string]string{path: "# Recipe\n\nthe index says how it was made\n"})
+	if err != nil {
+		return false, err.Error(), ""
+	}
+	var sr apiv1.SearchQueryResponse
+	if err := lc.api.Do(ctx, apiv1.SearchQueryRequest{Repo: r.repo, Query: "index made"}, &sr); err != nil {
+		return false, "search/query: " + err.Error(), ""
+	}
+	ix := sr.Index
+	if ix.Recipe.Indexer == "" || ix.Recipe.Version == "" || len(ix.Recipe.Settings) == 0 || ix.Commit != sr.Commit || ix.Files == 0 || len(sr.Hits) == 0 {
+		return false, fmt.Sprintf("the search index reports recipe %+v, commit %s of %s, %d files, %d hits", ix.Recipe, ix.Commit, sr.Commit, ix.Files, len(sr.Hits)), ""
+	}
+	rd, err := lc.api.ReadFile(ctx, apiv1.FileReadRequest{Repo: r.repo, Path: path, View: apiv1.ViewOutline})
+	if err != nil || rd.Commit != sr.Commit || rd.Generated {
+		return false, fmt.Sprintf("an outline reports commit %v (want %s), generated %v: %v", rd, sr.Commit, rd != nil && rd.Generated, err), ""
+	}
+	return true, fmt.Sprintf("the search index names its recipe (%s %s, %d settings) and inputs (commit %s, %d files); outlines name their commit and are not generated",
+		ix.Recipe.Indexer, ix.Recipe.Version, len(ix.Recipe.Settings), ix.Commit[:12], ix.Files), ""
 }

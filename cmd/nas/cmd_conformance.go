@@ -39,8 +39,8 @@ func newConformanceCmd() *cobra.Command {
 	var o conformanceOptions
 	cmd := &cobra.Command{
 		Use:   "conformance",
-		Short: "Run the Agent NAS L0-L1 acceptance tests and write conformance.json",
-		Long: `Run the Agent NAS specification's L0 and L1 acceptance tests.
+		Short: "Run the Agent NAS L0-L2 acceptance tests and write conformance.json",
+		Long: `Run the Agent NAS specification's L0, L1 and L2 acceptance tests.
 
 Without --endpoint the tests run against a fresh gateway started in this
 process on a temporary data directory, so the tamper half of L1.6 (altering
