@@ -22,7 +22,7 @@ var rank = map[string]int{
 	// Agent memory: the note format and a Home's layout (evidence, and
 	// lease for role names), no storage.
 	"memory": 2,
-	"sigv2": 1, // Signature Version 2, in sigv4's vocabulary
+	"sigv2":  1, // Signature Version 2, in sigv4's vocabulary
 	// Operations: the request record the edges fill in (access), and the
 	// Prometheus registry with its kv decorator (metrics, over kv).
 	"access": 0, "metrics": 1,
