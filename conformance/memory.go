@@ -119,7 +119,7 @@ func checkEvidence(ctx context.Context, r *run) (bool, string, string) {
 		return false, fmt.Sprintf("%s dereferences to %q (%s) after the branch moved", ev.Pointer, d.Content, d.SHA256), ""
 	}
 	var ok, bad apiv1.FileVerifyResponse
-	if err := lc.api.Do(ctx, apiv1.FileVerifyRequest{Pointer: ev.Pointer, SHA256: ev.SHA256}, &ok); err != nil || !ok.Valid {
+	if err := lc.api.Do(ctx, apiv1.FileVerifyRequest(ev), &ok); err != nil || !ok.Valid {
 		return false, fmt.Sprintf("verify of a true pointer: %v %v", ok, err), ""
 	}
 	wrong := strings.Repeat("0", 64)
