@@ -48,9 +48,6 @@ func NotePath(home, id string) string { return home + "/" + NotesDir + id + note
 // QuarantinePath is where a quarantined note id of home lives.
 func QuarantinePath(home, id string) string { return home + "/" + QuarantineDir + id + noteExt }
 
-// RecallTestsPath is where home's golden recall tests live.
-func RecallTestsPath(home string) string { return home + "/" + RecallTestsFile }
-
 // ParsePath reads a key of home as a note's: its ID and whether it is
 // quarantined; ok is false for any other key (the journal, MEMORY.md, a
 // file in a deeper directory, a name that is not an ID).

@@ -143,18 +143,6 @@ func TestHomeLayout(t *testing.T) {
 	}
 }
 
-func TestParseRecallTests(t *testing.T) {
-	ts, err := ParseRecallTests([]byte("- query: acme champion\n  expect: [mem_4kq2]\n  top_k: 3\n- query: x\n  expect: [mem_1, mem_2]\n"))
-	if err != nil || len(ts) != 2 || ts[0].TopK != 3 || ts[1].Expect[1] != "mem_2" {
-		t.Fatalf("%+v %v", ts, err)
-	}
-	for _, s := range []string{"- query: q\n", "- expect: [mem_1]\n", "- query: q\n  expect: [x]\n", "- query: q\n  expect: [mem_1]\n  topk: 2\n", "query: q\n"} {
-		if _, err := ParseRecallTests([]byte(s)); !errors.Is(err, ErrInvalid) {
-			t.Errorf("ParseRecallTests(%q) = %v, want ErrInvalid", s, err)
-		}
-	}
-}
-
 func TestParseRefuses(t *testing.T) {
 	for _, s := range []string{"", "no front matter", "---\nid: mem_a\n", "---\n---\nbody", "---\n[1, 2]\n---\n",
 		"---\nid: mem_a\n---\n--- \n", "---\nid: &a mem_a\nkind: *a\n---\n", "---\na: 1\n---\nx: 2\n---\n"} {

@@ -49,9 +49,6 @@ func New(dir string, b *branch.Service) *Service {
 	return &Service{dir: dir, b: b, recipe: current(), repos: map[string]*index{}}
 }
 
-// Recipe is the recipe every index of this build is made with.
-func (s *Service) Recipe() Recipe { return s.recipe }
-
 // Close closes every index; builds in flight stop and queries finish
 // first. Later calls answer ErrClosed.
 func (s *Service) Close() error {
