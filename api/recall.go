@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
@@ -61,25 +62,12 @@ func (h *Handler) memoryRecall(ctx context.Context, c *call, a *apiv1.MemoryReca
 		return nil, err
 	}
 	out := &apiv1.MemoryRecallResponse{Commit: b.Head.String(), Notes: []apiv1.RecalledNote{}}
-	for _, hit := range hits {
-		if len(out.Notes) == limit {
-			break
-		}
-		rn, err := r.read(ctx, hit.Path)
-		if err != nil {
+	for len(hits) > 0 && len(out.Notes) < limit {
+		batch := hits[:min(len(hits), limit-len(out.Notes))]
+		hits = hits[len(batch):]
+		if err := r.collect(ctx, out, batch); err != nil {
 			return nil, err
 		}
-		if rn == nil {
-			continue
-		}
-		by, err := r.supersededBy(ctx, hit.Path, rn.note.ID)
-		if err != nil {
-			return nil, err
-		}
-		if len(by) > 0 && !a.IncludeSuperseded {
-			continue
-		}
-		out.Notes = append(out.Notes, recalled(rn, hit.Score, by))
 	}
 	fitBudget(out, budget)
 	return out, nil
@@ -156,31 +144,69 @@ func (r *recall) read(ctx context.Context, path string) (*readNote, error) {
 	return r.notes[path], nil
 }
 
-// supersededBy is the IDs of the notes of the Home that supersede note
-// id (at path): found by searching the Home for the ID, which a
-// superseding note's front matter holds, and confirmed by parsing.
+// collect reads the notes of a batch of hits and adds to out those that
+// no other note supersedes (all of them with IncludeSuperseded), asking
+// the index once for the whole batch.
+func (r *recall) collect(ctx context.Context, out *apiv1.MemoryRecallResponse, batch []apiv1.SearchHit) error {
+	var got []*readNote
+	var scores []float64
+	for _, hit := range batch {
+		rn, err := r.read(ctx, hit.Path)
+		if err != nil {
+			return err
+		}
+		if rn != nil {
+			got, scores = append(got, rn), append(scores, hit.Score)
+		}
+	}
+	by, err := r.supersededBy(ctx, got)
+	if err != nil {
+		return err
+	}
+	for i, rn := range got {
+		if b := by[rn.note.ID]; len(b) == 0 || r.a.IncludeSuperseded {
+			out.Notes = append(out.Notes, recalled(rn, scores[i], b))
+		}
+	}
+	return nil
+}
+
+// supersededBy maps the IDs of notes to the IDs of the Home's notes that
+// supersede them: found by one search of the Home for all the IDs, which
+// a superseding note's front matter holds, and confirmed by parsing.
 // Quarantined notes are not searched: a note from a tainted session may
 // not hide a note that is not (else one poisoned note could silence the
 // truth), though it is recalled beside it.
-func (r *recall) supersededBy(ctx context.Context, path, id string) ([]string, error) {
-	hits, err := r.search(ctx, id, false)
+func (r *recall) supersededBy(ctx context.Context, notes []*readNote) (map[string][]string, error) {
+	by := map[string][]string{}
+	if len(notes) == 0 {
+		return by, nil
+	}
+	ids := make([]string, len(notes))
+	for i, rn := range notes {
+		ids[i] = rn.note.ID
+	}
+	hits, err := r.search(ctx, strings.Join(ids, " "), false)
 	if err != nil {
 		return nil, err
 	}
-	var by []string
 	for _, hit := range hits {
-		if hit.Path == path {
-			continue
-		}
 		rn, err := r.read(ctx, hit.Path)
 		if err != nil {
 			return nil, err
 		}
-		if rn != nil && slices.Contains(rn.note.Supersedes, id) && !slices.Contains(by, rn.note.ID) {
-			by = append(by, rn.note.ID)
+		if rn == nil {
+			continue
+		}
+		for _, id := range rn.note.Supersedes {
+			if id != rn.note.ID && slices.Contains(ids, id) && !slices.Contains(by[id], rn.note.ID) {
+				by[id] = append(by[id], rn.note.ID)
+			}
 		}
 	}
-	slices.Sort(by)
+	for _, b := range by {
+		slices.Sort(b)
+	}
 	return by, nil
 }
 

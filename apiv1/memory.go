@@ -95,8 +95,42 @@ type MemoryRecallResponse struct {
 	Truncated bool           `json:"truncated"`
 }
 
+// MemoryTestRequest runs the golden recall tests of Home (default: the
+// lease's role's) on Branch's last commit: HOME/recall-tests.yaml, a
+// YAML list of {query, expect: [note IDs], top_k}. Each case passes when
+// memory/recall of its query returns every expected note, among the
+// first top_k when it names one.
+type MemoryTestRequest struct {
+	Repo   string `json:"repo"`
+	Branch string `json:"branch,omitempty"`
+	Home   string `json:"home,omitempty"`
+}
+
+// RecallTestResult is one case of a recall test: what it expected, the
+// note IDs recall returned in order, those it missed, and the verdict.
+type RecallTestResult struct {
+	Query   string   `json:"query"`
+	Expect  []string `json:"expect"`
+	TopK    int      `json:"top_k,omitempty"`
+	Got     []string `json:"got"`
+	Missing []string `json:"missing"`
+	Pass    bool     `json:"pass"`
+}
+
+// MemoryTestResponse answers memory/test: every case, in the file's order.
+type MemoryTestResponse struct {
+	Commit string             `json:"commit"`
+	Home   string             `json:"home"`
+	Cases  []RecallTestResult `json:"cases"`
+	Passed int                `json:"passed"`
+	Failed int                `json:"failed"`
+}
+
 // Op implements Request.
 func (MemoryRememberRequest) Op() string { return "memory/remember" }
+
+// Op implements Request.
+func (MemoryTestRequest) Op() string { return "memory/test" }
 
 // Op implements Request.
 func (MemoryRecallRequest) Op() string { return "memory/recall" }

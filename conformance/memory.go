@@ -189,22 +189,33 @@ func (r *run) homeRun(ctx context.Context) (*principal, apiv1.Lease, [2]apiv1.Me
 	return lc, l, notes, nil
 }
 
-// recallCases are golden recall tests: a query and the one note it must
-// find first.
-func recallCases(notes [2]apiv1.MemoryRememberResponse) map[string]string {
-	return map[string]string{"acme champion": notes[1].Note.ID, "Luis": notes[1].Note.ID, "renewed months": notes[1].Note.ID}
+// recallTests is a Home's golden recall tests: three queries that must
+// find the superseding note first, and one that expects the superseded
+// note, which recall must leave out (so the runner must fail that case).
+func recallTests(notes [2]apiv1.MemoryRememberResponse) string {
+	cur, old := notes[1].Note.ID, notes[0].Note.ID
+	return fmt.Sprintf("- query: acme champion\n  expect: [%s]\n  top_k: 1\n- query: Luis\n  expect: [%s]\n  top_k: 1\n"+
+		"- query: renewed months\n  expect: [%s]\n  top_k: 1\n- query: Dana\n  expect: [%s]\n", cur, cur, cur, old)
 }
 
-// recallPasses runs the golden recall tests and says which failed.
-func recallPasses(ctx context.Context, lc *principal, repo string, cases map[string]string) error {
-	for q, want := range cases {
-		var out apiv1.MemoryRecallResponse
-		if err := lc.api.Do(ctx, apiv1.MemoryRecallRequest{Repo: repo, Query: q}, &out); err != nil {
-			return fmt.Errorf("recall %q: %w", q, err)
+// recallPasses runs the Home's recall tests with memory/test and checks
+// the verdicts: the first three pass, the last fails missing the
+// superseded note.
+func recallPasses(ctx context.Context, lc *principal, repo string, notes [2]apiv1.MemoryRememberResponse) error {
+	var out apiv1.MemoryTestResponse
+	if err := lc.api.Do(ctx, apiv1.MemoryTestRequest{Repo: repo}, &out); err != nil {
+		return fmt.Errorf("memory/test: %w", err)
+	}
+	if len(out.Cases) != 4 {
+		return fmt.Errorf("memory/test ran %d cases of 4", len(out.Cases))
+	}
+	for _, c := range out.Cases[:3] {
+		if !c.Pass {
+			return fmt.Errorf("recall %q returned %v, not %s first", c.Query, c.Got, c.Expect[0])
 		}
-		if len(out.Notes) == 0 || out.Notes[0].ID != want {
-			return fmt.Errorf("recall %q found %d notes, not %s first", q, len(out.Notes), want)
-		}
+	}
+	if last := out.Cases[3]; last.Pass || len(last.Missing) != 1 || last.Missing[0] != notes[0].Note.ID {
+		return fmt.Errorf("recall %q should miss the superseded note %s; the case says pass=%v missing=%v", last.Query, notes[0].Note.ID, last.Pass, last.Missing)
 	}
 	return nil
 }
@@ -216,8 +227,13 @@ func checkRecallRebuilt(ctx context.Context, r *run) (bool, string, string) {
 	if err != nil {
 		return false, err.Error(), ""
 	}
-	cases := recallCases(notes)
-	if err := recallPasses(ctx, lc, r.repo, cases); err != nil {
+	if err := lc.put(ctx, r.repo, "agents/"+r.role+"/recall-tests.yaml", recallTests(notes)); err != nil {
+		return false, "write recall-tests.yaml: " + err.Error(), ""
+	}
+	if err := lc.api.Do(ctx, apiv1.CommitCreateRequest{Repo: r.repo, Branch: l.Branch, Message: "recall tests"}, nil); err != nil {
+		return false, "commit recall-tests.yaml: " + err.Error(), ""
+	}
+	if err := recallPasses(ctx, lc, r.repo, notes); err != nil {
 		return false, "before the rebuild: " + err.Error(), ""
 	}
 	if err := r.owner.api.Do(ctx, apiv1.IndexDeleteRequest{Repo: r.repo}, nil); err != nil {
@@ -230,10 +246,10 @@ func checkRecallRebuilt(ctx context.Context, r *run) (bool, string, string) {
 	if err := r.owner.api.Do(ctx, apiv1.IndexRebuildRequest{Repo: r.repo, Branch: l.Branch}, nil); err != nil {
 		return false, "index/rebuild: " + err.Error(), ""
 	}
-	if err := recallPasses(ctx, lc, r.repo, cases); err != nil {
+	if err := recallPasses(ctx, lc, r.repo, notes); err != nil {
 		return false, "after deleting and rebuilding the index: " + err.Error(), ""
 	}
-	return true, fmt.Sprintf("%d golden recall tests pass, and pass again after every index was deleted and rebuilt", len(cases)), ""
+	return true, "the Home's recall-tests.yaml (memory/test) passes, failing only the case that expects a superseded note, and does again after every index was deleted and rebuilt", ""
 }
 
 // checkPlainNotes is L2.2: a note nas_remember wrote is a plain Markdown

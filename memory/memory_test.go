@@ -190,3 +190,38 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseRecallTests(t *testing.T) {
+	ts, err := ParseRecallTests([]byte("- query: acme champion\n  expect: [mem_4kq2]\n  top_k: 3\n- query: x\n  expect: [mem_1, mem_2]\n"))
+	if err != nil || len(ts) != 2 || ts[0].TopK != 3 || ts[1].Expect[1] != "mem_2" {
+		t.Fatalf("%+v %v", ts, err)
+	}
+	for _, s := range []string{"- query: q\n", "- expect: [mem_1]\n", "- query: q\n  expect: [x]\n", "- query: q\n  expect: [mem_1]\n  topk: 2\n",
+		"query: q\n", "- query: q\n  expect: [mem_1]\n  top_k: -1\n", strings.Repeat("- query: q\n  expect: [mem_1]\n", MaxRecallTests+1)} {
+		if _, err := ParseRecallTests([]byte(s)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseRecallTests(%.40q) = %v, want ErrInvalid", s, err)
+		}
+	}
+}
+
+// FuzzParseRecallTests: whatever the bytes, ParseRecallTests answers
+// cases that hold its own rules or ErrInvalid, and never panics.
+func FuzzParseRecallTests(f *testing.F) {
+	f.Add([]byte("- query: acme champion\n  expect: [mem_4kq2]\n  top_k: 3\n"))
+	f.Add([]byte("- &a {query: q, expect: [mem_1]}\n- *a\n"))
+	f.Add([]byte("[]"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ts, err := ParseRecallTests(b)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			return
+		}
+		for _, c := range ts {
+			if c.Query == "" || len(c.Expect) == 0 || c.TopK < 0 {
+				t.Fatalf("accepted %+v", c)
+			}
+		}
+	})
+}

@@ -49,7 +49,8 @@ func newRootCmd() *cobra.Command {
 		newMergeCmd(), newRevertCmd(), newCherryPickCmd(), newProposeCmd(), newGateCmd(), newPolicyCmd(), newCheckpointCmd(), newTrashCmd(),
 		newConformanceCmd(), newExportCmd(), newImportCmd(), newBenchMovedCmd(), newVersionCmd(),
 		newAliasCmd(), newLsCmd(), newCpCmd(), newCatCmd(), newRmCmd(), newMirrorCmd(), newDuCmd(),
-		newReadCmd(), newEvidenceCmd(), newMCPCmd(), newSearchCmd(), newIndexCmd())
+		newReadCmd(), newEvidenceCmd(), newMCPCmd(), newSearchCmd(), newIndexCmd(),
+		newRememberCmd(), newRecallCmd())
 	return root
 }
 
