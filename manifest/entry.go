@@ -9,6 +9,7 @@ import (
 	"github.com/agentnas/nas/acl"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/label"
 )
 
 // MaxSize is the largest object S3 allows, 5 TiB; no entry is larger, and
@@ -42,6 +43,11 @@ type Entry struct {
 	// Encoded under its own tag (acl.Encode), so entries written before
 	// the field existed decode and re-encode unchanged.
 	ACL *acl.ACL
+	// Label is the version's trust labels (package label); nil is the
+	// default, owner and private, which every entry written before labels
+	// existed carries. Encoded under its own tag, so those decode and
+	// re-encode unchanged.
+	Label *label.Label
 
 	ChecksumAlgorithm string // CRC32, CRC32C, CRC64NVME, SHA1, SHA256 or ""
 	ChecksumValue     string // base64, "-N" suffix for composite
@@ -113,8 +119,9 @@ const (
 	tagContent
 	tagContentRef
 	tagRemote
-	tagTags // one field per tag, in tag-key order
-	tagACL  // acl.Encode of the ACL, when one is set
+	tagTags  // one field per tag, in tag-key order
+	tagACL   // acl.Encode of the ACL, when one is set
+	tagLabel // label.Encode of the labels, when set
 )
 
 // SetContent stores c in the entry, inline when small; when it is too large
@@ -164,6 +171,9 @@ func (e *Entry) Encode() []byte {
 	if e.ACL != nil {
 		w.bytes(tagACL, acl.Encode(*e.ACL))
 	}
+	if e.Label != nil {
+		w.bytes(tagLabel, label.Encode(*e.Label))
+	}
 	return w.b
 }
 
@@ -211,6 +221,10 @@ func DecodeEntry(b []byte) (*Entry, error) {
 			var a acl.ACL
 			a, err = acl.Decode(v)
 			e.ACL = &a
+		case tagLabel:
+			var l label.Label
+			l, err = label.Decode(v)
+			e.Label = &l
 		}
 		if err != nil {
 			return nil, fmt.Errorf("decode entry: %w", ErrCorrupt)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentnas/nas/acl"
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/label"
 )
 
 func sampleEntry() *Entry {
@@ -196,5 +197,25 @@ func TestEntryACLRoundTrip(t *testing.T) {
 	b := append(e.Encode(), tagACL, 2, 7, 7)
 	if _, err := DecodeEntry(b); err == nil {
 		t.Fatal("a corrupt ACL field must not decode")
+	}
+}
+
+// TestEntryLabelRoundTrip: labels encode last under tag 16, an entry
+// without them encodes as before, and a corrupt label does not decode.
+func TestEntryLabelRoundTrip(t *testing.T) {
+	e := sampleEntry()
+	e.Tags = []Pair{{"env", "prod"}, {"team", "data"}}
+	old := e.Encode()
+	e.Label = &label.Label{Origin: label.External, Sensitivity: label.Secret, Reviewed: true}
+	b := e.Encode()
+	d, err := DecodeEntry(b)
+	if err != nil || !reflect.DeepEqual(d, e) || !bytes.Equal(d.Encode(), b) || !bytes.HasPrefix(b, old) {
+		t.Fatalf("round trip gave %+v %v", d, err)
+	}
+	if tagLabel != 16 {
+		t.Fatalf("tagLabel is %d: the encoding fixes it at 16", tagLabel)
+	}
+	if _, err := DecodeEntry(append(sampleEntry().Encode(), tagLabel, 4, 1, 9, 0, 0)); err == nil {
+		t.Fatal("a corrupt label field must not decode")
 	}
 }

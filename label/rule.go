@@ -1,0 +1,52 @@
+package label
+
+import (
+	"fmt"
+
+	"github.com/agentnas/nas/glob"
+)
+
+// Rule is the owner's label on a glob of a repository's keys: it raises
+// the origin and sensitivity of every key the glob matches to at least
+// its own (empty: leaves that scale alone) and, when Reviewed, marks the
+// keys reviewed.
+type Rule struct {
+	Glob        string `json:"glob"`
+	Origin      string `json:"origin,omitempty"`
+	Sensitivity string `json:"sensitivity,omitempty"`
+	Reviewed    bool   `json:"reviewed,omitempty"`
+}
+
+// MaxRules bounds the rules of one repository, maxGlob a rule's glob.
+const (
+	MaxRules = 256
+	maxGlob  = 1024
+)
+
+// Validate checks the rule's glob and labels.
+func (r Rule) Validate() error {
+	if r.Glob == "" {
+		return fmt.Errorf("%w: a rule needs a glob", ErrInvalid)
+	}
+	if len(r.Glob) > maxGlob {
+		return fmt.Errorf("%w: a glob of %d bytes (at most %d)", ErrInvalid, len(r.Glob), maxGlob)
+	}
+	if r.Origin == "" && r.Sensitivity == "" && !r.Reviewed {
+		return fmt.Errorf("%w: rule %q sets no label", ErrInvalid, r.Glob)
+	}
+	return Label{Origin: r.Origin, Sensitivity: r.Sensitivity}.Validate()
+}
+
+// Apply is the effective label of key stored with l under rules.
+func Apply(l Label, key string, rules []Rule) Label {
+	l = l.Norm()
+	for _, r := range rules {
+		if !glob.Match(glob.Clean(r.Glob), key) {
+			continue
+		}
+		reviewed := l.Reviewed || r.Reviewed
+		l = Join(l, Label{Origin: r.Origin, Sensitivity: r.Sensitivity, Reviewed: true})
+		l.Reviewed = reviewed
+	}
+	return l
+}
