@@ -48,7 +48,7 @@ func (h *Handler) objectList(ctx context.Context, c *call, a *apiv1.ObjectListRe
 		return nil, invalid("cursor is not under prefix")
 	}
 	res, err := h.b.List(ctx, a.Repo, br, branch.ListOptions{Prefix: a.Prefix, Delimiter: a.Delimiter,
-		After: a.Cursor, MaxKeys: limit, Filter: c.p.Filter(lease.List), At: at})
+		After: a.Cursor, MaxKeys: limit, Filter: h.auth.ListFilter(ctx, c.p, a.Repo, lease.List), At: at})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (h *Handler) objectLookup(ctx context.Context, c *call, a *apiv1.ObjectLook
 			return nil, nil
 		}
 		e, err := h.entryAt(ctx, a.Repo, br, key, a.Commit)
-		if errors.Is(err, branch.ErrNoSuchKey) {
+		if errors.Is(err, branch.ErrNoSuchKey) || err == nil && !h.auth.Admits(ctx, c.p, a.Repo, key, e) {
 			return nil, nil
 		}
 		return e, err
@@ -109,7 +109,7 @@ func (h *Handler) objectLookup(ctx context.Context, c *call, a *apiv1.ObjectLook
 		return out, nil
 	}
 	res, err := h.b.List(ctx, a.Repo, br, branch.ListOptions{Prefix: a.Key + "/", Delimiter: "/", MaxKeys: 1,
-		Filter: c.p.Filter(lease.List), At: at})
+		Filter: h.auth.ListFilter(ctx, c.p, a.Repo, lease.List), At: at})
 	if err != nil {
 		return nil, err
 	}

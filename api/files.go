@@ -43,6 +43,9 @@ func (h *Handler) statAt(ctx context.Context, c *call, t auth.Target, id manifes
 	if err != nil {
 		return nil, err
 	}
+	if err := h.auth.Ceiling(ctx, c.p, t, e); err != nil {
+		return nil, err
+	}
 	if e.Size > apiv1.MaxReadBytes {
 		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: apiv1.CodeTooLarge,
 			Message: fmt.Sprintf("%s is %d bytes; budgeted reads take objects of at most %d (use a ranged GET)", t.Key, e.Size, apiv1.MaxReadBytes)}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/evidence"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/memory"
@@ -69,16 +70,23 @@ func (h *Handler) memoryRemember(ctx context.Context, c *call, a *apiv1.MemoryRe
 	if err != nil {
 		return nil, err
 	}
-	q := quarantine(c, n.Sources)
 	t := auth.Target{Repo: a.Repo, Branch: br, Key: memory.NotePath(home, n.ID)}
-	if q {
-		t.Key = memory.QuarantinePath(home, n.ID)
-	}
 	if err := h.auth.Authorize(ctx, c.p, lease.Write, t); err != nil {
 		return nil, err
 	}
-	if err := h.checkSources(ctx, c, n.Sources); err != nil {
+	srcs, err := h.checkSources(ctx, c, n.Sources)
+	if err != nil {
 		return nil, err
+	}
+	q, err := h.quarantine(ctx, c, n.Sources)
+	if err != nil {
+		return nil, err
+	}
+	if q {
+		t.Key = memory.QuarantinePath(home, n.ID)
+		if err := h.auth.Authorize(ctx, c.p, lease.Write, t); err != nil {
+			return nil, err
+		}
 	}
 	if err := h.checkSupersedes(ctx, c, t, home, n.Supersedes); err != nil {
 		return nil, err
@@ -87,7 +95,11 @@ func (h *Handler) memoryRemember(ctx context.Context, c *call, a *apiv1.MemoryRe
 	if err != nil {
 		return nil, invalid(err.Error())
 	}
-	if err := h.storeNote(ctx, c, t, data); err != nil {
+	l, err := h.auth.DerivedLabel(ctx, c.p, srcs...)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.storeNote(ctx, c, t, data, l); err != nil {
 		return nil, err
 	}
 	msg := a.Intent
@@ -126,41 +138,43 @@ func newNote(c *call, a *apiv1.MemoryRememberRequest) (*memory.Note, error) {
 }
 
 // quarantine decides whether a note goes to quarantine/ rather than
-// notes/: it does when the session writing it is tainted (it read
-// external content), so the note is recallable but never autoloaded.
-// Session taint does not exist yet (issue 16), and a lease carries no
-// taint mark; until they do, the one taint the gateway can see is a note
-// resting on a quarantined one. Sources were validated as pointers.
-func quarantine(_ *call, sources []string) bool {
+// notes/: it does when the session writing it is tainted, having read
+// unreviewed external content (sources included, which checkSources has
+// just read), or when it rests on a quarantined note; it is then
+// recallable but never autoloaded until a person reviews it.
+func (h *Handler) quarantine(ctx context.Context, c *call, sources []string) (bool, error) {
 	for _, s := range sources {
 		if p, err := evidence.Parse(s); err == nil && memory.InQuarantine(p.Path) {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	t, err := h.auth.Taint(ctx, c.p)
+	return t.External(), err
 }
 
 // checkSources verifies that each source's lines exist at its commit, by
 // reading them through the door like files/verify (charged and recorded):
 // a pointer that names nothing, or nothing the caller may see, is an
 // invalid argument naming it.
-func (h *Handler) checkSources(ctx context.Context, c *call, sources []string) error {
+func (h *Handler) checkSources(ctx context.Context, c *call, sources []string) ([]auth.Source, error) {
+	var srcs []auth.Source
 	for _, s := range sources {
 		f, p, err := h.openPointer(ctx, c, s)
 		if isNotFound(err) {
-			return invalid(fmt.Sprintf("source %s: no such file at that commit", s))
+			return nil, invalid(fmt.Sprintf("source %s: no such file at that commit", s))
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, ok := f.lines.Slice(p.Start, p.End); !ok {
-			return invalid(fmt.Sprintf("source %s: %s", s, pastEnd(f, p)))
+			return nil, invalid(fmt.Sprintf("source %s: %s", s, pastEnd(f, p)))
 		}
 		if _, err := h.charge(ctx, c, f, p.Start, p.End); err != nil {
-			return err
+			return nil, err
 		}
+		srcs = append(srcs, auth.Source{Target: f.t, Entry: f.e})
 	}
-	return nil
+	return srcs, nil
 }
 
 // checkSupersedes checks that each superseded ID names a note of home on
@@ -200,7 +214,7 @@ func (h *Handler) findNote(ctx context.Context, repo, br, home, id string) (*man
 // storeNote stores data as a new object at t as a PUT would (charged to
 // the write budget first, an ETag that is its MD5), refusing to replace
 // anything: a note is never overwritten.
-func (h *Handler) storeNote(ctx context.Context, c *call, t auth.Target, data []byte) error {
+func (h *Handler) storeNote(ctx context.Context, c *call, t auth.Target, data []byte, l *label.Label) error {
 	charge, err := h.auth.Write(ctx, c.p, t, int64(len(data)))
 	if err != nil {
 		return err
@@ -216,7 +230,7 @@ func (h *Handler) storeNote(ctx context.Context, c *call, t auth.Target, data []
 		return err
 	}
 	sum := md5.Sum(data)
-	e := &manifest.Entry{Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]), ContentType: "text/markdown; charset=utf-8"}
+	e := &manifest.Entry{Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]), ContentType: "text/markdown; charset=utf-8", Label: l}
 	ch, rec := e.SetContent(&manifest.Content{Chunks: refs})
 	_, err = h.b.Put(ctx, t.Repo, t.Branch, t.Key, e, branch.Condition{IfNoneMatch: "*", By: c.p.Writer()}, up, branch.ContentRecord{Hash: ch, Data: rec})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
@@ -71,6 +72,9 @@ func (h *Handler) objectStat(ctx context.Context, c *call, a *apiv1.ObjectStatRe
 	}
 	e, err := h.entryAt(ctx, a.Repo, br, a.Key, a.VersionID)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.auth.Ceiling(ctx, c.p, t, e); err != nil {
 		return nil, err
 	}
 	content, err := h.contentOf(ctx, e)
@@ -203,6 +207,10 @@ func (h *Handler) objectCompose(ctx context.Context, c *call, a *apiv1.ObjectCom
 	if err != nil {
 		return nil, err
 	}
+	if plan.label, err = h.auth.DerivedLabel(ctx, c.p, plan.sources...); err != nil {
+		charge.Refund(ctx)
+		return nil, err
+	}
 	stored, newBytes, err := h.compose(ctx, dst, plan, a, branch.Condition{IfMatch: a.IfMatch, By: c.p.Writer()})
 	if err != nil {
 		charge.Refund(ctx)
@@ -220,6 +228,7 @@ type composePlan struct {
 	pieces  []composePiece
 	sources []auth.Source
 	size    int64
+	label   *label.Label // the union of the sources' and the writer's
 }
 
 type composePiece struct {
@@ -317,7 +326,7 @@ func (h *Handler) compose(ctx context.Context, dst auth.Target, plan *composePla
 	if err := up.Sync(ctx); err != nil {
 		return nil, 0, err
 	}
-	e := &manifest.Entry{Size: plan.size, ETag: composeETag(refs), ContentType: a.ContentType, Meta: sortedMeta(a.Meta)}
+	e := &manifest.Entry{Size: plan.size, ETag: composeETag(refs), ContentType: a.ContentType, Meta: sortedMeta(a.Meta), Label: plan.label}
 	if e.ContentType == "" {
 		e.ContentType = "binary/octet-stream"
 	}

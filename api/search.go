@@ -78,6 +78,9 @@ func (h *Handler) searchQuery(ctx context.Context, c *call, a *apiv1.SearchQuery
 	}
 	out := &apiv1.SearchQueryResponse{Commit: at.String(), Hits: []apiv1.SearchHit{}, Index: indexOut(info)}
 	for _, hit := range hits {
+		if !h.auth.Admits(ctx, c.p, a.Repo, hit.Key, hit.Entry) {
+			continue // above the lease's ceiling: for it the file does not exist
+		}
 		sh, err := h.searchHit(ctx, c, auth.Target{Repo: a.Repo, Branch: br, Key: hit.Key, Commit: at.String()}, hit)
 		switch {
 		case errors.Is(err, auth.ErrOverBudget) && len(out.Hits) > 0:

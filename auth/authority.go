@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/sigv2"
@@ -154,13 +155,14 @@ type Principal struct {
 	// the body to read).
 	Signed *sigv4.Result
 
-	bearer   bool            // authenticated by an MCP bearer token (AuthenticateBearer)
-	chain    []*lease.Lease  // Lease and its ancestors, nearest first
-	now      time.Time       // the request's clock: one instant for every check
-	consumed map[string]bool // single-use grants this request consumed
-	grants   map[string]bool // grants whose use this request recorded
-	refused  bool            // the request's first refusal was recorded
-	denials  []denial        // refusals after the first, summarised by Finish
+	bearer   bool                    // authenticated by an MCP bearer token (AuthenticateBearer)
+	chain    []*lease.Lease          // Lease and its ancestors, nearest first
+	now      time.Time               // the request's clock: one instant for every check
+	consumed map[string]bool         // single-use grants this request consumed
+	grants   map[string]bool         // grants whose use this request recorded
+	refused  bool                    // the request's first refusal was recorded
+	denials  []denial                // refusals after the first, summarised by Finish
+	rules    map[string][]label.Rule // label rules by repository, read once a request
 }
 
 // Name names the principal in logs: "owner", or the lease's ID (never a

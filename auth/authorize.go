@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
@@ -206,6 +207,10 @@ func (a *Authority) Read(ctx context.Context, p *Principal, t Target, e *manifes
 		return nil, err
 	}
 	t.Branch = p.Branch(t.Repo, t.Branch)
+	l, err := a.ceiling(ctx, p, t, e)
+	if err != nil {
+		return nil, err
+	}
 	c, err := a.charge(ctx, p, string(lease.Read), t, n, readBudget)
 	if err != nil {
 		return nil, err
@@ -216,6 +221,7 @@ func (a *Authority) Read(ctx context.Context, p *Principal, t Target, e *manifes
 	for _, r := range rs {
 		a.recordRead(ctx, p, t, e, r.Off, r.Len)
 	}
+	a.taint(ctx, p, t, l)
 	return c, nil
 }
 
@@ -234,19 +240,27 @@ func (a *Authority) Copy(ctx context.Context, p *Principal, dst Target, n int64,
 	if p.Lease == nil {
 		return &Charge{}, nil
 	}
-	for _, s := range srcs {
+	ls := make([]label.Label, len(srcs))
+	for i, s := range srcs {
 		if !s.Range.valid() {
 			return nil, fmt.Errorf("%w: copy of %d bytes at %d", ErrInvalid, s.Len, s.Off)
+		}
+		t := s.Target
+		t.Branch = p.Branch(t.Repo, t.Branch)
+		var err error
+		if ls[i], err = a.ceiling(ctx, p, t, s.Entry); err != nil {
+			return nil, err
 		}
 	}
 	c, err := a.Write(ctx, p, dst, n)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range srcs {
+	for i, s := range srcs {
 		t := s.Target
 		t.Branch = p.Branch(t.Repo, t.Branch)
 		a.recordRead(ctx, p, t, s.Entry, s.Off, s.Len)
+		a.taint(ctx, p, t, ls[i])
 	}
 	return c, nil
 }

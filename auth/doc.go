@@ -15,6 +15,7 @@
 //	KEY/lease                the gateway's token and secret keys
 //	OS/<session id>          owner session (GetSessionToken, JSON)
 //	MT/<sha-256 of token>    the lease of an MCP bearer token (JSON)
+//	RT/<run>                 the run's session taint (label.Taint, JSON)
 //
 // Temporary credentials are of two kinds, told apart by the ID their
 // signed session token names: a lease ("lse_…", a run's narrow view) or

@@ -28,6 +28,9 @@ type ListOptions struct {
 type Filter struct {
 	Ranges []KeyRange // sorted, disjoint; End "" is unbounded
 	Match  func(key string) bool
+	// Entry, when set, must also admit each listed key's entry; a key it
+	// refuses is left out and makes no common prefix appear.
+	Entry func(key string, e *manifest.Entry) bool
 }
 
 // KeyRange is the half-open key interval [Start, End); End "" is unbounded.
@@ -54,6 +57,16 @@ func (f *Filter) ranges(from, to string) []KeyRange {
 }
 
 func (f *Filter) match(key string) bool { return f == nil || f.Match(key) }
+
+// admits asks the filter's Entry about the encoded entry val of key; an
+// entry that does not decode is left to the listing, which reports it.
+func (f *Filter) admits(key string, val []byte) bool {
+	if f == nil || f.Entry == nil {
+		return true
+	}
+	e, err := manifest.DecodeEntry(val)
+	return err != nil || f.Entry(key, e)
+}
 
 // Object is one listed object.
 type Object struct {
@@ -120,7 +133,7 @@ func list(m *merged, o ListOptions) (*ListResult, error) {
 			if !ok || rg.End != "" && key >= rg.End || !strings.HasPrefix(key, o.Prefix) {
 				break
 			}
-			if !o.Filter.match(key) {
+			if !o.Filter.match(key) || !o.Filter.admits(key, val) {
 				m.next()
 				continue
 			}

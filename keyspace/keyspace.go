@@ -48,6 +48,7 @@ const (
 	TokenKeys    = "KEY/"
 	OwnerSession = "OS/"
 	MCPToken     = "MT/"
+	RunTaint     = "RT/"
 
 	// record: the flight recorder, its indexes and read manifests.
 	Record       = "F/"
@@ -105,6 +106,7 @@ var All = []Space{
 	{TokenKeys, "auth", "the gateway's token and secret keys"},
 	{OwnerSession, "auth", "owner session (STS GetSessionToken)"},
 	{MCPToken, "auth", "the lease an MCP bearer token (by its SHA-256) belongs to"},
+	{RunTaint, "auth", "a run's session taint: the labels of what it has read"},
 	{Record, "record", "chain head and records"},
 	{RecordIndex, "record", "record indexes by run, lease and commit"},
 	{ReadManifest, "record", "read manifest pages and summaries"},

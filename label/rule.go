@@ -19,8 +19,8 @@ type Rule struct {
 
 // MaxRules bounds the rules of one repository, maxGlob a rule's glob.
 const (
-	MaxRules = 256
-	maxGlob  = 1024
+	MaxRules = 128
+	maxGlob  = 256
 )
 
 // Validate checks the rule's glob and labels.

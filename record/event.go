@@ -35,6 +35,7 @@ const (
 	KindGateRequested     Kind = "gate.requested"
 	KindGateDecided       Kind = "gate.decided"
 	KindCheckpoint        Kind = "checkpoint"
+	KindSessionTainted    Kind = "session.tainted"
 )
 
 // Effect is the outcome of the authorization decision an event records.

@@ -317,5 +317,5 @@ func isBucketMissing(err error) bool {
 
 // listFilter restricts a listing to what the request's lease may list.
 func (s *Server) listFilter(req *request) *branch.Filter {
-	return req.p.Filter(lease.List)
+	return s.auth.ListFilter(req.ctx(), req.p, req.repo, lease.List)
 }

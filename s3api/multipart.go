@@ -58,6 +58,11 @@ func (s *Server) createUpload(req *request) error {
 	if err != nil {
 		return err
 	}
+	// The label names stay in the upload's metadata until completion
+	// labels the object; a bad one fails here, before any part is sent.
+	if _, err := takeLabelMeta(&manifest.Entry{Meta: e.Meta}); err != nil {
+		return err
+	}
 	if v := h.Get("x-amz-checksum-algorithm"); v != "" {
 		alg, err := checksum.Parse(v)
 		if err != nil {
@@ -480,6 +485,9 @@ func (s *Server) completeUpload(req *request) error {
 		return err
 	}
 	if err := checkStatedChecksum(req.r.Header, &e); err != nil {
+		return err
+	}
+	if err := s.labelWrite(req, &e, false); err != nil {
 		return err
 	}
 	cu := s.chunks.NewUpload()

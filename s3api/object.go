@@ -180,6 +180,9 @@ func (s *Server) stage(req *request, e *manifest.Entry, in *ingested) (*manifest
 	if alg, ok := in.set.Algorithm(); ok {
 		e.ChecksumAlgorithm, e.ChecksumValue, e.ChecksumType = string(alg), in.set.Value(), "FULL_OBJECT"
 	}
+	if err := s.labelWrite(req, e, false); err != nil {
+		return nil, err
+	}
 	ch, data := e.SetContent(in.content)
 	return s.b.Put(req.ctx(), req.repo, req.branch, req.key, e, writeCondition(req), in.up, branch.ContentRecord{Hash: ch, Data: data})
 }
@@ -214,6 +217,18 @@ func setPartChecksum(req *request, e *manifest.Entry, c *manifest.Content) {
 
 // resolve finds the entry a GET, HEAD or copy source addresses.
 func (s *Server) resolve(req *request, repo, br, key, vid string) (*manifest.Entry, error) {
+	e, err := s.resolveEntry(req, repo, br, key, vid)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.auth.Ceiling(req.ctx(), req.p, auth.Target{Repo: repo, Branch: br, Key: key}, e); err != nil {
+		return nil, s.refusal(req, err, noSuchKey())
+	}
+	return e, nil
+}
+
+// resolveEntry finds the current version of key, or version vid.
+func (s *Server) resolveEntry(req *request, repo, br, key, vid string) (*manifest.Entry, error) {
 	if vid == "" {
 		e, err := s.b.Get(req.ctx(), repo, br, key)
 		if errors.Is(err, branch.ErrNoSuchKey) {
@@ -289,6 +304,7 @@ func (s *Server) getObject(req *request, head bool) error {
 		defer lazy.Close()
 	}
 	status := setGetHeaders(req, e, rng, partial)
+	s.labelHeaders(req, req.w.Header(), e)
 	setPartChecksum(req, e, content)
 	req.started = true
 	req.w.WriteHeader(status)
@@ -612,6 +628,10 @@ func (s *Server) copyObject(req *request) error {
 	charge, err := s.auth.Copy(req.ctx(), req.p, auth.Target{Repo: req.repo, Branch: req.branch, Key: req.key}, src.Size,
 		auth.Source{Target: auth.Target{Repo: from.repo, Branch: from.branch, Key: from.key}, Entry: src, Range: auth.Range{Len: src.Size}})
 	if err != nil {
+		return err
+	}
+	if err := s.labelCopy(req, &dst, from, src, replace); err != nil {
+		charge.Refund(req.ctx())
 		return err
 	}
 	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, &dst, writeCondition(req), up, rec)

@@ -1,0 +1,113 @@
+package s3api
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/agentnas/nas/auth"
+	"github.com/agentnas/nas/label"
+	"github.com/agentnas/nas/manifest"
+)
+
+// Trust labels over S3 look like user metadata: x-amz-meta-nas-origin,
+// x-amz-meta-nas-sensitivity and x-amz-meta-nas-reviewed, so every S3
+// client shows them (head-object's Metadata) and can ask for them on a
+// write (aws s3 cp --metadata nas-origin=external). They are never stored
+// as metadata: a write's names become the version's label (the owner sets
+// it; a lease may only raise it, never mark reviewed), and GET and HEAD
+// answer the effective labels, the stored ones raised by the
+// repository's label rules.
+
+// The metadata names of the labels.
+const (
+	metaOrigin      = "nas-origin"
+	metaSensitivity = "nas-sensitivity"
+	metaReviewed    = "nas-reviewed"
+)
+
+// takeLabelMeta removes the label names from e's metadata and returns
+// the label they ask for (nil when none is named).
+func takeLabelMeta(e *manifest.Entry) (*label.Label, error) {
+	var asked *label.Label
+	keep := e.Meta[:0:0]
+	for _, p := range e.Meta {
+		if p.Name != metaOrigin && p.Name != metaSensitivity && p.Name != metaReviewed {
+			keep = append(keep, p)
+			continue
+		}
+		if asked == nil {
+			asked = &label.Label{}
+		}
+		switch p.Name {
+		case metaOrigin:
+			asked.Origin = p.Value
+		case metaSensitivity:
+			asked.Sensitivity = p.Value
+		default:
+			r, err := strconv.ParseBool(p.Value)
+			if err != nil {
+				return nil, errInvalidArgument("x-amz-meta-nas-reviewed must be true or false")
+			}
+			asked.Reviewed = r
+		}
+	}
+	e.Meta = keep
+	if asked != nil {
+		if err := asked.Validate(); err != nil {
+			return nil, errInvalidArgument(err.Error())
+		}
+	}
+	return asked, nil
+}
+
+// labelWrite sets the label of a new version e written by the request:
+// the one its metadata asks for, within what the writer may set, and
+// secret when the scanner found credentials in the body.
+func (s *Server) labelWrite(req *request, e *manifest.Entry, secret bool) error {
+	asked, err := takeLabelMeta(e)
+	if err != nil {
+		return err
+	}
+	e.Label, err = s.auth.WriteLabel(req.ctx(), req.p, asked, secret)
+	return err
+}
+
+// labelCopy sets the label of a copy: the source's effective labels
+// joined with the writer's, or, with a REPLACE directive naming labels,
+// those for the owner and their join for a lease.
+func (s *Server) labelCopy(req *request, dst *manifest.Entry, from copySrc, src *manifest.Entry, replace bool) error {
+	var asked *label.Label
+	if replace {
+		var err error
+		if asked, err = takeLabelMeta(dst); err != nil {
+			return err
+		}
+	}
+	if asked != nil && req.p.IsOwner() {
+		dst.Label = asked
+		return nil
+	}
+	l, err := s.auth.CopyLabel(req.ctx(), req.p, auth.Target{Repo: from.repo, Branch: from.branch, Key: from.key}, src)
+	if err != nil {
+		return err
+	}
+	if asked != nil {
+		j := label.Join(*l, label.Label{Origin: asked.Origin, Sensitivity: asked.Sensitivity})
+		l = &j
+	}
+	dst.Label = l
+	return nil
+}
+
+// labelHeaders answers e's effective labels as metadata headers, when
+// they are not the default (owner, private, not reviewed): clients that
+// compare metadata see only their own on ordinary objects.
+func (s *Server) labelHeaders(req *request, h http.Header, e *manifest.Entry) {
+	l, err := s.auth.Effective(req.ctx(), req.p, req.repo, req.key, e)
+	if err != nil || l == (label.Label{}).Norm() {
+		return // the default, owner and private, is not spelled out
+	}
+	h.Set("X-Amz-Meta-"+metaOrigin, l.Origin)
+	h.Set("X-Amz-Meta-"+metaSensitivity, l.Sensitivity)
+	h.Set("X-Amz-Meta-"+metaReviewed, strconv.FormatBool(l.Reviewed))
+}
