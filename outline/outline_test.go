@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/yuin/goldmark"
 )
 
 // spans renders items as "Kind Path Lx-Ly" for comparison.
@@ -267,4 +269,50 @@ func TestFitProperty(t *testing.T) {
 			}
 		}
 	}
+}
+
+// markdownCases are documents whose headings are easy to get wrong:
+// setext headings, link reference definitions, lists, quotes, code and
+// HTML blocks, lazy continuation.
+var markdownCases = []string{
+	"# A\npara *em* [l](u)\n## B\n",
+	"Title\n=====\ntext\n\nSub\n---\n",
+	"[ref]: /url\nTitle\n===\n",
+	"[ref]: /url\n===\n# After\n",
+	"# [Link][ref] and `code` *em*\n\n[ref]: /u\n",
+	"-\n  a\n\n  # H\n",
+	"- a\n\n  b\n# Top\n",
+	"- a\nlazy\n---\n# H\n",
+	"> quote\n# H\n> # in quote\n",
+	"```\n# no\n```\n    # code\n# yes\n",
+	"<div>\n# html\n</div>\n\n# after\n",
+	"para\n# H\npara\n===\nx\n---\n- item\n===\n",
+	"a\n\n---\n\nb\n***\n# End",
+	"#\n# \n#  x  #\n##### deep\n",
+}
+
+// TestHeadingParser: the parser that skips paragraphs finds the headings
+// goldmark's default parser finds, with the same names and lines.
+func TestHeadingParser(t *testing.T) {
+	for _, src := range markdownCases {
+		ls := NewLines([]byte(src))
+		if got, want := spans(headings(headingParser(), []byte(src), ls)), spans(headings(goldmark.DefaultParser(), []byte(src), ls)); got != want {
+			t.Errorf("%q:\n%s\nwant:\n%s", src, got, want)
+		}
+	}
+}
+
+func FuzzHeadingParser(f *testing.F) {
+	for _, s := range markdownCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		if nesting([]byte(src)) > maxNesting {
+			return
+		}
+		ls := NewLines([]byte(src))
+		if got, want := spans(headings(headingParser(), []byte(src), ls)), spans(headings(goldmark.DefaultParser(), []byte(src), ls)); got != want {
+			t.Fatalf("%q:\n%s\nwant:\n%s", src, got, want)
+		}
+	})
 }
