@@ -22,9 +22,17 @@ func (o *Outline) Render() string {
 // the text is cut after its last whole line that does, and ends in
 // "[cut]".
 func (o *Outline) Fit(budget int) (s string, cut bool) {
+	s, cut, _ = o.FitNeed(budget)
+	return s, cut
+}
+
+// FitNeed is Fit, and also the tokens the whole outline needs, which it
+// renders once for both.
+func (o *Outline) FitNeed(budget int) (s string, cut bool, need int) {
 	f := o.fitter()
-	if budget < 0 || Tokens(f.full) <= budget {
-		return f.full, false
+	need = Tokens(f.full)
+	if budget < 0 || need <= budget {
+		return f.full, false, need
 	}
 	// The largest prefix of the items taken by level that fits. Its size
 	// is computed, not rendered, so the search costs no rendering; it is
@@ -40,9 +48,9 @@ func (o *Outline) Fit(budget int) (s string, cut bool) {
 		}
 	}
 	if s := f.render(lo); Tokens(s) <= budget {
-		return s, true
+		return s, true, need
 	}
-	return hardCut(f.full, budget), true
+	return hardCut(f.full, budget), true, need
 }
 
 // tokensOf is Tokens of a string of n bytes.
