@@ -56,7 +56,7 @@ func choose(f *file, a *apiv1.FileReadRequest, budget int) (view, error) {
 	var o *outline.Outline // built only when a section or the fallback needs it
 	outlined := func() *outline.Outline {
 		if o == nil {
-			o = outline.Build(a.Path, f.data)
+			o = outline.BuildLines(a.Path, f.lines)
 		}
 		return o
 	}
@@ -77,13 +77,13 @@ func choose(f *file, a *apiv1.FileReadRequest, budget int) (view, error) {
 			return v, nil
 		}
 	}
-	content, cut := outlined().Fit(budget)
+	content, cut, need := outlined().FitNeed(budget)
 	v := view{name: apiv1.ViewOutline, content: content, truncated: cut}
 	if len(tried) > 0 {
 		v.note = degraded(tried[0], v, budget)
 	}
 	if cut {
-		v.note += fmt.Sprintf("the outline needs about %d tokens, over the budget of %d: it was cut, and its last line says where", outline.Tokens(o.Render()), budget)
+		v.note += fmt.Sprintf("the outline needs about %d tokens, over the budget of %d: it was cut, and its last line says where", need, budget)
 	}
 	v.note = strings.TrimSuffix(v.note, "; ")
 	return v, nil

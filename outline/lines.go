@@ -1,6 +1,9 @@
 package outline
 
-import "sort"
+import (
+	"bytes"
+	"sort"
+)
 
 // Lines indexes the lines of a file: lines are separated by "\n", a final
 // "\n" ends the last line without starting another, and an empty file has
@@ -16,13 +19,15 @@ func NewLines(data []byte) *Lines {
 	if len(data) == 0 {
 		return l
 	}
-	l.starts = append(l.starts, 0)
-	for i, c := range data {
-		if c == '\n' && i+1 < len(data) {
-			l.starts = append(l.starts, i+1)
+	l.starts = make([]int, 1, bytes.Count(data, []byte{'\n'})+1)
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 || i+j+1 == len(data) {
+			return l
 		}
+		i += j + 1
+		l.starts = append(l.starts, i)
 	}
-	return l
 }
 
 // Count returns the number of lines.

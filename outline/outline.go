@@ -70,7 +70,13 @@ type Outline struct {
 // Build outlines data, read as the format of name. It never fails: a file
 // its format's parser refuses is outlined as text, with a note saying why.
 func Build(name string, data []byte) *Outline {
-	ls := NewLines(data)
+	return BuildLines(name, NewLines(data))
+}
+
+// BuildLines is Build of the data ls indexes, for a caller that has
+// indexed its lines already.
+func BuildLines(name string, ls *Lines) *Outline {
+	data := ls.data
 	o := &Outline{Format: Detect(name), Lines: ls.Count(), Bytes: len(data)}
 	if isBinary(data) {
 		o.Format = Binary

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/yuin/goldmark"
 )
 
 // spans renders items as "Kind Path Lx-Ly" for comparison.
@@ -92,7 +94,7 @@ func TestFit(t *testing.T) {
 		t.Fatalf("full outline cut=%v lines=%d", cut, strings.Count(full, "\n"))
 	}
 	s, cut := o.Fit(Tokens(full) - 1)
-	if !cut || Tokens(s) > Tokens(full)-1 || strings.Contains(s, "## ") || !strings.Contains(s, "200 of them below level 1") {
+	if !cut || Tokens(s) > Tokens(full)-1 || !strings.Contains(s, "## Sub 190 ") || !strings.Contains(s, "of them at level 2, from line") {
 		t.Fatalf("shallower outline: cut=%v\n%s", cut, s)
 	}
 	s, cut = o.Fit(100)
@@ -178,4 +180,139 @@ func TestDeepMarkdownIsText(t *testing.T) {
 	if o.Format != Markdown || len(o.Items) != 2 {
 		t.Fatalf("ordinary Markdown: %s %+v %q", o.Format, o.Items, o.Notes)
 	}
+}
+
+// TestFitFillsBudget: an outline whose second level does not fit whole
+// shows the top level and the first items of the second, and uses most
+// of the budget.
+func TestFitFillsBudget(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Report\n\n")
+	for ch := range 1100 {
+		fmt.Fprintf(&b, "## Chapter %d\n\n", ch)
+		for s := range 8 {
+			fmt.Fprintf(&b, "### Section %d.%d\n\ntext\n\n", ch, s)
+		}
+	}
+	o := Build("report.md", []byte(b.String()))
+	s, cut := o.Fit(400)
+	if !cut || Tokens(s) > 400 || Tokens(s) < 320 {
+		t.Fatalf("Fit(400) = %d tokens, cut=%v\n%s", Tokens(s), cut, s)
+	}
+	if !strings.Contains(s, "# Report (L1-") || !strings.Contains(s, "## Chapter 0 (L3-") || strings.Contains(s, "### ") {
+		t.Fatalf("want the title and the first chapters:\n%s", s)
+	}
+	shown := strings.Count(s, "## Chapter ")
+	want := fmt.Sprintf("[outline cut: %d of its items left out; 8800 of them below level 2; %d of them at level 2, from line %d on]\n",
+		1+1100+8800-1-shown, 1100-shown, 3+shown*34)
+	if !strings.HasSuffix(s, want) {
+		t.Fatalf("closing note: want %q in\n%s", want, s)
+	}
+}
+
+// TestFitProperty: over every budget up to the whole outline's, for
+// outlines of several shapes, Fit stays within the budget, shows the
+// shallowest items first with each under its parent, uses more of a
+// larger budget, and its closing note counts what it left out.
+func TestFitProperty(t *testing.T) {
+	var md, deep, gosrc strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&md, "# Part %d\n## Sub %d.a\ntext\n### Detail %d\n## Sub %d.b\n", i, i, i, i)
+		fmt.Fprintf(&deep, "## Only second %d\n#### Fourth %d\n", i, i)
+		fmt.Fprintf(&gosrc, "func F%d() {}\n", i)
+	}
+	for name, src := range map[string]string{"md.md": md.String(), "deep.md": deep.String(), "g.go": "package g\n" + gosrc.String(), "t.txt": md.String()} {
+		o := Build(name, []byte(src))
+		full, _ := o.Fit(-1)
+		prev := -1
+		for budget := 0; budget <= Tokens(full)+2; budget++ {
+			s, cut := o.Fit(budget)
+			if Tokens(s) > budget {
+				t.Fatalf("%s: Fit(%d) gave %d tokens", name, budget, Tokens(s))
+			}
+			if cut != (budget < Tokens(full)) {
+				t.Fatalf("%s: Fit(%d) cut=%v, full is %d tokens", name, budget, cut, Tokens(full))
+			}
+			lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+			shown := 0
+			for _, l := range lines {
+				if strings.Contains(l, " (L") {
+					shown++
+				}
+			}
+			if !cut || strings.HasSuffix(s, cutMark) || strings.HasPrefix(cutMark, s) {
+				continue // whole, or cut inside the header (the lines that fit, whatever their level)
+			}
+			if shown < prev {
+				t.Fatalf("%s: Fit(%d) shows %d items, a smaller budget showed %d", name, budget, shown, prev)
+			}
+			prev = shown
+			var left int
+			if _, err := fmt.Sscanf(lines[len(lines)-1], "[outline cut: %d of its items left out", &left); err != nil || left != len(o.Items)-shown {
+				t.Fatalf("%s: Fit(%d) shows %d of %d items and ends %q", name, budget, shown, len(o.Items), lines[len(lines)-1])
+			}
+			// The items shown are a prefix by level: none deeper than one
+			// left out, and at the level shown in part the first ones.
+			least := 1 << 30
+			for _, it := range o.Items {
+				if !strings.Contains(s, fmt.Sprintf(" %s (L%d-L%d)\n", it.Name, it.Start, it.End)) {
+					least = min(least, it.Level)
+				}
+			}
+			gap := false // an item at level least left out before this one
+			for _, it := range o.Items {
+				in := strings.Contains(s, fmt.Sprintf(" %s (L%d-L%d)\n", it.Name, it.Start, it.End))
+				if in && (it.Level > least || it.Level == least && gap) {
+					t.Fatalf("%s: Fit(%d) shows %q at level %d but leaves out an item at level %d before it\n%s", name, budget, it.Name, it.Level, least, s)
+				}
+				gap = gap || !in && it.Level == least
+			}
+		}
+	}
+}
+
+// markdownCases are documents whose headings are easy to get wrong:
+// setext headings, link reference definitions, lists, quotes, code and
+// HTML blocks, lazy continuation.
+var markdownCases = []string{
+	"# A\npara *em* [l](u)\n## B\n",
+	"Title\n=====\ntext\n\nSub\n---\n",
+	"[ref]: /url\nTitle\n===\n",
+	"[ref]: /url\n===\n# After\n",
+	"# [Link][ref] and `code` *em*\n\n[ref]: /u\n",
+	"-\n  a\n\n  # H\n",
+	"- a\n\n  b\n# Top\n",
+	"- a\nlazy\n---\n# H\n",
+	"> quote\n# H\n> # in quote\n",
+	"```\n# no\n```\n    # code\n# yes\n",
+	"<div>\n# html\n</div>\n\n# after\n",
+	"para\n# H\npara\n===\nx\n---\n- item\n===\n",
+	"a\n\n---\n\nb\n***\n# End",
+	"#\n# \n#  x  #\n##### deep\n",
+}
+
+// TestHeadingParser: the parser that skips paragraphs finds the headings
+// goldmark's default parser finds, with the same names and lines.
+func TestHeadingParser(t *testing.T) {
+	for _, src := range markdownCases {
+		ls := NewLines([]byte(src))
+		if got, want := spans(headings(headingParser(), []byte(src), ls)), spans(headings(goldmark.DefaultParser(), []byte(src), ls)); got != want {
+			t.Errorf("%q:\n%s\nwant:\n%s", src, got, want)
+		}
+	}
+}
+
+func FuzzHeadingParser(f *testing.F) {
+	for _, s := range markdownCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		if nesting([]byte(src)) > maxNesting {
+			return
+		}
+		ls := NewLines([]byte(src))
+		if got, want := spans(headings(headingParser(), []byte(src), ls)), spans(headings(goldmark.DefaultParser(), []byte(src), ls)); got != want {
+			t.Fatalf("%q:\n%s\nwant:\n%s", src, got, want)
+		}
+	})
 }
