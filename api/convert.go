@@ -108,6 +108,7 @@ func proposalOut(p *gate.Proposal) apiv1.Proposal {
 	return apiv1.Proposal{ID: p.ID, Repo: p.Repo, From: p.From, Into: p.Into, SourceHead: p.SourceHead, TargetHead: p.TargetHead,
 		Base: p.Base, Intent: p.Intent, Run: p.Run, Lease: p.Lease, Principal: p.Principal, Counts: p.Counts,
 		Changes: linesOut(p.Changes), Digest: p.Digest, Reads: summaryOut(p.Reads), Decision: string(p.Action), Rule: p.Rule,
+		SessionTaint: p.Taint, GuardReason: p.GuardReason,
 		Status: p.Status, GateID: p.GateID, Merge: p.Merge, Conflicts: p.Conflicts, Created: p.Created}
 }
 

@@ -54,7 +54,9 @@ func (h *Handler) objectList(ctx context.Context, c *call, a *apiv1.ObjectListRe
 	}
 	out := &apiv1.ObjectListResponse{Objects: make([]apiv1.Object, 0, len(res.Objects)), Prefixes: append([]string{}, res.CommonPrefixes...)}
 	for _, o := range res.Objects {
-		out.Objects = append(out.Objects, objectOut(o.Key, o.Entry))
+		j := objectOut(o.Key, o.Entry)
+		j.Labels = h.labelsOut(ctx, c, a.Repo, o.Key, o.Entry)
+		out.Objects = append(out.Objects, j)
 	}
 	if res.Truncated {
 		out.NextCursor = res.Next
@@ -95,6 +97,7 @@ func (h *Handler) objectLookup(ctx context.Context, c *call, a *apiv1.ObjectLook
 	}
 	if e != nil {
 		o := objectOut(a.Key, e)
+		o.Labels = h.labelsOut(ctx, c, a.Repo, a.Key, e)
 		out.Object = &o
 	}
 	m, err := get(a.Key + "/")

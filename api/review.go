@@ -92,7 +92,12 @@ func (h *Handler) proposeCreate(ctx context.Context, c *call, a *apiv1.ProposeCr
 		}
 		return nil, err
 	}
-	p, err := h.gates.Propose(ctx, gate.ProposeRequest{Repo: a.Repo, From: a.Branch, Into: a.Into, Intent: a.Intent, Lease: c.p.Lease, Actor: c.p.AccessKey})
+	taint, err := h.auth.Taint(ctx, c.p)
+	if err != nil {
+		return nil, err
+	}
+	p, err := h.gates.Propose(ctx, gate.ProposeRequest{Repo: a.Repo, From: a.Branch, Into: a.Into, Intent: a.Intent, Lease: c.p.Lease,
+		Actor: c.p.AccessKey, Taint: taint})
 	if errors.Is(err, branch.ErrNoSuchBranch) && !c.p.IsOwner() {
 		return nil, missing
 	}

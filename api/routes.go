@@ -98,6 +98,9 @@ func (h *Handler) routes() map[string]verb {
 	route(m, writes, h.indexRebuild)
 	route(m, owner, h.indexStatus)
 	route(m, writes, h.indexDelete)
+	route(m, writes, h.labelSet)
+	route(m, owner, h.labelList)
+	route(m, writes, h.labelDelete)
 	return m
 }
 

@@ -14,6 +14,8 @@ type Object struct {
 	ModTime     time.Time         `json:"mod_time"`
 	ContentType string            `json:"content_type"`
 	Meta        map[string]string `json:"meta,omitempty"`
+	// Labels are the entry's effective trust labels.
+	Labels *Labels `json:"labels,omitempty"`
 }
 
 // Chunk is one chunk of an object's content: its BLAKE3 hash (hex) and

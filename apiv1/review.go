@@ -83,13 +83,17 @@ type Proposal struct {
 	Changes    []ChangeLine     `json:"changes"`
 	Digest     string           `json:"diff_sha256"`
 	Reads      *ManifestSummary `json:"read_manifest,omitempty"`
-	Decision   string           `json:"decision"` // merge, gate or refuse
-	Rule       string           `json:"rule"`
-	Status     string           `json:"status"` // merged, pending, refused, conflict, up_to_date
-	GateID     string           `json:"gate_id,omitempty"`
-	Merge      string           `json:"merge_commit,omitempty"`
-	Conflicts  []string         `json:"conflicts,omitempty"`
-	Created    time.Time        `json:"created"`
+	// SessionTaint is the proposing run's taint; GuardReason says why the
+	// session invariant held or refused the proposal, when it did.
+	SessionTaint []string  `json:"session_taint,omitempty"`
+	GuardReason  string    `json:"guard_reason,omitempty"`
+	Decision     string    `json:"decision"` // merge, gate or refuse
+	Rule         string    `json:"rule"`
+	Status       string    `json:"status"` // merged, pending, refused, conflict, up_to_date
+	GateID       string    `json:"gate_id,omitempty"`
+	Merge        string    `json:"merge_commit,omitempty"`
+	Conflicts    []string  `json:"conflicts,omitempty"`
+	Created      time.Time `json:"created"`
 }
 
 // ProposeCreateResponse answers propose/create.
@@ -117,6 +121,9 @@ type CardRisk struct {
 	Sources      []string `json:"sources"`
 	Destructive  bool     `json:"destructive"`
 	Egress       bool     `json:"egress"`
+	// Guard is why the session invariant (the Rule of Two) sent the
+	// proposal to a person, when it did.
+	Guard string `json:"guard,omitempty"`
 }
 
 // Card is the specification's Gate Card, rendered by the gateway.

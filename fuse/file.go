@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/chunkcache"
 	"github.com/agentnas/nas/client"
 )
@@ -42,23 +44,26 @@ type fileNode struct {
 }
 
 var (
-	_ fs.NodeGetattrer   = (*fileNode)(nil)
-	_ fs.NodeSetattrer   = (*fileNode)(nil)
-	_ fs.NodeOpener      = (*fileNode)(nil)
-	_ fs.NodeFsyncer     = (*fileNode)(nil)
-	_ fs.NodeAccesser    = (*fileNode)(nil)
-	_ fs.NodeGetxattrer  = (*fileNode)(nil)
-	_ fs.NodeReadlinker  = (*linkNode)(nil)
-	_ fs.NodeGetattrer   = (*linkNode)(nil)
-	_ fs.NodeSetattrer   = (*linkNode)(nil)
-	_ fs.FileReader      = (*handle)(nil)
-	_ fs.FileWriter      = (*handle)(nil)
-	_ fs.FileFlusher     = (*handle)(nil)
-	_ fs.FileFsyncer     = (*handle)(nil)
-	_ fs.FileReleaser    = (*handle)(nil)
-	_ fs.FileGetattrer   = (*handle)(nil)
-	_ fs.FileSetattrer   = (*handle)(nil)
-	_ fs.NodeOnForgetter = (*fileNode)(nil)
+	_ fs.NodeGetattrer     = (*fileNode)(nil)
+	_ fs.NodeListxattrer   = (*fileNode)(nil)
+	_ fs.NodeSetxattrer    = (*fileNode)(nil)
+	_ fs.NodeRemovexattrer = (*fileNode)(nil)
+	_ fs.NodeSetattrer     = (*fileNode)(nil)
+	_ fs.NodeOpener        = (*fileNode)(nil)
+	_ fs.NodeFsyncer       = (*fileNode)(nil)
+	_ fs.NodeAccesser      = (*fileNode)(nil)
+	_ fs.NodeGetxattrer    = (*fileNode)(nil)
+	_ fs.NodeReadlinker    = (*linkNode)(nil)
+	_ fs.NodeGetattrer     = (*linkNode)(nil)
+	_ fs.NodeSetattrer     = (*linkNode)(nil)
+	_ fs.FileReader        = (*handle)(nil)
+	_ fs.FileWriter        = (*handle)(nil)
+	_ fs.FileFlusher       = (*handle)(nil)
+	_ fs.FileFsyncer       = (*handle)(nil)
+	_ fs.FileReleaser      = (*handle)(nil)
+	_ fs.FileGetattrer     = (*handle)(nil)
+	_ fs.FileSetattrer     = (*handle)(nil)
+	_ fs.NodeOnForgetter   = (*fileNode)(nil)
 )
 
 func itoa(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
@@ -189,8 +194,73 @@ func (f *fileNode) Access(ctx context.Context, mask uint32) syscall.Errno {
 	return 0
 }
 
+// The read-only extended attributes of a file: its trust labels, as the
+// gateway last listed or looked it up (a file not uploaded yet has none).
+var labelAttrs = []string{"user.nas.origin", "user.nas.sensitivity", "user.nas.reviewed"}
+
+// Getxattr answers a label attribute; every other is ENODATA.
 func (f *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
+	f.mu.Lock()
+	var l *apiv1.Labels
+	if f.e != nil {
+		l = f.e.Labels
+	}
+	f.mu.Unlock()
+	if l == nil {
+		return 0, syscall.ENODATA
+	}
+	var v string
+	switch attr {
+	case labelAttrs[0]:
+		v = l.Origin
+	case labelAttrs[1]:
+		v = l.Sensitivity
+	case labelAttrs[2]:
+		v = strconv.FormatBool(l.Reviewed)
+	default:
+		return 0, syscall.ENODATA
+	}
+	return xattrValue(v, dest)
+}
+
+// Listxattr lists the label attributes of a file that has labels.
+func (f *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	f.mu.Lock()
+	has := f.e != nil && f.e.Labels != nil
+	f.mu.Unlock()
+	if !has {
+		return 0, 0
+	}
+	return xattrValue(strings.Join(labelAttrs, "\x00")+"\x00", dest)
+}
+
+// xattrValue copies v to dest as getxattr(2) does: its size when dest is
+// empty, ERANGE when dest is too small.
+func xattrValue(v string, dest []byte) (uint32, syscall.Errno) {
+	if len(dest) == 0 {
+		return uint32(len(v)), 0
+	}
+	if len(dest) < len(v) {
+		return uint32(len(v)), syscall.ERANGE
+	}
+	return uint32(copy(dest, v)), 0
+}
+
+// Setxattr refuses: labels are the gateway's (EPERM), and no other
+// attribute is stored (ENOTSUP, which cp -a and rsync -X pass over).
+func (f *fileNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return xattrRefusal(attr)
+}
+
+// Removexattr refuses, as Setxattr.
+func (f *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno { return xattrRefusal(attr) }
+
+// xattrRefusal is the refusal of a change to attr.
+func xattrRefusal(attr string) syscall.Errno {
+	if strings.HasPrefix(attr, "user.nas.") {
+		return syscall.EPERM
+	}
+	return syscall.ENOTSUP
 }
 
 // OnForget drops what a forgotten inode still holds.

@@ -62,6 +62,7 @@ type entry struct {
 	ModTime     time.Time         `json:"mod_time"`
 	ContentType string            `json:"content_type"`
 	Meta        map[string]string `json:"meta"`
+	Labels      *apiv1.Labels     `json:"labels"`
 }
 
 // moved is e as the gateway holds it after a rename to key: a new version

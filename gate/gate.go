@@ -20,6 +20,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/record"
@@ -97,13 +98,17 @@ type Proposal struct {
 	Changes    []ChangeLine            `json:"changes"`
 	Digest     string                  `json:"diff_sha256"`
 	Reads      *record.ManifestSummary `json:"read_manifest,omitempty"`
-	Action     Action                  `json:"decision"`
-	Rule       string                  `json:"rule"`
-	Status     string                  `json:"status"` // merged, pending, refused, conflict, up_to_date
-	GateID     string                  `json:"gate_id,omitempty"`
-	Merge      string                  `json:"merge_commit,omitempty"`
-	Conflicts  []string                `json:"conflicts,omitempty"`
-	Created    time.Time               `json:"created"`
+	Taint      []string                `json:"session_taint,omitempty"`
+	Egress     bool                    `json:"egress,omitempty"`
+	// GuardReason says why the session invariant held or refused it.
+	GuardReason string    `json:"guard_reason,omitempty"`
+	Action      Action    `json:"decision"`
+	Rule        string    `json:"rule"`
+	Status      string    `json:"status"` // merged, pending, refused, conflict, up_to_date
+	GateID      string    `json:"gate_id,omitempty"`
+	Merge       string    `json:"merge_commit,omitempty"`
+	Conflicts   []string  `json:"conflicts,omitempty"`
+	Created     time.Time `json:"created"`
 }
 
 // Card is the specification's Gate Card, rendered by the gateway.
@@ -129,6 +134,8 @@ type Card struct {
 		Sources      []string `json:"sources"`
 		Destructive  bool     `json:"destructive"`
 		Egress       bool     `json:"egress"`
+		// Guard is why the session invariant sent the proposal here.
+		Guard string `json:"guard,omitempty"`
 	} `json:"risk"`
 	ReadManifest *record.ManifestSummary `json:"read_manifest,omitempty"`
 	Options      []string                `json:"options"`
@@ -213,6 +220,7 @@ type ProposeRequest struct {
 	Intent           string
 	Lease            *lease.Lease // the proposing run; nil for the owner
 	Actor            string       // the access key
+	Taint            label.Taint  // the proposing run's session taint
 }
 
 // Propose commits the source's staged changes, computes the merge's real
@@ -296,6 +304,12 @@ func (s *Service) decideAction(ctx context.Context, r ProposeRequest, p *Proposa
 		keys[i] = c.Key
 	}
 	p.Action, p.Rule = pol.Decide(facts{role: role, into: r.Into, keys: keys, deletes: deletes})
+	if r.Lease != nil {
+		p.Taint, p.Egress = r.Taint.List(), r.Lease.Egress
+		if err := s.guard(ctx, r, p, pol.Guard); err != nil || p.Rule == RuleOfTwo {
+			return err
+		}
+	}
 	if l := r.Lease; l != nil && p.Action == Merge {
 		switch {
 		case !l.AllowsAnywhere(lease.Propose, s.now()):
@@ -314,7 +328,7 @@ func (s *Service) act(ctx context.Context, p *Proposal) (*Proposal, error) {
 	switch p.Action {
 	case Refuse:
 		p.Status = "refused"
-		if err := s.event(ctx, record.KindDenied, p, record.Decision{Effect: record.EffectDeny, Rule: p.Rule}, nil); err != nil {
+		if err := s.event(ctx, record.KindDenied, p, record.Decision{Effect: record.EffectDeny, Rule: p.Rule, Reason: p.GuardReason}, nil); err != nil {
 			return nil, err
 		}
 		return p, s.save(ctx, p, nil)
@@ -327,7 +341,11 @@ func (s *Service) act(ctx context.Context, p *Proposal) (*Proposal, error) {
 	g := &Gate{ID: newID("gt_"), Proposal: p.ID, Repo: p.Repo, Status: "pending", Created: p.Created}
 	g.Card = s.card(p, g.ID)
 	p.GateID, p.Status = g.ID, "pending"
-	if err := s.event(ctx, record.KindGateRequested, p, record.Decision{Rule: p.Rule, Reason: "waits for a person"},
+	why := "waits for a person"
+	if p.GuardReason != "" {
+		why = p.GuardReason
+	}
+	if err := s.event(ctx, record.KindGateRequested, p, record.Decision{Rule: p.Rule, Reason: why},
 		map[string]string{"gate": g.ID, "diff_sha256": p.Digest}); err != nil {
 		return nil, err
 	}
@@ -398,8 +416,8 @@ func (s *Service) card(p *Proposal, id string) Card {
 	c.Action.Op, c.Action.From, c.Action.Into = "merge", p.From, p.Into
 	c.Action.FilesChanged, c.Action.DiffSHA256, c.Action.Changes = len(p.Changes), p.Digest, p.Changes
 	c.Why = p.Intent
-	c.Risk.SessionTaint, c.Risk.Sources = []string{}, []string{}
-	c.Risk.Destructive = p.Counts["deleted"] > 0
+	c.Risk.SessionTaint, c.Risk.Sources = append([]string{}, p.Taint...), []string{}
+	c.Risk.Destructive, c.Risk.Egress, c.Risk.Guard = p.Counts["deleted"] > 0, p.Egress, p.GuardReason
 	c.ReadManifest = p.Reads
 	c.Options, c.Default = []string{"approve", "deny"}, "deny"
 	c.ExpiresAt = p.Created.Add(s.Timeout)

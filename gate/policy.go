@@ -40,6 +40,9 @@ type Rule struct {
 // Policy is a repository's ordered rules.
 type Policy struct {
 	Rules []Rule `json:"rules"`
+	// Guard is the session invariant; nil is its defaults (gate, enforce,
+	// private).
+	Guard *Guard `json:"guard,omitempty"`
 }
 
 // Validate checks a policy.
@@ -51,6 +54,9 @@ func (p *Policy) Validate() error {
 		if !slices.Contains([]Action{Merge, Hold, Refuse}, r.Then) {
 			return fmt.Errorf("rule %s: then must be merge, gate or refuse", r.Name)
 		}
+	}
+	if p.Guard != nil {
+		return p.Guard.validate()
 	}
 	return nil
 }
