@@ -133,6 +133,9 @@ func policyOut(p *gate.Policy) apiv1.Policy {
 		out.Rules = append(out.Rules, apiv1.Rule{Name: r.Name, Roles: r.Roles, Into: r.Into, MaxChanges: r.MaxChanges,
 			Within: r.Within, Touches: r.Touches, Deletes: r.Deletes, Then: string(r.Then)})
 	}
+	if g := p.Guard; g != nil {
+		out.Guard = &apiv1.Guard{OnWouldCompleteABC: string(g.OnWouldCompleteABC), Mode: g.Mode, SensitiveAt: g.SensitiveAt}
+	}
 	return out
 }
 
@@ -141,6 +144,9 @@ func policyIn(p apiv1.Policy) *gate.Policy {
 	for _, r := range p.Rules {
 		out.Rules = append(out.Rules, gate.Rule{Name: r.Name, Roles: r.Roles, Into: r.Into, MaxChanges: r.MaxChanges,
 			Within: r.Within, Touches: r.Touches, Deletes: r.Deletes, Then: gate.Action(r.Then)})
+	}
+	if g := p.Guard; g != nil {
+		out.Guard = &gate.Guard{OnWouldCompleteABC: gate.Action(g.OnWouldCompleteABC), Mode: g.Mode, SensitiveAt: g.SensitiveAt}
 	}
 	return out
 }

@@ -339,7 +339,11 @@ func (h *Handler) leaseGet(ctx context.Context, c *call, a *apiv1.LeaseGetReques
 	if err != nil {
 		return nil, err
 	}
-	return &apiv1.LeaseGetResponse{Lease: apiv1.Lease{Lease: *l}, Remaining: remainingOut(h.leases.Remaining(ctx, l))}, nil
+	t, err := h.leases.RunTaint(ctx, l.Run)
+	if err != nil {
+		return nil, err
+	}
+	return &apiv1.LeaseGetResponse{Lease: apiv1.Lease{Lease: *l}, Remaining: remainingOut(h.leases.Remaining(ctx, l)), SessionTaint: t.List()}, nil
 }
 
 func remainingOut(r lease.Remaining) apiv1.Remaining {

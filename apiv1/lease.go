@@ -85,6 +85,9 @@ type LeaseGetRequest struct {
 type LeaseGetResponse struct {
 	Lease     Lease     `json:"lease"`
 	Remaining Remaining `json:"remaining"`
+	// SessionTaint is the run's taint: the origins and the highest
+	// sensitivity of what it has read ([] for a clean session).
+	SessionTaint []string `json:"session_taint"`
 }
 
 // LeaseListRequest filters leases.

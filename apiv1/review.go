@@ -223,9 +223,24 @@ type Rule struct {
 	Then       string   `json:"then"`
 }
 
-// Policy is a repository's ordered rules.
+// Policy is a repository's ordered rules and its session invariant.
 type Policy struct {
 	Rules []Rule `json:"rules"`
+	Guard *Guard `json:"guard,omitempty"`
+}
+
+// Guard is the session invariant, the Rule of Two: a lease proposal that
+// would complete A (its run read unreviewed external content), B (its
+// lease may read SensitiveAt data or above) and C (it merges into a
+// protected branch) goes to a gate or is refused, never merged by a rule.
+type Guard struct {
+	// OnWouldCompleteABC is gate (the default) or refuse.
+	OnWouldCompleteABC string `json:"on_would_complete_ABC,omitempty"`
+	// Mode is enforce (the default) or log-only: record what would have
+	// been done and let the rules decide.
+	Mode string `json:"mode,omitempty"`
+	// SensitiveAt is B's threshold: private (the default) or secret.
+	SensitiveAt string `json:"sensitive_at,omitempty"`
 }
 
 // PolicyGetRequest names a repository.

@@ -150,6 +150,7 @@ type leaseDoc struct {
 	Owner     bool            `json:"owner,omitempty"`
 	Lease     json.RawMessage `json:"lease,omitempty"`
 	Remaining json.RawMessage `json:"remaining,omitempty"`
+	Taint     json.RawMessage `json:"session_taint,omitempty"`
 }
 
 type mountState struct {
@@ -182,11 +183,12 @@ func (m *Mount) leaseJSON(ctx context.Context) ([]byte, error) {
 		var doc struct {
 			Lease     json.RawMessage `json:"lease"`
 			Remaining json.RawMessage `json:"remaining"`
+			Taint     json.RawMessage `json:"session_taint"`
 		}
 		if err := json.Unmarshal(raw, &doc); err != nil {
 			return nil, err
 		}
-		out.Lease, out.Remaining = doc.Lease, doc.Remaining
+		out.Lease, out.Remaining, out.Taint = doc.Lease, doc.Remaining, doc.Taint
 	}
 	out.Mount.LeaseEnded = m.stale.Load()
 	b, err := json.MarshalIndent(out, "", "  ")
