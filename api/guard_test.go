@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/agentnas/nas/apiv1"
 )
 
 // guardFixture is a protected repository with an external page, a
@@ -197,5 +199,61 @@ func TestRuleOfTwo(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no log-only record among %d denied events", len(evs))
+	}
+}
+
+// TestTaintedNotesQuarantined (L3.3): a note a run writes after reading
+// external content goes to quarantine, carries the page's origin, is not
+// recalled unless asked for, and the owner's review releases it.
+func TestTaintedNotesQuarantined(t *testing.T) {
+	f := newGuardFixture(t)
+	ctx := context.Background()
+	lc, ls3, br := f.lease(t, "cleo", "")
+	lapi := typed(f.c.srv, lc.creds)
+	var clean apiv1.MemoryRememberResponse
+	if err := lapi.Do(ctx, apiv1.MemoryRememberRequest{Repo: "grd", Kind: apiv1.KindSemantic, Subject: "acme", Body: "Acme renews in May.\n"}, &clean); err != nil || clean.Quarantined {
+		t.Fatalf("a clean session's note: %+v %v", clean, err)
+	}
+	if _, err := ls3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("grd"), Key: aws.String("web/page.html")},
+		s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", br))); err != nil {
+		t.Fatal(err)
+	}
+	var n apiv1.MemoryRememberResponse
+	if err := lapi.Do(ctx, apiv1.MemoryRememberRequest{Repo: "grd", Kind: apiv1.KindSemantic, Subject: "acme", Body: "Acme renews in June, says the web.\n"}, &n); err != nil {
+		t.Fatal(err)
+	}
+	if !n.Quarantined || !strings.Contains(n.Path, "/memory/quarantine/") {
+		t.Fatalf("a tainted session's note: %+v", n)
+	}
+	h, err := ls3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("grd"), Key: aws.String(n.Path)}, s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", br)))
+	if err != nil || h.Metadata["nas-origin"] != "external" {
+		t.Fatalf("the quarantined note's labels: %v %v", h, err)
+	}
+	var r apiv1.MemoryRecallResponse
+	if err := lapi.Do(ctx, apiv1.MemoryRecallRequest{Repo: "grd", Query: "Acme renews"}, &r); err != nil || len(r.Notes) != 1 || r.Notes[0].ID != clean.Note.ID {
+		t.Fatalf("recall autoloads only the clean note: %+v %v", r, err)
+	}
+	if err := lapi.Do(ctx, apiv1.MemoryRecallRequest{Repo: "grd", Query: "Acme renews", IncludeQuarantine: true}, &r); err != nil || len(r.Notes) != 2 {
+		t.Fatalf("recall with include_quarantine: %+v %v", r, err)
+	}
+	owner := typed(f.c.srv, f.c.creds)
+	var rv apiv1.MemoryReviewResponse
+	if err := owner.Do(ctx, apiv1.MemoryReviewRequest{Repo: "grd", Branch: br, Home: "agents/cleo"}, &rv); err != nil || len(rv.Quarantined) != 1 || rv.Quarantined[0].ID != n.Note.ID {
+		t.Fatalf("review list: %+v %v", rv, err)
+	}
+	if err := lapi.Do(ctx, apiv1.MemoryReviewRequest{Repo: "grd", Home: "agents/cleo", Release: []string{n.Note.ID}}, nil); err == nil {
+		t.Fatal("a lease released its own quarantined note")
+	}
+	if err := owner.Do(ctx, apiv1.MemoryReviewRequest{Repo: "grd", Branch: br, Home: "agents/cleo", Release: []string{n.Note.ID}}, &rv); err != nil ||
+		len(rv.Released) != 1 || rv.Commit == "" || len(rv.Quarantined) != 0 {
+		t.Fatalf("release: %+v %v", rv, err)
+	}
+	if err := lapi.Do(ctx, apiv1.MemoryRecallRequest{Repo: "grd", Query: "Acme renews"}, &r); err != nil || len(r.Notes) != 2 {
+		t.Fatalf("recall after the release: %+v %v", r, err)
+	}
+	for _, rn := range r.Notes {
+		if rn.ID == n.Note.ID && (!rn.Reviewed || rn.Quarantined) {
+			t.Fatalf("the released note: %+v", rn)
+		}
 	}
 }

@@ -57,7 +57,7 @@ func (h *Handler) memoryRecall(ctx context.Context, c *call, a *apiv1.MemoryReca
 		return nil, err
 	}
 	r := &recall{h: h, c: c, a: a, br: br, head: b.Head, home: home, notes: map[string]*readNote{}}
-	hits, err := r.search(ctx, a.Query, !a.ExcludeQuarantine)
+	hits, err := r.search(ctx, a.Query, a.IncludeQuarantine)
 	if err != nil {
 		return nil, err
 	}

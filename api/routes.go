@@ -94,6 +94,7 @@ func (h *Handler) routes() map[string]verb {
 	route(m, writes|leases, h.memoryRemember)
 	route(m, leases, h.memoryRecall)
 	route(m, leases, h.memoryTest)
+	route(m, writes, h.memoryReview)
 	route(m, leases, h.searchQuery)
 	route(m, writes, h.indexRebuild)
 	route(m, owner, h.indexStatus)

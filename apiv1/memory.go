@@ -61,8 +61,8 @@ type MemoryRememberResponse struct {
 // MemoryRecallRequest recalls the notes of Home (default: the lease's
 // role's) on Branch's last commit that best match Query, within
 // BudgetTokens. Superseded notes are left out unless IncludeSuperseded;
-// quarantined ones are included and marked (recallable, never
-// autoloaded) unless ExcludeQuarantine.
+// quarantined ones (written by a tainted session) are never autoloaded:
+// left out unless IncludeQuarantine, and marked when included.
 type MemoryRecallRequest struct {
 	Repo              string `json:"repo"`
 	Branch            string `json:"branch,omitempty"`
@@ -71,7 +71,7 @@ type MemoryRecallRequest struct {
 	Limit             int    `json:"limit,omitempty"`
 	BudgetTokens      int    `json:"budget_tokens,omitempty"`
 	IncludeSuperseded bool   `json:"include_superseded,omitempty"`
-	ExcludeQuarantine bool   `json:"exclude_quarantine,omitempty"`
+	IncludeQuarantine bool   `json:"include_quarantine,omitempty"`
 }
 
 // RecalledNote is one note recalled: its front matter, where it is, its
@@ -134,3 +134,32 @@ func (MemoryTestRequest) Op() string { return "memory/test" }
 
 // Op implements Request.
 func (MemoryRecallRequest) Op() string { return "memory/recall" }
+
+// MemoryReviewRequest is the owner's review of a Home's quarantine on
+// Branch: without Release it lists the quarantined notes; with it, each
+// named note is released, moved to notes/ marked reviewed (so recall
+// autoloads it and its labels count as reviewed), in one commit.
+type MemoryReviewRequest struct {
+	Repo    string   `json:"repo"`
+	Branch  string   `json:"branch,omitempty"`
+	Home    string   `json:"home"`
+	Release []string `json:"release,omitempty"`
+}
+
+// QuarantinedNote is a note waiting for review, and where.
+type QuarantinedNote struct {
+	Note
+	Path string `json:"path"`
+}
+
+// MemoryReviewResponse lists what still waits and what was released
+// (with the commit that released it).
+type MemoryReviewResponse struct {
+	Home        string            `json:"home"`
+	Quarantined []QuarantinedNote `json:"quarantined"`
+	Released    []string          `json:"released"`
+	Commit      string            `json:"commit,omitempty"`
+}
+
+// Op implements Request.
+func (MemoryReviewRequest) Op() string { return "memory/review" }

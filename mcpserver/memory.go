@@ -32,7 +32,7 @@ type RecallInput struct {
 	Limit             int    `json:"limit,omitempty" jsonschema:"most notes to answer"`
 	BudgetTokens      int    `json:"budget_tokens,omitempty" jsonschema:"token budget of the note bodies"`
 	IncludeSuperseded bool   `json:"include_superseded,omitempty" jsonschema:"also notes a newer one superseded"`
-	ExcludeQuarantine bool   `json:"exclude_quarantine,omitempty" jsonschema:"leave out unreviewed quarantined notes"`
+	IncludeQuarantine bool   `json:"include_quarantine,omitempty" jsonschema:"also recall quarantined notes a tainted session wrote (marked; never autoloaded)"`
 }
 
 // registerMemory adds nas_remember and nas_recall to s.
@@ -59,7 +59,7 @@ func (t *tools) remember(ctx context.Context, _ *mcp.CallToolRequest, in Remembe
 
 func (t *tools) recall(ctx context.Context, _ *mcp.CallToolRequest, in RecallInput) (*mcp.CallToolResult, apiv1.MemoryRecallResponse, error) {
 	req := apiv1.MemoryRecallRequest{Repo: t.repo, Branch: t.branch, Query: in.Query, Limit: in.Limit, BudgetTokens: in.BudgetTokens,
-		IncludeSuperseded: in.IncludeSuperseded, ExcludeQuarantine: in.ExcludeQuarantine}
+		IncludeSuperseded: in.IncludeSuperseded, IncludeQuarantine: in.IncludeQuarantine}
 	var out apiv1.MemoryRecallResponse
 	if err := t.c.Do(ctx, req, &out); err != nil {
 		return nil, out, refusal("recall "+in.Query, err)

@@ -113,7 +113,7 @@ func newRecallCmd() *cobra.Command {
 		Long: "recall searches the Home's notes at the branch's last commit and prints the best, each with its\n" +
 			"ID, subject, review state and evidence pointer, and its body while the budget lasts. Notes that\n" +
 			"another supersedes are left out unless --include-superseded; quarantined notes are shown and\n" +
-			"marked unless --exclude-quarantine. `nas recall test` runs the Home's golden recall tests.",
+			"left out unless --include-quarantine (they are never autoloaded). `nas recall test` runs the Home's golden recall tests.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return usagef("%s takes REPO[@BRANCH] and a query\nusage: %s", cmd.CommandPath(), cmd.UseLine())
@@ -131,7 +131,7 @@ func newRecallCmd() *cobra.Command {
 	f.IntVar(&o.req.Limit, "limit", 0, fmt.Sprintf("most notes (default %d)", apiv1.DefaultSearchLimit))
 	f.IntVar(&o.req.BudgetTokens, "budget", 0, fmt.Sprintf("token budget of the bodies (default %d)", apiv1.DefaultBudgetTokens))
 	f.BoolVar(&o.req.IncludeSuperseded, "include-superseded", false, "also recall notes another supersedes")
-	f.BoolVar(&o.req.ExcludeQuarantine, "exclude-quarantine", false, "leave out quarantined notes")
+	f.BoolVar(&o.req.IncludeQuarantine, "include-quarantine", false, "also recall quarantined notes (marked)")
 	cmd.AddCommand(newRecallTestCmd())
 	return cmd
 }
@@ -265,4 +265,53 @@ func printRecallTests(runs []apiv1.MemoryTestResponse) {
 		}
 		fmt.Printf("%s at commit %s: %d passed, %d failed\n", r.Home, r.Commit, r.Passed, r.Failed)
 	}
+}
+
+// newMemoryCmd builds `nas memory`: the owner's side of agent memory.
+func newMemoryCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "memory", Short: "Review agent memory (owner only)"}
+	var req apiv1.MemoryReviewRequest
+	review := &cobra.Command{
+		Use:   "review REPO[@BRANCH] --home agents/ROLE [--release ID]...",
+		Short: "List a Home's quarantined notes, or release them (reviewed) into its notes",
+		Long: "review lists the notes a tainted session wrote, which recall shows marked and never autoloads.\n" +
+			"--release moves each named note to memory/notes/ marked reviewed, in one commit.",
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req.Repo, req.Branch, _ = strings.Cut(args[0], "@")
+			return runMemoryReview(cmd.Context(), req)
+		},
+	}
+	review.Flags().StringVar(&req.Home, "home", "", "the Home, agents/ROLE")
+	review.Flags().StringArrayVar(&req.Release, "release", nil, "the ID of a quarantined note to release (repeatable)")
+	cmd.AddCommand(review)
+	return cmd
+}
+
+// runMemoryReview reviews and prints what waits and what was released.
+func runMemoryReview(ctx context.Context, req apiv1.MemoryReviewRequest) error {
+	var out apiv1.MemoryReviewResponse
+	if err := doCall(ctx, req, &out); err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(out)
+	}
+	for _, id := range out.Released {
+		fmt.Printf("released %s\n", id)
+	}
+	if out.Commit != "" {
+		fmt.Printf("commit %s\n", out.Commit)
+	}
+	for _, q := range out.Quarantined {
+		fmt.Printf("%s %s %s (%s): %s", q.ID, q.Kind, q.Subject, q.Path, firstLine(q.Body))
+	}
+	fmt.Fprintf(os.Stderr, "%d note(s) of %s wait for review\n", len(out.Quarantined), out.Home)
+	return nil
+}
+
+// firstLine is s's first line with its newline.
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l + "\n"
 }

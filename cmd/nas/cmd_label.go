@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentnas/nas/apiv1"
+)
+
+// newLabelCmd builds `nas label`: the owner's trust-label rules.
+func newLabelCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "label", Short: "Set, list or remove a repository's trust-label rules (owner only)",
+		Long: "label rules raise the trust labels of the keys a glob matches: origin (owner < agent < external)\n" +
+			"and sensitivity (public < private < secret), and may mark them reviewed. A rule never lowers a\n" +
+			"label. A lease never sees an entry above its sensitivity ceiling, and reading external content\n" +
+			"taints its run's session (see `nas lease show`)."}
+	cmd.AddCommand(newLabelSetCmd(), newLabelListCmd(), newLabelRmCmd())
+	return cmd
+}
+
+// newLabelSetCmd builds `nas label set`.
+func newLabelSetCmd() *cobra.Command {
+	var r apiv1.LabelSetRequest
+	cmd := &cobra.Command{
+		Use:   "set REPO GLOB [--origin O] [--sensitivity S] [--reviewed]",
+		Short: "Add the rule for GLOB, or replace it",
+		Args:  exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r.Repo, r.Glob = args[0], args[1]
+			return printRules(cmd.Context(), r)
+		},
+	}
+	cmd.Flags().StringVar(&r.Origin, "origin", "", "owner, agent or external")
+	cmd.Flags().StringVar(&r.Sensitivity, "sensitivity", "", "public, private or secret")
+	cmd.Flags().BoolVar(&r.Reviewed, "reviewed", false, "mark the keys reviewed (declassifies external content)")
+	return cmd
+}
+
+// newLabelListCmd builds `nas label list`.
+func newLabelListCmd() *cobra.Command {
+	return &cobra.Command{Use: "list REPO", Short: "List the rules, in the order they apply", Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return printRules(cmd.Context(), apiv1.LabelListRequest{Repo: args[0]})
+		}}
+}
+
+// newLabelRmCmd builds `nas label rm`.
+func newLabelRmCmd() *cobra.Command {
+	return &cobra.Command{Use: "rm REPO GLOB", Short: "Remove the rule for GLOB", Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return printRules(cmd.Context(), apiv1.LabelDeleteRequest{Repo: args[0], Glob: args[1]})
+		}}
+}
+
+// printRules calls req and prints the rules it answers, one a line.
+func printRules(ctx context.Context, req apiv1.Request) error {
+	var out apiv1.LabelRulesResponse
+	if err := doCall(ctx, req, &out); err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(out)
+	}
+	if len(out.Rules) == 0 {
+		fmt.Printf("%s has no label rules\n", out.Repo)
+	}
+	for _, r := range out.Rules {
+		fmt.Printf("%s", r.Glob)
+		for _, kv := range [][2]string{{"origin", r.Origin}, {"sensitivity", r.Sensitivity}} {
+			if kv[1] != "" {
+				fmt.Printf(" %s=%s", kv[0], kv[1])
+			}
+		}
+		if r.Reviewed {
+			fmt.Print(" reviewed")
+		}
+		fmt.Println()
+	}
+	return nil
+}
