@@ -91,9 +91,9 @@ func (s *Scanner) final() uint64 {
 }
 
 // scan looks at the trigger bytes in buf[from:end] and returns the rules
-// that matched as bits. Each window is buf[j-WindowLeft:j+WindowRight]
-// cut to buf, which only happens at the ends of the stream: after the
-// first chunk, from is WindowLeft.
+// that matched as bits. A rule sees at most WindowLeft bytes before j and
+// WindowRight after; windows are cut short only at the ends of the
+// stream, since after the first chunk from is WindowLeft.
 func scan(buf []byte, from, end int) uint64 {
 	var found uint64
 	for _, b := range triggerBytes {
@@ -112,15 +112,18 @@ func scan(buf []byte, from, end int) uint64 {
 // look checks the triggers of the byte at buf[j] and returns the bits of
 // the rules that matched, skipping those already in found.
 func look(buf []byte, j int, ts []trigger, found uint64) uint64 {
+	var name []byte
+	var into [24]byte
 	for _, t := range ts {
-		bit := t.rule.bit
 		i := j - t.off
-		if found&bit != 0 || i < 0 || !bytes.HasPrefix(buf[i:], []byte(t.lit)) {
+		if found&t.rule.bit != 0 || i < 0 || !bytes.HasPrefix(buf[i:], []byte(t.lit)) {
 			continue
 		}
-		lo, hi := max(j-WindowLeft, 0), min(j+WindowRight, len(buf))
-		if t.rule.matches(buf[lo:hi], j-lo) {
-			found |= bit
+		if t.rule.keywords != nil && name == nil {
+			name = keyName(buf, max(j-WindowLeft, 0), j, &into)
+		}
+		if t.rule.matches(buf, i, name) {
+			found |= t.rule.bit
 		}
 	}
 	return found
