@@ -7,28 +7,29 @@
 //
 // A Scanner is an io.Writer that an upload is copied through; after the
 // last Write, Found and Rules say whether and which rules matched. A rule
-// has a stable name (the names below) and a regular expression (Go's RE2,
-// linear in its input). A trigger is a literal of a rule together with
-// one of its rarer bytes: the scanner looks for those bytes with
-// bytes.IndexByte, checks the literal around each, and only then runs the
-// rule's expression on a window of WindowLeft bytes before and
-// WindowRight bytes after the byte. Plain text therefore costs a few
-// IndexByte passes, not a regular expression.
+// has a stable name (the names below, listed by RuleNames) and a regular
+// expression (Go's RE2, linear in its input). A trigger is a literal of a
+// rule together with one of its rarer bytes: the scanner looks for those
+// bytes with bytes.IndexByte, checks the literal around each, and only
+// then runs the rule's expression, anchored at the literal, on at most
+// WindowRight bytes. Plain text therefore costs a few IndexByte passes,
+// not a regular expression.
 //
 // # Rules
 //
 //   - aws-access-key-id: "AKIA" (long-term) or "ASIA" (temporary, as this
 //     gateway's leases issue) and 16 upper-case letters or digits, as a
 //     whole word. The shape is fixed by AWS, so false positives are rare.
-//   - aws-secret-access-key: a key named like aws_secret_access_key or
-//     SecretAccessKey (any case, "_" or "-" optional) assigned with "=",
-//     ":=", ":" or "=>" a 40-character base64 value, quoted or not.
+//   - aws-secret-access-key: a key whose name ends like
+//     aws_secret_access_key or SecretAccessKey (any case, "_" and "-"
+//     ignored) assigned with "=", ":=", ":" or "=>" a 40-character base64
+//     value, quoted or not.
 //   - private-key: a PEM or PGP armour header "-----BEGIN ... PRIVATE
 //     KEY-----" (plain, RSA, EC, DSA, OPENSSH, ENCRYPTED, or "PGP PRIVATE
 //     KEY BLOCK"). Public keys and certificates do not match.
 //   - github-token: GitHub's prefixed tokens ghp_, gho_, ghu_, ghs_, ghr_
 //     and 36 or more letters or digits, and fine-grained github_pat_
-//     tokens (22 or more more characters after the prefix).
+//     tokens (22 or more characters after the prefix).
 //   - slack-token: xoxa-, xoxb-, xoxp-, xoxr- and xoxs- tokens with 10 or
 //     more characters after the dash.
 //   - stripe-live-key: sk_live_ and rk_live_ (secret and restricted live
@@ -43,14 +44,18 @@
 //   - nas-mcp-token: this gateway's own MCP bearer tokens, "nasmcp_" and
 //     43 base64url characters (see auth.MCPTokenPrefix).
 //   - generic-assignment: a key whose name ends in password, passwd,
-//     secret, secret_key, api_key, apikey, access_key or token (any case,
-//     "_" or "-" optional where shown) assigned a value that is either
-//     quoted with 8 to 128 characters and no space, or unquoted with 24
-//     to 128. Values that are references or placeholders (containing $,
-//     {, <, "example", "your", "xxxx", "****", "...") do not match, so
-//     `password: ${DB_PASSWORD}` and `token = "<your token>"` in
-//     documentation are not secrets. This is the rule most prone to false
-//     positives, which matter: a false label hides data from leases.
+//     secret, secretkey, apikey, accesskey or token (any case, "_" and
+//     "-" ignored, so API_KEY, apiKey and client-secret count) assigned
+//     with "=", ":=", ":" or "=>" a value that is either quoted with 8 to
+//     128 characters and no blank, or unquoted with 24 to 128 base64 or
+//     hex characters. The value must hold a letter and a digit, which
+//     rejects names (`Code = "ExpiredToken"`), dates and numbers, and must
+//     not be a reference or placeholder (no $, {, <; not containing
+//     "example", "your", "xxxx", "****" or "..."), so `password:
+//     ${DB_PASSWORD}` and `token = "<your token>"` in documentation are
+//     not secrets. This is the rule most prone to false positives, which
+//     matter: a false label hides data from leases. It misses passwords
+//     without a digit, such as "correcthorsebattery".
 //
 // # Streaming and memory
 //

@@ -104,9 +104,9 @@ var triggers = [256][]trigger{
 // triggerBytes lists the bytes that have triggers.
 var triggerBytes = []byte("I_xJ=:")
 
-// Rules returns the names of all rules, in the order of the package
+// RuleNames returns the names of all rules, in the order of the package
 // documentation.
-func Rules() []string {
+func RuleNames() []string {
 	names := make([]string, len(rules))
 	for i, r := range rules {
 		names[i] = r.name

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	mrand "math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,7 +80,7 @@ func scanAll(data []byte, sizes ...int) *Scanner {
 
 func TestRulesFindTheirExamples(t *testing.T) {
 	for name, exs := range examples {
-		if !slices.Contains(Rules(), name) {
+		if !slices.Contains(RuleNames(), name) {
 			t.Fatalf("example for unknown rule %s", name)
 		}
 		for _, ex := range exs {
@@ -89,7 +90,7 @@ func TestRulesFindTheirExamples(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range Rules() {
+	for _, name := range RuleNames() {
 		if len(examples[name]) == 0 {
 			t.Errorf("rule %s has no example", name)
 		}
@@ -213,6 +214,20 @@ func TestWriteDoesNotAllocate(t *testing.T) {
 	p := prose(1 << 20)
 	if n := testing.AllocsPerRun(5, func() { s.Write(p) }); n != 0 {
 		t.Errorf("Write allocates %v times a call", n)
+	}
+}
+
+// TestNoOutboundCalls keeps the package, which decides labels, from
+// linking a network client.
+func TestNoOutboundCalls(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "net" || strings.HasPrefix(dep, "net/") {
+			t.Errorf("secret links %s", dep)
+		}
 	}
 }
 
