@@ -3,7 +3,6 @@ package secret
 import (
 	"bytes"
 	"regexp"
-	"strings"
 )
 
 // rule is one kind of credential. A match needs one of its triggers and
@@ -130,7 +129,12 @@ func keyName(buf []byte, lo, j int, into *[24]byte) []byte {
 		k--
 	}
 	// Every keyword ends in d, t, y or n: most names of code stop here.
-	if k < lo || !strings.ContainsRune("dtynDTYN", rune(buf[k])) {
+	if k < lo {
+		return into[:0]
+	}
+	switch buf[k] | 0x20 {
+	case 'd', 't', 'y', 'n':
+	default:
 		return into[:0]
 	}
 	n := len(into)

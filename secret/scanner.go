@@ -116,7 +116,7 @@ func look(buf []byte, j int, ts []trigger, found uint64) uint64 {
 	var into [24]byte
 	for _, t := range ts {
 		i := j - t.off
-		if found&t.rule.bit != 0 || i < 0 || !bytes.HasPrefix(buf[i:], []byte(t.lit)) {
+		if found&t.rule.bit != 0 || i < 0 || len(t.lit) > 1 && !bytes.HasPrefix(buf[i:], []byte(t.lit)) {
 			continue
 		}
 		if t.rule.keywords != nil && name == nil {
