@@ -59,7 +59,7 @@
 //
 // # Streaming and memory
 //
-// Write copies into a fixed buffer of chunkSize+WindowLeft+WindowRight
+// Write copies into a fixed buffer of 32 KiB+WindowLeft+WindowRight
 // bytes and scans it each time it fills, keeping the last
 // WindowLeft+WindowRight bytes for the next chunk, so a match that spans
 // two writes is found and memory stays the same whatever the object's
