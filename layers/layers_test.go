@@ -18,6 +18,9 @@ var rank = map[string]int{
 	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0, "keyspace": 0, "postform": 0, "acl": 0, "cors": 0,
 	"lease": 1, // the lease model (glob)
 	"label": 1, // trust labels, taint and the owner's label rules (glob)
+	// The credential scanner that labels written objects secret (no
+	// outbound calls, nothing of ours).
+	"secret": 0,
 	// Budgeted reads: outlines and evidence pointers, no storage.
 	"outline": 0, "evidence": 0,
 	// Agent memory: the note format and a Home's layout (evidence, and

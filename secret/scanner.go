@@ -1,0 +1,130 @@
+package secret
+
+import (
+	"bytes"
+	"io"
+	"slices"
+)
+
+// chunkSize is how many new bytes the scanner collects before it scans:
+// large enough that the window kept between chunks is a small overhead,
+// small enough to stay in cache.
+const chunkSize = 32 << 10
+
+// keep is what the scanner carries from one chunk to the next: the
+// windows of trigger bytes it has not yet been able to look at.
+const keep = WindowLeft + WindowRight
+
+// Scanner looks for credentials in what is written to it. The zero value
+// is not usable; call New.
+//
+// In memory: buf is a fixed array of chunkSize+keep bytes (about 33 KiB)
+// allocated once by New, plus one bit per rule.
+type Scanner struct {
+	buf   []byte // the stream's last bytes; len grows to cap, then slides
+	from  int    // trigger bytes before buf[from] have been looked at
+	found uint64 // bit i set when rules[i] matched
+}
+
+var _ io.Writer = (*Scanner)(nil)
+
+// New returns a Scanner for one stream.
+func New() *Scanner {
+	return &Scanner{buf: make([]byte, 0, chunkSize+keep)}
+}
+
+// Write scans p. It never fails: it returns len(p) and a nil error, so a
+// Scanner can sit in an io.MultiWriter beside the object's real
+// destination. Once a rule has matched, Write only counts.
+func (s *Scanner) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && s.found == 0 {
+		c := copy(s.buf[len(s.buf):cap(s.buf)], p)
+		s.buf = s.buf[:len(s.buf)+c]
+		p = p[c:]
+		if len(s.buf) == cap(s.buf) {
+			s.scanChunk()
+		}
+	}
+	return n, nil
+}
+
+// scanChunk looks at every trigger byte whose whole window is in buf and
+// slides the last keep bytes to the front.
+func (s *Scanner) scanChunk() {
+	end := len(s.buf) - WindowRight
+	s.found |= scan(s.buf, s.from, end)
+	copy(s.buf, s.buf[end-WindowLeft:])
+	s.buf = s.buf[:keep]
+	s.from = WindowLeft
+}
+
+// Found reports whether any rule matched what has been written, as if
+// the stream ended here. It does not change the Scanner.
+func (s *Scanner) Found() bool {
+	return s.final() != 0
+}
+
+// Rules returns the names of the rules that matched, sorted and unique,
+// or nil. Once a chunk matched the scanner stops, so rules that would
+// only have matched later in the stream are not listed; the answer does
+// not depend on how the stream was cut into writes.
+func (s *Scanner) Rules() []string {
+	bits := s.final()
+	var names []string
+	for i, r := range rules {
+		if bits&(1<<i) != 0 {
+			names = append(names, r.name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// final is found, with the trigger bytes near the end of the stream
+// looked at through windows cut short by its end.
+func (s *Scanner) final() uint64 {
+	if s.found != 0 {
+		return s.found
+	}
+	return scan(s.buf, s.from, len(s.buf))
+}
+
+// scan looks at the trigger bytes in buf[from:end] and returns the rules
+// that matched as bits. A rule sees at most WindowLeft bytes before j and
+// WindowRight after; windows are cut short only at the ends of the
+// stream, since after the first chunk from is WindowLeft.
+func scan(buf []byte, from, end int) uint64 {
+	var found uint64
+	for _, b := range triggerBytes {
+		for j := from; j < end; j++ {
+			i := bytes.IndexByte(buf[j:end], b)
+			if i < 0 {
+				break
+			}
+			j += i
+			found |= look(buf, j, triggers[b], found)
+		}
+	}
+	return found
+}
+
+// look checks the triggers of the byte at buf[j] and returns the bits of
+// the rules that matched, skipping those already in found.
+func look(buf []byte, j int, ts []trigger, found uint64) uint64 {
+	var name []byte
+	var into [24]byte
+	for _, t := range ts {
+		i := j - t.off
+		if found&t.rule.bit != 0 || i < 0 || len(t.lit) > 1 && !bytes.HasPrefix(buf[i:], []byte(t.lit)) {
+			continue
+		}
+		if t.rule.keywords != nil && name == nil {
+			name = keyName(buf, max(j-WindowLeft, 0), j, &into)
+		}
+		if t.rule.matches(buf, i, name) {
+			found |= t.rule.bit
+		}
+	}
+	return found
+}
