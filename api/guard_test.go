@@ -257,3 +257,44 @@ func TestTaintedNotesQuarantined(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsLabelled: a write whose body holds credentials is labelled
+// secret (a PUT, a multipart upload's part), so a lease with the default
+// ceiling cannot read it back, even its own write.
+func TestSecretsLabelled(t *testing.T) {
+	f := newGuardFixture(t)
+	ctx := context.Background()
+	_, ls3, br := f.lease(t, "cleo", "")
+	onBranch := s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", br))
+	key := "AKIA" + "IOSFODNN7" + "EXAMPLE"
+	f.put(t, ls3, "notes/env.sh", "export AWS_ACCESS_KEY_ID="+key+"\n", nil, onBranch)
+	if _, err := ls3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("grd"), Key: aws.String("notes/env.sh")}, onBranch); !isNoSuchKey(err) {
+		t.Fatalf("a secret written by the lease is readable under a private ceiling: %v", err)
+	}
+	h, err := f.owner.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("grd"), Key: aws.String("notes/env.sh")},
+		s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", br)))
+	if err != nil || h.Metadata["nas-sensitivity"] != "secret" || h.Metadata["nas-origin"] != "agent" {
+		t.Fatalf("the owner's HEAD: %v %v", h, err)
+	}
+	up, err := ls3.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("grd"), Key: aws.String("notes/big.txt")}, onBranch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := ls3.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("grd"), Key: aws.String("notes/big.txt"), UploadId: up.UploadId,
+		PartNumber: aws.Int32(1), Body: strings.NewReader("-----BEGIN RSA " + "PRIVATE KEY-----\nMIIE\n")}, onBranch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls3.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("grd"), Key: aws.String("notes/big.txt"), UploadId: up.UploadId,
+		MultipartUpload: &s3types.CompletedMultipartUpload{Parts: []s3types.CompletedPart{{ETag: part.ETag, PartNumber: aws.Int32(1)}}}}, onBranch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("grd"), Key: aws.String("notes/big.txt")}, onBranch); !isNoSuchKey(err) {
+		t.Fatalf("a multipart secret: %v", err)
+	}
+	f.put(t, ls3, "notes/plain.txt", "nothing to see\n", map[string]string{"nas-origin": "owner", "nas-reviewed": "true"}, onBranch)
+	h, err = ls3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("grd"), Key: aws.String("notes/plain.txt")}, onBranch)
+	if err != nil || h.Metadata["nas-origin"] != "agent" || h.Metadata["nas-reviewed"] != "false" {
+		t.Fatalf("a lease lowered its write's label: %v %v", h.Metadata, err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/memory"
+	"github.com/agentnas/nas/secret"
 )
 
 // Agent memory (memory/remember, memory/recall). A note is a plain file
@@ -98,6 +99,12 @@ func (h *Handler) memoryRemember(ctx context.Context, c *call, a *apiv1.MemoryRe
 	l, err := h.auth.DerivedLabel(ctx, c.p, srcs...)
 	if err != nil {
 		return nil, err
+	}
+	sc := secret.New()
+	sc.Write(data)
+	if sc.Found() {
+		s := label.Join(label.Of(l), label.Label{Sensitivity: label.Secret})
+		l = &s
 	}
 	if err := h.storeNote(ctx, c, t, data, l); err != nil {
 		return nil, err

@@ -229,7 +229,7 @@ func (a *Authority) WriteLabel(ctx context.Context, p *Principal, asked *label.L
 		l = &w
 	}
 	if secret {
-		s := label.Join(deref(l), label.Label{Sensitivity: label.Secret})
+		s := label.Join(label.Of(l), label.Label{Sensitivity: label.Secret})
 		l = &s
 	}
 	return l, nil
@@ -254,14 +254,6 @@ func (a *Authority) CopyLabel(ctx context.Context, p *Principal, src Target, e *
 	return &j, nil
 }
 
-// deref is *l, or the default label for nil.
-func deref(l *label.Label) label.Label {
-	if l == nil {
-		return label.Label{}
-	}
-	return *l
-}
-
 // ListFilter is p.Filter(act) that also leaves out of repo's listings
 // every entry above the lease's sensitivity ceiling (nil for the owner).
 func (a *Authority) ListFilter(ctx context.Context, p *Principal, repo string, act lease.Action) *branch.Filter {
@@ -280,7 +272,7 @@ func (a *Authority) DerivedLabel(ctx context.Context, p *Principal, srcs ...Sour
 	if err != nil {
 		return nil, err
 	}
-	l := deref(w)
+	l := label.Of(w)
 	for _, s := range srcs {
 		sl, err := a.Effective(ctx, p, s.Repo, s.Key, s.Entry)
 		if err != nil {

@@ -104,3 +104,12 @@ func Decode(b []byte) (Label, error) {
 	}
 	return Label{Origin: Origins[b[1]], Sensitivity: Sensitivities[b[2]], Reviewed: b[3] == 1}, nil
 }
+
+// Of is *l, or the default (zero) label for nil: what an entry without
+// labels carries.
+func Of(l *Label) Label {
+	if l == nil {
+		return Label{}
+	}
+	return *l
+}

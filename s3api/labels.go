@@ -5,8 +5,10 @@ import (
 	"strconv"
 
 	"github.com/agentnas/nas/auth"
+	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/secret"
 )
 
 // Trust labels over S3 look like user metadata: x-amz-meta-nas-origin,
@@ -110,4 +112,40 @@ func (s *Server) labelHeaders(req *request, h http.Header, e *manifest.Entry) {
 	h.Set("X-Amz-Meta-"+metaOrigin, l.Origin)
 	h.Set("X-Amz-Meta-"+metaSensitivity, l.Sensitivity)
 	h.Set("X-Amz-Meta-"+metaReviewed, strconv.FormatBool(l.Reviewed))
+}
+
+// secretScanLimit bounds the bytes of one body the secret scanner reads:
+// credentials past the first 64 MiB of an object are not looked for (a
+// documented limit), so a large upload pays for the scan once.
+const secretScanLimit = 64 << 20
+
+// secretScan is the secret scanner over the first secretScanLimit bytes
+// of a body.
+type secretScan struct {
+	sc   *secret.Scanner
+	seen int64
+}
+
+func newSecretScan() *secretScan { return &secretScan{sc: secret.New()} }
+
+// Write scans p, up to the limit; it never fails.
+func (s *secretScan) Write(p []byte) (int, error) {
+	if room := secretScanLimit - s.seen; room > 0 {
+		s.sc.Write(p[:min(int64(len(p)), room)])
+		s.seen += int64(len(p))
+	}
+	return len(p), nil
+}
+
+// found reports whether the scanner found credentials.
+func (s *secretScan) found() bool { return s.sc.Found() }
+
+// anySecret reports whether the scanner found credentials in a part.
+func anySecret(parts []branch.PartInfo) bool {
+	for _, p := range parts {
+		if p.Entry != nil && p.Entry.Label != nil && p.Entry.Label.Sensitivity == label.Secret {
+			return true
+		}
+	}
+	return false
 }

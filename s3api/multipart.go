@@ -19,6 +19,7 @@ import (
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
@@ -156,6 +157,9 @@ func (s *Server) uploadPart(req *request) error {
 	}
 	defer in.up.Close()
 	part := &manifest.Entry{Size: in.size, ETag: in.md5, ModTime: time.Now().UnixNano()}
+	if in.secret {
+		part.Label = &label.Label{Sensitivity: label.Secret} // completion labels the object secret
+	}
 	if alg, ok := in.set.Algorithm(); ok {
 		if up.Entry.ChecksumAlgorithm != "" && string(alg) != up.Entry.ChecksumAlgorithm {
 			return errInvalidRequest(fmt.Sprintf("Checksum Type mismatch occurred, expected checksum Type: %s, actual checksum Type: %s",
@@ -487,7 +491,7 @@ func (s *Server) completeUpload(req *request) error {
 	if err := checkStatedChecksum(req.r.Header, &e); err != nil {
 		return err
 	}
-	if err := s.labelWrite(req, &e, false); err != nil {
+	if err := s.labelWrite(req, &e, anySecret(parts)); err != nil {
 		return err
 	}
 	cu := s.chunks.NewUpload()

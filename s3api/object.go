@@ -40,6 +40,7 @@ type ingested struct {
 	content *manifest.Content
 	size    int64
 	md5     string
+	secret  bool // the scanner found credentials in the body
 }
 
 // ingest streams the request body into the chunk store, verifying the
@@ -74,11 +75,13 @@ func (s *Server) ingest(req *request, limit int64) (*ingested, error) {
 // chunks are synced. The caller must Close the upload.
 func (s *Server) ingestBody(req *request, body io.Reader, set *checksum.Set, check func(n int64) error) (*ingested, error) {
 	in := &ingested{up: s.chunks.NewUpload(), set: set}
-	// The checksums run on a goroutine of their own beside chunking (they
-	// are the larger part of a large PUT's CPU); IngestTee returns once they
-	// have seen the whole body, so check below still sees all of it before
-	// anything is synced or recorded.
-	refs, n, err := in.up.IngestTee(req.ctx(), body, set.Writer())
+	// The checksums and the secret scanner run on a goroutine of their own
+	// beside chunking (they are the larger part of a large PUT's CPU);
+	// IngestTee returns once they have seen the whole body, so check below
+	// still sees all of it before anything is synced or recorded.
+	scan := newSecretScan()
+	refs, n, err := in.up.IngestTee(req.ctx(), body, io.MultiWriter(set.Writer(), scan))
+	in.secret = scan.found()
 	if err == nil {
 		err = check(n)
 	}
@@ -180,7 +183,7 @@ func (s *Server) stage(req *request, e *manifest.Entry, in *ingested) (*manifest
 	if alg, ok := in.set.Algorithm(); ok {
 		e.ChecksumAlgorithm, e.ChecksumValue, e.ChecksumType = string(alg), in.set.Value(), "FULL_OBJECT"
 	}
-	if err := s.labelWrite(req, e, false); err != nil {
+	if err := s.labelWrite(req, e, in.secret); err != nil {
 		return nil, err
 	}
 	ch, data := e.SetContent(in.content)
