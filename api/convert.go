@@ -9,6 +9,7 @@ import (
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/policy"
 	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/source"
 )
@@ -146,7 +147,7 @@ func policyIn(p apiv1.Policy) *gate.Policy {
 			Within: r.Within, Touches: r.Touches, Deletes: r.Deletes, Then: gate.Action(r.Then)})
 	}
 	if g := p.Guard; g != nil {
-		out.Guard = &gate.Guard{OnWouldCompleteABC: gate.Action(g.OnWouldCompleteABC), Mode: g.Mode, SensitiveAt: g.SensitiveAt}
+		out.Guard = &policy.Guard{OnWouldCompleteABC: policy.Action(g.OnWouldCompleteABC), Mode: g.Mode, SensitiveAt: g.SensitiveAt}
 	}
 	return out
 }

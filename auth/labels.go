@@ -71,8 +71,11 @@ func (a *Authority) Effective(ctx context.Context, p *Principal, repo, key strin
 		return label.Label{}, err
 	}
 	var l label.Label
-	if e != nil && e.Label != nil {
+	switch {
+	case e != nil && e.Label != nil:
 		l = *e.Label
+	case e != nil && e.Remote != nil:
+		l.Origin = label.External // attached before labels existed: an import all the same
 	}
 	return label.Apply(l, key, rules), nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/policy"
 	"github.com/agentnas/nas/record"
 )
 
@@ -303,10 +304,10 @@ func (s *Service) decideAction(ctx context.Context, r ProposeRequest, p *Proposa
 	for i, c := range p.Changes {
 		keys[i] = c.Key
 	}
-	p.Action, p.Rule = pol.Decide(facts{role: role, into: r.Into, keys: keys, deletes: deletes})
+	p.Action, p.Rule = pol.Decide(policy.Facts{Role: role, Into: r.Into, Keys: keys, Deletes: deletes})
 	if r.Lease != nil {
 		p.Taint, p.Egress = r.Taint.List(), r.Lease.Egress
-		if err := s.guard(ctx, r, p, pol.Guard); err != nil || p.Rule == RuleOfTwo {
+		if err := s.guard(ctx, r, p, pol.Guard); err != nil || p.Rule == policy.RuleOfTwo {
 			return err
 		}
 	}

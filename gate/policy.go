@@ -1,125 +1,21 @@
 package gate
 
-import (
-	"fmt"
-	"slices"
+import "github.com/agentnas/nas/policy"
 
-	"github.com/agentnas/nas/glob"
+// The merge policy's vocabulary, from package policy (pure evaluation,
+// no I/O); the gate stores policies and acts on their decisions.
+type (
+	// Policy is a repository's rules and guard.
+	Policy = policy.Policy
+	// Rule is one rule of a policy.
+	Rule = policy.Rule
+	// Action is what a policy decides.
+	Action = policy.Action
 )
 
-// Action is what a policy decides.
-type Action string
-
-// Policy actions.
+// The decisions.
 const (
-	Merge  Action = "merge"
-	Hold   Action = "gate"
-	Refuse Action = "refuse"
+	Merge  = policy.Merge
+	Hold   = policy.Hold
+	Refuse = policy.Refuse
 )
-
-// Rule matches proposals and decides them. Every condition that is set
-// must hold; an empty condition matches anything.
-type Rule struct {
-	Name string `json:"name"`
-	// Roles the proposing lease acts as ("owner" for the owner).
-	Roles []string `json:"roles,omitempty"`
-	// Into names target branches.
-	Into []string `json:"into,omitempty"`
-	// MaxChanges bounds the number of changed keys (0: no bound).
-	MaxChanges int `json:"max_changes,omitempty"`
-	// Within: every changed key must match one of these globs.
-	Within []string `json:"within,omitempty"`
-	// Touches: some changed key matches one of these globs.
-	Touches []string `json:"touches,omitempty"`
-	// Deletes: true matches proposals that delete keys, false ones that
-	// don't; unset matches both.
-	Deletes *bool  `json:"deletes,omitempty"`
-	Then    Action `json:"then"`
-}
-
-// Policy is a repository's ordered rules.
-type Policy struct {
-	Rules []Rule `json:"rules"`
-	// Guard is the session invariant; nil is its defaults (gate, enforce,
-	// private).
-	Guard *Guard `json:"guard,omitempty"`
-}
-
-// Validate checks a policy.
-func (p *Policy) Validate() error {
-	for i, r := range p.Rules {
-		if r.Name == "" {
-			return fmt.Errorf("rule %d has no name", i)
-		}
-		if !slices.Contains([]Action{Merge, Hold, Refuse}, r.Then) {
-			return fmt.Errorf("rule %s: then must be merge, gate or refuse", r.Name)
-		}
-	}
-	if p.Guard != nil {
-		return p.Guard.validate()
-	}
-	return nil
-}
-
-// facts are what a rule is evaluated on.
-type facts struct {
-	role    string
-	into    string
-	keys    []string
-	deletes bool
-}
-
-// Decide returns the action of the first matching rule, or gate with the
-// default rule.
-func (p *Policy) Decide(f facts) (Action, string) {
-	for _, r := range p.Rules {
-		if r.matches(f) {
-			return r.Then, r.Name
-		}
-	}
-	return Hold, "default: a person decides"
-}
-
-func (r *Rule) matches(f facts) bool {
-	if len(r.Roles) > 0 && !slices.Contains(r.Roles, f.role) {
-		return false
-	}
-	if len(r.Into) > 0 && !slices.Contains(r.Into, f.into) {
-		return false
-	}
-	if r.MaxChanges > 0 && len(f.keys) > r.MaxChanges {
-		return false
-	}
-	if r.Deletes != nil && *r.Deletes != f.deletes {
-		return false
-	}
-	if len(r.Within) > 0 {
-		for _, k := range f.keys {
-			if !anyMatch(r.Within, k) {
-				return false
-			}
-		}
-	}
-	if len(r.Touches) > 0 {
-		hit := false
-		for _, k := range f.keys {
-			if anyMatch(r.Touches, k) {
-				hit = true
-				break
-			}
-		}
-		if !hit {
-			return false
-		}
-	}
-	return true
-}
-
-func anyMatch(globs []string, key string) bool {
-	for _, g := range globs {
-		if glob.Match(glob.Clean(g), key) {
-			return true
-		}
-	}
-	return false
-}

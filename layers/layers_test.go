@@ -38,6 +38,9 @@ var rank = map[string]int{
 	"source":   5, "auth": 5, "gitexport": 6,
 	"search": 5, // the full-text index of committed files (branch); the door stays in api
 	"gate":   6,
+	// The merge policy and the session invariant: pure evaluation over
+	// labels and globs, no storage, no network (L3.5).
+	"policy": 2,
 	// The edges, and their assembly.
 	"s3api": 7, "api": 7, "sts": 7,
 	"gateway": 8,

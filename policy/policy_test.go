@@ -1,4 +1,4 @@
-package gate
+package policy
 
 import (
 	"strings"
@@ -33,11 +33,11 @@ func TestPolicyValidate(t *testing.T) {
 
 func TestPolicyDecide(t *testing.T) {
 	yes, no := true, false
-	docs := facts{role: "cleo", into: "main", keys: []string{"docs/a.md", "docs/b.md"}}
+	docs := Facts{Role: "cleo", Into: "main", Keys: []string{"docs/a.md", "docs/b.md"}}
 	for _, tc := range []struct {
 		name   string
 		rules  []Rule
-		f      facts
+		f      Facts
 		action Action
 		rule   string
 	}{
@@ -49,38 +49,38 @@ func TestPolicyDecide(t *testing.T) {
 
 		{"role matches", []Rule{{Name: "r", Roles: []string{"ops", "cleo"}, Then: Merge}}, docs, Merge, "r"},
 		{"role differs", []Rule{{Name: "r", Roles: []string{"ops"}, Then: Merge}}, docs, Hold, "default: a person decides"},
-		{"the owner is role owner", []Rule{{Name: "r", Roles: []string{"owner"}, Then: Merge}}, facts{role: "owner", into: "main", keys: []string{"k"}}, Merge, "r"},
+		{"the owner is role owner", []Rule{{Name: "r", Roles: []string{"owner"}, Then: Merge}}, Facts{Role: "owner", Into: "main", Keys: []string{"k"}}, Merge, "r"},
 		{"into matches", []Rule{{Name: "r", Into: []string{"dev", "main"}, Then: Merge}}, docs, Merge, "r"},
 		{"into is exact, not a glob", []Rule{{Name: "r", Into: []string{"ma*"}, Then: Merge}}, docs, Hold, "default: a person decides"},
 
 		{"max_changes at the bound", []Rule{{Name: "r", MaxChanges: 2, Then: Merge}}, docs, Merge, "r"},
 		{"max_changes one over", []Rule{{Name: "r", MaxChanges: 1, Then: Merge}}, docs, Hold, "default: a person decides"},
-		{"max_changes 0 is no bound", []Rule{{Name: "r", Then: Merge}}, facts{keys: make([]string, 10000)}, Merge, "r"},
+		{"max_changes 0 is no bound", []Rule{{Name: "r", Then: Merge}}, Facts{Keys: make([]string, 10000)}, Merge, "r"},
 
 		{"within: every key inside", []Rule{{Name: "r", Within: []string{"docs/**"}, Then: Merge}}, docs, Merge, "r"},
 		{"within: one key outside", []Rule{{Name: "r", Within: []string{"docs/**"}, Then: Merge}},
-			facts{keys: []string{"docs/a.md", "src/main.go"}}, Hold, "default: a person decides"},
+			Facts{Keys: []string{"docs/a.md", "src/main.go"}}, Hold, "default: a person decides"},
 		{"within: keys may match different globs", []Rule{{Name: "r", Within: []string{"docs/**", "src/*.go"}, Then: Merge}},
-			facts{keys: []string{"docs/a.md", "src/main.go"}}, Merge, "r"},
+			Facts{Keys: []string{"docs/a.md", "src/main.go"}}, Merge, "r"},
 		{"within: * does not cross /", []Rule{{Name: "r", Within: []string{"docs/*"}, Then: Merge}},
-			facts{keys: []string{"docs/a.md", "docs/deep/b.md"}}, Hold, "default: a person decides"},
+			Facts{Keys: []string{"docs/a.md", "docs/deep/b.md"}}, Hold, "default: a person decides"},
 		{"within: a leading / is the root", []Rule{{Name: "r", Within: []string{"/docs/**"}, Then: Merge}}, docs, Merge, "r"},
 		{"within: a prefix is not a glob", []Rule{{Name: "r", Within: []string{"docs"}, Then: Merge}}, docs, Hold, "default: a person decides"},
 		{"within: ? is one byte", []Rule{{Name: "r", Within: []string{"docs/?.md"}, Then: Merge}}, docs, Merge, "r"},
 
 		{"touches: one key hits", []Rule{{Name: "r", Touches: []string{"src/**"}, Then: Refuse}},
-			facts{keys: []string{"docs/a.md", "src/x/main.go"}}, Refuse, "r"},
+			Facts{Keys: []string{"docs/a.md", "src/x/main.go"}}, Refuse, "r"},
 		{"touches: no key hits", []Rule{{Name: "r", Touches: []string{"src/**"}, Then: Refuse}}, docs, Hold, "default: a person decides"},
-		{"touches: no keys, no hit", []Rule{{Name: "r", Touches: []string{"**"}, Then: Refuse}}, facts{}, Hold, "default: a person decides"},
+		{"touches: no keys, no hit", []Rule{{Name: "r", Touches: []string{"**"}, Then: Refuse}}, Facts{}, Hold, "default: a person decides"},
 
 		{"deletes true matches a delete", []Rule{{Name: "r", Deletes: &yes, Then: Hold}, {Name: "rest", Then: Merge}},
-			facts{keys: []string{"a"}, deletes: true}, Hold, "r"},
+			Facts{Keys: []string{"a"}, Deletes: true}, Hold, "r"},
 		{"deletes true skips no delete", []Rule{{Name: "r", Deletes: &yes, Then: Hold}, {Name: "rest", Then: Merge}},
-			facts{keys: []string{"a"}}, Merge, "rest"},
+			Facts{Keys: []string{"a"}}, Merge, "rest"},
 		{"deletes false skips a delete", []Rule{{Name: "r", Deletes: &no, Then: Merge}},
-			facts{keys: []string{"a"}, deletes: true}, Hold, "default: a person decides"},
-		{"deletes false matches no delete", []Rule{{Name: "r", Deletes: &no, Then: Merge}}, facts{keys: []string{"a"}}, Merge, "r"},
-		{"deletes unset matches a delete", []Rule{{Name: "r", Then: Merge}}, facts{keys: []string{"a"}, deletes: true}, Merge, "r"},
+			Facts{Keys: []string{"a"}, Deletes: true}, Hold, "default: a person decides"},
+		{"deletes false matches no delete", []Rule{{Name: "r", Deletes: &no, Then: Merge}}, Facts{Keys: []string{"a"}}, Merge, "r"},
+		{"deletes unset matches a delete", []Rule{{Name: "r", Then: Merge}}, Facts{Keys: []string{"a"}, Deletes: true}, Merge, "r"},
 
 		{"every condition must hold", []Rule{{Name: "all", Roles: []string{"cleo"}, Into: []string{"main"}, MaxChanges: 5,
 			Within: []string{"docs/**"}, Touches: []string{"docs/a.md"}, Deletes: &no, Then: Merge}}, docs, Merge, "all"},
@@ -89,7 +89,7 @@ func TestPolicyDecide(t *testing.T) {
 		{"the usual policy refuses src", []Rule{
 			{Name: "no-src", Touches: []string{"src/**"}, Then: Refuse},
 			{Name: "small-docs", Within: []string{"docs/**"}, MaxChanges: 5, Then: Merge},
-		}, facts{keys: []string{"docs/a.md", "src/main.go"}}, Refuse, "no-src"},
+		}, Facts{Keys: []string{"docs/a.md", "src/main.go"}}, Refuse, "no-src"},
 		{"the usual policy merges small docs", []Rule{
 			{Name: "no-src", Touches: []string{"src/**"}, Then: Refuse},
 			{Name: "small-docs", Within: []string{"docs/**"}, MaxChanges: 5, Then: Merge},

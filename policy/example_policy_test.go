@@ -1,4 +1,4 @@
-package gate
+package policy
 
 import (
 	"bytes"
@@ -31,16 +31,16 @@ func TestDocumentedExamplePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		f    facts
+		f    Facts
 		want Action
 		rule string
 	}{
-		{facts{role: "docs-bot", into: "main", keys: []string{"docs/a.md", "docs/b/c.md", "README.md"}}, Merge, "docs-bot-small-doc-edits"},
-		{facts{role: "docs-bot", into: "main", keys: []string{"docs/a.md"}, deletes: true}, Hold, "deletes-need-a-person"},
-		{facts{role: "docs-bot", into: "main", keys: []string{"src/main.go"}}, Hold, "default: a person decides"},
-		{facts{role: "docs-bot", into: "release", keys: []string{"docs/a.md"}}, Refuse, "release-is-owner-only"},
-		{facts{role: "owner", into: "main", keys: []string{"secrets/prod.env"}}, Hold, "sensitive-paths-need-a-person"},
-		{facts{role: "owner", into: "main", keys: []string{"src/main.go"}}, Merge, "owner"},
+		{Facts{Role: "docs-bot", Into: "main", Keys: []string{"docs/a.md", "docs/b/c.md", "README.md"}}, Merge, "docs-bot-small-doc-edits"},
+		{Facts{Role: "docs-bot", Into: "main", Keys: []string{"docs/a.md"}, Deletes: true}, Hold, "deletes-need-a-person"},
+		{Facts{Role: "docs-bot", Into: "main", Keys: []string{"src/main.go"}}, Hold, "default: a person decides"},
+		{Facts{Role: "docs-bot", Into: "release", Keys: []string{"docs/a.md"}}, Refuse, "release-is-owner-only"},
+		{Facts{Role: "owner", Into: "main", Keys: []string{"secrets/prod.env"}}, Hold, "sensitive-paths-need-a-person"},
+		{Facts{Role: "owner", Into: "main", Keys: []string{"src/main.go"}}, Merge, "owner"},
 	} {
 		if got, rule := p.Decide(c.f); got != c.want || rule != c.rule {
 			t.Errorf("%+v: %s by %q, want %s by %q", c.f, got, rule, c.want, c.rule)

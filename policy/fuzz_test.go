@@ -1,4 +1,4 @@
-package gate
+package policy
 
 import (
 	"bytes"
@@ -69,7 +69,7 @@ func FuzzPolicyJSON(f *testing.F) {
 		if err != nil {
 			return
 		}
-		fa := facts{role: role, into: into, keys: strings.Split(keys, "\n"), deletes: deletes}
+		fa := Facts{Role: role, Into: into, Keys: strings.Split(keys, "\n"), Deletes: deletes}
 		action, rule := p.Decide(fa)
 		if action != Merge && action != Hold && action != Refuse {
 			t.Fatalf("Decide returned %q", action)
