@@ -87,7 +87,7 @@ func Run(ctx context.Context, t Target) *Report {
 	}
 	sort.Strings(r.rep.Deviations)
 	r.rep.Level = "none"
-	for _, lvl := range []string{"L0", "L1", "L2"} {
+	for _, lvl := range []string{"L0", "L1", "L2", "L3"} {
 		if !r.all(lvl + ".") {
 			break
 		}
@@ -97,7 +97,7 @@ func Run(ctx context.Context, t Target) *Report {
 }
 
 // suite is every test, level by level.
-func suite() []check { return slices.Concat(checks, l2Checks) }
+func suite() []check { return slices.Concat(checks, l2Checks, l3Checks) }
 
 func (r *run) all(prefix string) bool {
 	for id, res := range r.rep.Tests {
