@@ -148,7 +148,7 @@ func (o *Options) fsOptions() *fs.Options {
 	mo := gofuse.MountOptions{
 		FsName: "nas:" + o.Repo + "@" + cmp.Or(o.At, o.Branch), Name: "nas",
 		MaxWrite: 1 << 20, MaxReadAhead: 1 << 20, MaxBackground: 32,
-		DisableXAttrs: true, Debug: o.Debug, DirectMount: os.Geteuid() == 0,
+		DisableXAttrs: false, Debug: o.Debug, DirectMount: os.Geteuid() == 0,
 	}
 	if o.ReadOnly {
 		mo.Options = append(mo.Options, "ro")

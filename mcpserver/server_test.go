@@ -213,8 +213,8 @@ func testList(t *testing.T, cs *mcp.ClientSession) {
 	var keys []string
 	for _, e := range all.Entries {
 		keys = append(keys, e.Key)
-		if e.ETag == "" || e.LastModified.IsZero() {
-			t.Errorf("entry %+v lacks an etag or a time", e)
+		if e.ETag == "" || e.LastModified.IsZero() || e.Labels == nil || e.Labels.Origin == "" || e.Labels.Sensitivity == "" {
+			t.Errorf("entry %+v lacks an etag, a time or labels", e)
 		}
 	}
 	if want := []string{"docs/big.md", "docs/guide.md", "ref/readme.txt"}; !slices.Equal(keys, want) {

@@ -30,7 +30,7 @@ const listPage = 500
 func (t *tools) register(s *mcp.Server) {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_list", Annotations: readOnly,
-		Description: fmt.Sprintf("List a directory of the branch: objects (key, size, etag, last_modified) and subdirectories. "+
+		Description: fmt.Sprintf("List a directory of the branch: objects (key, size, etag, last_modified, trust labels) and subdirectories. "+
 			"Paths outside the lease are invisible. Pages of at most %d entries; pass next_cursor as cursor for more.", listPage)}, t.list)
 	mcp.AddTool(s, &mcp.Tool{Name: "nas_read", Annotations: readOnly, InputSchema: readSchema(),
 		Description: "Budgeted read of a file at the branch's last commit: the finest view (full, section, lines, " +
@@ -68,6 +68,9 @@ type Entry struct {
 	Size         int64     `json:"size"`
 	ETag         string    `json:"etag"`
 	LastModified time.Time `json:"last_modified"`
+	// Labels are the object's trust labels: origin (owner, agent,
+	// external), sensitivity (public, private, secret), reviewed.
+	Labels *apiv1.Labels `json:"labels,omitempty"`
 }
 
 // ListOutput is nas_list's answer: Dirs are the subdirectories (with a
@@ -94,7 +97,7 @@ func (t *tools) list(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) 
 	}
 	out := ListOutput{Entries: make([]Entry, 0, len(resp.Objects)), Dirs: append([]string{}, resp.Prefixes...), NextCursor: resp.NextCursor}
 	for _, o := range resp.Objects {
-		out.Entries = append(out.Entries, Entry{Key: o.Key, Size: o.Size, ETag: o.ETag, LastModified: o.ModTime})
+		out.Entries = append(out.Entries, Entry{Key: o.Key, Size: o.Size, ETag: o.ETag, LastModified: o.ModTime, Labels: o.Labels})
 	}
 	return nil, out, nil
 }

@@ -44,7 +44,8 @@ func TestAttachWithMetadata(t *testing.T) {
 	mustGet(t, gw.S3, "data", "ds/a.json", []byte(`{"a":1}`))
 	h, err = gw.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bare"), Key: aws.String("ds/a.json")})
 	must(t, err)
-	if aws.ToString(h.ContentType) != "binary/octet-stream" || len(h.Metadata) != 0 {
+	// Only the gateway's trust labels: an attached object is external.
+	if aws.ToString(h.ContentType) != "binary/octet-stream" || len(h.Metadata) != 3 || h.Metadata["nas-origin"] != "external" {
 		t.Fatalf("HEAD without metadata: %q %v", aws.ToString(h.ContentType), h.Metadata)
 	}
 	// A refresh of a changed object pins its new metadata too.
