@@ -58,7 +58,9 @@ func (r *run) guardFixture(ctx context.Context) (restore func(), err error) {
 	if err := r.owner.api.Do(ctx, apiv1.PolicySetRequest{Repo: r.repo, Policy: auto}, nil); err != nil {
 		return nil, err
 	}
-	return func() { r.owner.api.Do(context.WithoutCancel(ctx), apiv1.PolicySetRequest{Repo: r.repo, Policy: old.Policy}, nil) }, nil
+	return func() {
+		r.owner.api.Do(context.WithoutCancel(ctx), apiv1.PolicySetRequest{Repo: r.repo, Policy: old.Policy}, nil)
+	}, nil
 }
 
 // guardLease is a run lease that reads the launch notes and the web

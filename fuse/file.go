@@ -253,7 +253,9 @@ func (f *fileNode) Setxattr(ctx context.Context, attr string, data []byte, flags
 }
 
 // Removexattr refuses, as Setxattr.
-func (f *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno { return xattrRefusal(attr) }
+func (f *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return xattrRefusal(attr)
+}
 
 // xattrRefusal is the refusal of a change to attr.
 func xattrRefusal(attr string) syscall.Errno {

@@ -68,10 +68,6 @@ func TestTaint(t *testing.T) {
 	if !tn.External() || !reflect.DeepEqual(tn.Origins, []string{Owner, External}) || tn.Label().Origin != External {
 		t.Fatalf("%+v", tn)
 	}
-	u := Union(Taint{Origins: []string{Agent}, Sensitivity: Public}, tn)
-	if !reflect.DeepEqual(u.Origins, []string{Owner, Agent, External}) || u.Sensitivity != Secret {
-		t.Fatalf("Union = %+v", u)
-	}
 	if (Taint{}).Label() != (Label{Origin: Agent, Sensitivity: Private}) {
 		t.Fatal("a clean session's writes are agent/private")
 	}

@@ -26,17 +26,6 @@ func (t Taint) With(l Label) (Taint, bool) {
 	return t, grown
 }
 
-// Union is the taint of a session that read what a and b read.
-func Union(a, b Taint) Taint {
-	for _, o := range b.Origins {
-		a, _ = a.With(Label{Origin: o, Sensitivity: Public})
-	}
-	if b.Sensitivity != "" {
-		a, _ = a.With(Label{Origin: Owner, Sensitivity: b.Sensitivity, Reviewed: true})
-	}
-	return a
-}
-
 // External reports whether the session has read unreviewed external
 // content: property A of the Rule of Two.
 func (t Taint) External() bool { return slices.Contains(t.Origins, External) }

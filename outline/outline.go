@@ -67,14 +67,9 @@ type Outline struct {
 	Head   []string // the first lines, for text
 }
 
-// Build outlines data, read as the format of name. It never fails: a file
-// its format's parser refuses is outlined as text, with a note saying why.
-func Build(name string, data []byte) *Outline {
-	return BuildLines(name, NewLines(data))
-}
-
-// BuildLines is Build of the data ls indexes, for a caller that has
-// indexed its lines already.
+// BuildLines outlines the data ls indexes, read as the format of name.
+// It never fails: a file its format's parser refuses is outlined as text,
+// with a note saying why.
 func BuildLines(name string, ls *Lines) *Outline {
 	data := ls.data
 	o := &Outline{Format: Detect(name), Lines: ls.Count(), Bytes: len(data)}

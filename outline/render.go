@@ -6,28 +6,14 @@ import (
 	"strings"
 )
 
-// Render writes the outline as text, one item a line with its line range:
-// Markdown headings as "## Title (L3-L9)", other items indented two spaces
-// a level as "func Name (L3-L9)".
-func (o *Outline) Render() string {
-	s, _ := o.Fit(-1)
-	return s
-}
-
-// Fit renders the outline in at most budget tokens (negative: no limit).
-// When the whole outline does not fit, it keeps the shallowest levels
-// that fit whole and then, of the next level, the first items in document
-// order that still fit, each under its parent; a last line says what was
-// left out, and cut is true. When not even the header and that line fit,
-// the text is cut after its last whole line that does, and ends in
-// "[cut]".
-func (o *Outline) Fit(budget int) (s string, cut bool) {
-	s, cut, _ = o.FitNeed(budget)
-	return s, cut
-}
-
-// FitNeed is Fit, and also the tokens the whole outline needs, which it
-// renders once for both.
+// FitNeed renders the outline in at most budget tokens (negative: no
+// limit), and says the tokens the whole outline needs, which it renders
+// once for both. When the whole outline does not fit, it keeps the
+// shallowest levels that fit whole and then, of the next level, the first
+// items in document order that still fit, each under its parent; a last
+// line says what was left out, and cut is true. When not even the header
+// and that line fit, the text is cut after its last whole line that does,
+// and ends in "[cut]".
 func (o *Outline) FitNeed(budget int) (s string, cut bool, need int) {
 	f := o.fitter()
 	need = Tokens(f.full)

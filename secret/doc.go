@@ -7,7 +7,7 @@
 //
 // A Scanner is an io.Writer that an upload is copied through; after the
 // last Write, Found and Rules say whether and which rules matched. A rule
-// has a stable name (the names below, listed by RuleNames) and a regular
+// has a stable name (the names below) and a regular
 // expression (Go's RE2, linear in its input). A trigger is a literal of a
 // rule together with one of its rarer bytes: the scanner looks for those
 // bytes with bytes.IndexByte, checks the literal around each, and only

@@ -103,16 +103,6 @@ var triggers = [256][]trigger{
 // triggerBytes lists the bytes that have triggers.
 var triggerBytes = []byte("I_xJ=:")
 
-// RuleNames returns the names of all rules, in the order of the package
-// documentation.
-func RuleNames() []string {
-	names := make([]string, len(rules))
-	for i, r := range rules {
-		names[i] = r.name
-	}
-	return names
-}
-
 // keyName returns the name before the separator at j in buf (looking no
 // further left than lo), lower case and without "_" or "-", in the last
 // bytes of into. It skips a ":" of ":=", blanks and one closing quote,

@@ -257,3 +257,13 @@ func prose(n int) []byte {
 	}
 	return b.Bytes()[:n]
 }
+
+// RuleNames returns the names of all rules, in the order of the package
+// documentation.
+func RuleNames() []string {
+	names := make([]string, len(rules))
+	for i, r := range rules {
+		names[i] = r.name
+	}
+	return names
+}
