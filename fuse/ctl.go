@@ -31,6 +31,7 @@ var ctlFiles = map[string]func(m *Mount, ctx context.Context) ([]byte, error){
 // ctlDir is the control directory.
 type ctlDir struct {
 	fs.Inode
+	noXattrs
 	m *Mount
 }
 
@@ -96,6 +97,7 @@ func (c *ctlDir) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 // ctlFile is one control file; its contents are made at each open.
 type ctlFile struct {
 	fs.Inode
+	noXattrs
 	m    *Mount
 	name string
 

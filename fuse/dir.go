@@ -15,6 +15,7 @@ import (
 // dirNode is a directory: the key prefix key+"/" ("" for the root).
 type dirNode struct {
 	fs.Inode
+	noXattrs
 	m   *Mount
 	key string // guarded by m.ns
 
@@ -120,11 +121,6 @@ func (d *dirNode) Access(ctx context.Context, mask uint32) syscall.Errno {
 		return syscall.EROFS
 	}
 	return 0
-}
-
-// Getxattr answers that a directory has no extended attributes.
-func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
 }
 
 // Link refuses hard links: an object has one name.

@@ -257,14 +257,6 @@ func (f *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
 	return xattrRefusal(attr)
 }
 
-// xattrRefusal is the refusal of a change to attr.
-func xattrRefusal(attr string) syscall.Errno {
-	if strings.HasPrefix(attr, "user.nas.") {
-		return syscall.EPERM
-	}
-	return syscall.ENOTSUP
-}
-
 // OnForget drops what a forgotten inode still holds.
 func (f *fileNode) OnForget() {
 	f.mu.Lock()
@@ -617,6 +609,7 @@ func (f *fileNode) isDirty() bool {
 // linkNode is a symbolic link.
 type linkNode struct {
 	fs.Inode
+	noXattrs
 	m   *Mount
 	key string // guarded by m.ns
 

@@ -3,6 +3,7 @@ package fuse_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -53,6 +54,17 @@ func TestLabelsOnTheMount(t *testing.T) {
 	}
 	if got := names(t, filepath.Join(dir, "shared/launch")); slices.Contains(got, "key.txt") {
 		t.Fatalf("the directory lists the secret: %v", got)
+	}
+	// cp -a preserves what it can: the refused attributes (ENOTSUP) stop
+	// nothing.
+	src := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(src, "sub"), 0o755))
+	writeFile(t, filepath.Join(src, "sub", "f.txt"), []byte("copied"))
+	if out, err := exec.Command("cp", "-a", src+"/.", filepath.Join(dir, "shared/launch/copy")).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a into the mount: %v %s", err, out)
+	}
+	if got := readFile(t, filepath.Join(dir, "shared/launch/copy/sub/f.txt")); string(got) != "copied" {
+		t.Fatalf("copied file: %q", got)
 	}
 	readFile(t, web)
 	var doc struct {
