@@ -44,24 +44,16 @@ func (h *Handler) memoryRecall(ctx context.Context, c *call, a *apiv1.MemoryReca
 	if err != nil {
 		return nil, err
 	}
-	home, err := homeOf(c, a.Home, true)
+	home, br, head, err := h.homeHead(ctx, c, a.Repo, a.Branch, a.Home)
 	if err != nil {
 		return nil, err
 	}
-	br, err := h.target(ctx, c, a.Repo, a.Branch)
-	if err != nil {
-		return nil, err
-	}
-	b, err := h.b.GetBranch(ctx, a.Repo, br)
-	if err != nil {
-		return nil, err
-	}
-	r := &recall{h: h, c: c, a: a, br: br, head: b.Head, home: home, notes: map[string]*readNote{}}
+	r := &recall{h: h, c: c, a: a, br: br, head: head, home: home, notes: map[string]*readNote{}}
 	hits, err := r.search(ctx, a.Query, a.IncludeQuarantine)
 	if err != nil {
 		return nil, err
 	}
-	out := &apiv1.MemoryRecallResponse{Commit: b.Head.String(), Notes: []apiv1.RecalledNote{}}
+	out := &apiv1.MemoryRecallResponse{Commit: head.String(), Notes: []apiv1.RecalledNote{}}
 	for len(hits) > 0 && len(out.Notes) < limit {
 		batch := hits[:min(len(hits), limit-len(out.Notes))]
 		hits = hits[len(batch):]
@@ -71,6 +63,23 @@ func (h *Handler) memoryRecall(ctx context.Context, c *call, a *apiv1.MemoryReca
 	}
 	fitBudget(out, budget)
 	return out, nil
+}
+
+// homeHead is what a reading memory call acts on: the Home (a lease may
+// name another to read, where its view decides), the branch and its last
+// commit.
+func (h *Handler) homeHead(ctx context.Context, c *call, repo, branch, named string) (home, br string, head manifest.CommitID, err error) {
+	if home, err = homeOf(c, named, true); err != nil {
+		return "", "", head, err
+	}
+	if br, err = h.target(ctx, c, repo, branch); err != nil {
+		return "", "", head, err
+	}
+	b, err := h.b.GetBranch(ctx, repo, br)
+	if err != nil {
+		return "", "", head, err
+	}
+	return home, br, b.Head, nil
 }
 
 // checkRecall checks a recall's query and bounds, and applies their

@@ -17,19 +17,11 @@ func (h *Handler) memoryTest(ctx context.Context, c *call, a *apiv1.MemoryTestRe
 	if err := required("repo", a.Repo); err != nil {
 		return nil, err
 	}
-	home, err := homeOf(c, a.Home, true)
+	home, br, head, err := h.homeHead(ctx, c, a.Repo, a.Branch, a.Home)
 	if err != nil {
 		return nil, err
 	}
-	br, err := h.target(ctx, c, a.Repo, a.Branch)
-	if err != nil {
-		return nil, err
-	}
-	b, err := h.b.GetBranch(ctx, a.Repo, br)
-	if err != nil {
-		return nil, err
-	}
-	f, err := h.statAt(ctx, c, auth.Target{Repo: a.Repo, Branch: br, Key: home + "/" + memory.RecallTestsFile, Commit: b.Head.String()}, b.Head)
+	f, err := h.statAt(ctx, c, auth.Target{Repo: a.Repo, Branch: br, Key: home + "/" + memory.RecallTestsFile, Commit: head.String()}, head)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +38,7 @@ func (h *Handler) memoryTest(ctx context.Context, c *call, a *apiv1.MemoryTestRe
 	if err != nil {
 		return nil, invalid(err.Error())
 	}
-	out := &apiv1.MemoryTestResponse{Commit: b.Head.String(), Home: home, Cases: []apiv1.RecallTestResult{}}
+	out := &apiv1.MemoryTestResponse{Commit: head.String(), Home: home, Cases: []apiv1.RecallTestResult{}}
 	for _, t := range cases {
 		res, err := h.recallCase(ctx, c, &apiv1.MemoryRecallRequest{Repo: a.Repo, Branch: br, Home: home, Query: t.Query, Limit: t.TopK}, t)
 		if err != nil {

@@ -72,6 +72,17 @@ func (r *run) guardLease(ctx context.Context, max string) (*principal, apiv1.Lea
 	})
 }
 
+// guardRun is guardFixture and a guardLease; restore is always to be
+// called.
+func (r *run) guardRun(ctx context.Context, max string) (*principal, apiv1.Lease, func(), error) {
+	restore, err := r.guardFixture(ctx)
+	if err != nil {
+		return nil, apiv1.Lease{}, func() {}, err
+	}
+	lc, l, err := r.guardLease(ctx, max)
+	return lc, l, restore, err
+}
+
 // propose writes key on the lease's branch and proposes it into main.
 func propose(ctx context.Context, lc *principal, repo, key string) (apiv1.Proposal, error) {
 	var out apiv1.ProposeCreateResponse
@@ -87,12 +98,8 @@ func propose(ctx context.Context, lc *principal, repo, key string) (apiv1.Propos
 // policy while the session is clean; once it has read external content,
 // the next proposal waits at a gate whose card shows the taint.
 func checkRuleOfTwo(ctx context.Context, r *run) (bool, string, string) {
-	restore, err := r.guardFixture(ctx)
-	if err != nil {
-		return false, err.Error(), ""
-	}
+	lc, _, restore, err := r.guardRun(ctx, "")
 	defer restore()
-	lc, _, err := r.guardLease(ctx, "")
 	if err != nil {
 		return false, err.Error(), ""
 	}
@@ -153,12 +160,8 @@ func (r *run) labelsOf(ctx context.Context, br, key string) (*apiv1.Labels, erro
 // secret plan carries the union of their labels (external, secret), and
 // a lease with the default ceiling cannot read it.
 func checkDerivedLabels(ctx context.Context, r *run) (bool, string, string) {
-	restore, err := r.guardFixture(ctx)
-	if err != nil {
-		return false, err.Error(), ""
-	}
+	lc, l, restore, err := r.guardRun(ctx, "secret")
 	defer restore()
-	lc, l, err := r.guardLease(ctx, "secret")
 	if err != nil {
 		return false, err.Error(), ""
 	}
@@ -177,12 +180,8 @@ func checkDerivedLabels(ctx context.Context, r *run) (bool, string, string) {
 // written after reading external content goes to quarantine and is not
 // recalled (autoloaded) unless asked for.
 func checkTaintedNotes(ctx context.Context, r *run) (bool, string, string) {
-	restore, err := r.guardFixture(ctx)
-	if err != nil {
-		return false, err.Error(), ""
-	}
+	lc, _, restore, err := r.guardRun(ctx, "")
 	defer restore()
-	lc, _, err := r.guardLease(ctx, "")
 	if err != nil {
 		return false, err.Error(), ""
 	}
