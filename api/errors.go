@@ -10,6 +10,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/evidence"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/search"
@@ -60,7 +61,8 @@ func toError(err error) *Error {
 		return mk(http.StatusForbidden, apiv1.CodeAccessDenied, false)
 	case errors.Is(err, auth.ErrOverBudget):
 		return mk(http.StatusForbidden, apiv1.CodeQuotaExceeded, false)
-	case errors.Is(err, auth.ErrInvalid), errors.Is(err, evidence.ErrInvalid), errors.Is(err, search.ErrInvalid):
+	case errors.Is(err, auth.ErrInvalid), errors.Is(err, evidence.ErrInvalid), errors.Is(err, search.ErrInvalid),
+		errors.Is(err, label.ErrInvalid), errors.Is(err, auth.ErrHandoff):
 		return mk(http.StatusBadRequest, apiv1.CodeInvalidArgument, false)
 	case errors.Is(err, branch.ErrProtected), errors.Is(err, branch.ErrImmutable):
 		return mk(http.StatusForbidden, apiv1.CodeAccessDenied, false)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/manifest"
 )
@@ -87,4 +88,57 @@ func (h *Handler) labelsOut(ctx context.Context, c *call, repo, key string, e *m
 		return nil
 	}
 	return &apiv1.Labels{Origin: l.Origin, Sensitivity: l.Sensitivity, Reviewed: l.Reviewed}
+}
+
+// handoffSet adds or replaces the handoff for a glob.
+func (h *Handler) handoffSet(ctx context.Context, c *call, a *apiv1.HandoffSetRequest) (*apiv1.HandoffsResponse, error) {
+	if err := required("glob", a.Glob); err != nil {
+		return nil, err
+	}
+	return h.editHandoffs(ctx, a.Repo, func(hs []auth.Handoff) []auth.Handoff {
+		n := auth.Handoff(a.Handoff)
+		if i := slices.IndexFunc(hs, func(x auth.Handoff) bool { return x.Glob == n.Glob }); i >= 0 {
+			hs[i] = n
+			return hs
+		}
+		return append(hs, n)
+	})
+}
+
+// handoffDelete removes the handoff for a glob.
+func (h *Handler) handoffDelete(ctx context.Context, c *call, a *apiv1.HandoffDeleteRequest) (*apiv1.HandoffsResponse, error) {
+	return h.editHandoffs(ctx, a.Repo, func(hs []auth.Handoff) []auth.Handoff {
+		return slices.DeleteFunc(hs, func(x auth.Handoff) bool { return x.Glob == a.Glob })
+	})
+}
+
+// handoffList lists the handoffs.
+func (h *Handler) handoffList(ctx context.Context, c *call, a *apiv1.HandoffListRequest) (*apiv1.HandoffsResponse, error) {
+	return h.editHandoffs(ctx, a.Repo, nil)
+}
+
+// editHandoffs applies edit (nil: none) to repo's handoffs, stores them
+// and answers them.
+func (h *Handler) editHandoffs(ctx context.Context, repo string, edit func([]auth.Handoff) []auth.Handoff) (*apiv1.HandoffsResponse, error) {
+	if err := required("repo", repo); err != nil {
+		return nil, err
+	}
+	if _, err := h.b.GetRepo(ctx, repo); err != nil {
+		return nil, err
+	}
+	hs, err := h.auth.Handoffs(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	if edit != nil {
+		hs = edit(hs)
+		if err := h.auth.SetHandoffs(ctx, repo, hs); err != nil {
+			return nil, err
+		}
+	}
+	out := &apiv1.HandoffsResponse{Repo: repo, Handoffs: []apiv1.Handoff{}}
+	for _, x := range hs {
+		out.Handoffs = append(out.Handoffs, apiv1.Handoff(x))
+	}
+	return out, nil
 }

@@ -103,7 +103,7 @@ func (h *Handler) memoryRemember(ctx context.Context, c *call, a *apiv1.MemoryRe
 	sc := secret.New()
 	sc.Write(data)
 	if sc.Found() {
-		s := label.Join(label.Of(l), label.Label{Sensitivity: label.Secret})
+		s := label.Raise(label.Of(l), "", label.Secret)
 		l = &s
 	}
 	if err := h.storeNote(ctx, c, t, data, l); err != nil {

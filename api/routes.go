@@ -102,6 +102,9 @@ func (h *Handler) routes() map[string]verb {
 	route(m, writes, h.labelSet)
 	route(m, owner, h.labelList)
 	route(m, writes, h.labelDelete)
+	route(m, writes, h.handoffSet)
+	route(m, owner, h.handoffList)
+	route(m, writes, h.handoffDelete)
 	return m
 }
 

@@ -1,5 +1,7 @@
 package apiv1
 
+import "encoding/json"
+
 // Trust labels (label/set, label/list, label/delete): the owner's label
 // rules of a repository. Each rule raises the origin and sensitivity of
 // every key its glob matches (never lowers them) and may mark them
@@ -54,3 +56,43 @@ func (LabelListRequest) Op() string { return "label/list" }
 
 // Op implements Request.
 func (LabelDeleteRequest) Op() string { return "label/delete" }
+
+// Handoff is a structured handoff: lease writes under Glob must be JSON
+// documents valid against Schema (a JSON Schema, draft 2020-12 or 07, no
+// remote $ref), and those that are valid are labelled reviewed.
+type Handoff struct {
+	Glob   string          `json:"glob"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// HandoffSetRequest adds the handoff for Glob, or replaces it.
+type HandoffSetRequest struct {
+	Repo string `json:"repo"`
+	Handoff
+}
+
+// HandoffListRequest lists Repo's handoffs.
+type HandoffListRequest struct {
+	Repo string `json:"repo"`
+}
+
+// HandoffDeleteRequest removes the handoff for Glob.
+type HandoffDeleteRequest struct {
+	Repo string `json:"repo"`
+	Glob string `json:"glob"`
+}
+
+// HandoffsResponse is a repository's handoffs.
+type HandoffsResponse struct {
+	Repo     string    `json:"repo"`
+	Handoffs []Handoff `json:"handoffs"`
+}
+
+// Op implements Request.
+func (HandoffSetRequest) Op() string { return "handoff/set" }
+
+// Op implements Request.
+func (HandoffListRequest) Op() string { return "handoff/list" }
+
+// Op implements Request.
+func (HandoffDeleteRequest) Op() string { return "handoff/delete" }

@@ -227,12 +227,12 @@ func (a *Authority) WriteLabel(ctx context.Context, p *Principal, asked *label.L
 		}
 		w := t.Label()
 		if asked != nil {
-			w = label.Join(w, label.Label{Origin: asked.Origin, Sensitivity: asked.Sensitivity}) // a lease may raise, never lower
+			w = label.Raise(w, asked.Origin, asked.Sensitivity) // a lease may raise, never lower
 		}
 		l = &w
 	}
 	if secret {
-		s := label.Join(label.Of(l), label.Label{Sensitivity: label.Secret})
+		s := label.Raise(label.Of(l), "", label.Secret)
 		l = &s
 	}
 	return l, nil

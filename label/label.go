@@ -68,6 +68,20 @@ func Join(a, b Label) Label {
 		Reviewed: a.Reviewed && b.Reviewed}
 }
 
+// Raise is l with its origin raised to at least origin and its
+// sensitivity to at least sensitivity; an empty one leaves that scale
+// alone (unlike Join, for which empty is the default).
+func Raise(l Label, origin, sensitivity string) Label {
+	l = l.Norm()
+	if origin != "" {
+		l.Origin = worse(Origins, l.Origin, origin)
+	}
+	if sensitivity != "" {
+		l.Sensitivity = worse(Sensitivities, l.Sensitivity, sensitivity)
+	}
+	return l
+}
+
 // worse is the later of x and y on scale.
 func worse(scale []string, x, y string) string {
 	if slices.Index(scale, y) > slices.Index(scale, x) {

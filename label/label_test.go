@@ -68,6 +68,9 @@ func TestTaint(t *testing.T) {
 	if !tn.External() || !reflect.DeepEqual(tn.Origins, []string{Owner, External}) || tn.Label().Origin != External {
 		t.Fatalf("%+v", tn)
 	}
+	if got := (Taint{Origins: []string{External}, Sensitivity: Public}).Label(); got != (Label{Origin: External, Sensitivity: Public}) {
+		t.Fatalf("a session that read only public content writes %+v", got)
+	}
 	if (Taint{}).Label() != (Label{Origin: Agent, Sensitivity: Private}) {
 		t.Fatal("a clean session's writes are agent/private")
 	}
@@ -80,6 +83,9 @@ func TestRules(t *testing.T) {
 	}
 	if got := Apply(Label{Sensitivity: Secret}, "docs/x.md", rules); got != (Label{Origin: Owner, Sensitivity: Secret, Reviewed: true}) {
 		t.Fatalf("a rule never lowers: %+v", got)
+	}
+	if got := Apply(Label{Sensitivity: Public}, "imports/page.html", rules); got != (Label{Origin: External, Sensitivity: Public}) {
+		t.Fatalf("an origin rule raised the sensitivity: %+v", got)
 	}
 	if got := Apply(Label{Origin: Agent}, "other", rules); got != (Label{Origin: Agent, Sensitivity: Private}) {
 		t.Fatalf("no rule: %+v", got)

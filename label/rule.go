@@ -44,9 +44,8 @@ func Apply(l Label, key string, rules []Rule) Label {
 		if !glob.Match(glob.Clean(r.Glob), key) {
 			continue
 		}
-		reviewed := l.Reviewed || r.Reviewed
-		l = Join(l, Label{Origin: r.Origin, Sensitivity: r.Sensitivity, Reviewed: true})
-		l.Reviewed = reviewed
+		l = Raise(l, r.Origin, r.Sensitivity)
+		l.Reviewed = l.Reviewed || r.Reviewed
 	}
 	return l
 }

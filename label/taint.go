@@ -52,7 +52,7 @@ func (t Taint) List() []string {
 func (t Taint) Label() Label {
 	l := Label{Origin: Agent, Sensitivity: t.Sensitivity}
 	for _, o := range t.Origins {
-		l = Join(l, Label{Origin: o})
+		l.Origin = worse(Origins, l.Origin, o)
 	}
-	return Join(l, Label{Origin: Agent})
+	return l.Norm()
 }

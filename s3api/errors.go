@@ -166,6 +166,7 @@ var s3Codes = []s3Code{
 	{is: auth.ErrNotFound, status: http.StatusNotFound, code: "NoSuchKey", msg: msgNoSuchKey},
 	{is: auth.ErrDenied, status: http.StatusForbidden, code: "AccessDenied", msg: "Access Denied: ", detail: refusalRule},
 	{is: auth.ErrInvalid, status: http.StatusBadRequest, code: "InvalidArgument", detail: errorText},
+	{is: auth.ErrHandoff, status: http.StatusBadRequest, code: "InvalidArgument", detail: errorText},
 	{is: lease.ErrExpired, status: http.StatusBadRequest, code: "ExpiredToken", msg: "The provided token has expired."},
 	{is: sigv4.ErrMissingAuth, status: http.StatusForbidden, code: "AccessDenied", msg: "Access Denied: anonymous requests are not allowed"},
 	{is: sigv4.ErrUnsupportedAuth, status: http.StatusBadRequest, code: "InvalidRequest", msg: "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."},

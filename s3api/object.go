@@ -41,6 +41,9 @@ type ingested struct {
 	size    int64
 	md5     string
 	secret  bool // the scanner found credentials in the body
+	// captured is the body's start, for a handoff's schema (nil when no
+	// handoff glob matches).
+	captured *capture
 }
 
 // ingest streams the request body into the chunk store, verifying the
@@ -80,8 +83,17 @@ func (s *Server) ingestBody(req *request, body io.Reader, set *checksum.Set, che
 	// IngestTee returns once they have seen the whole body, so check below
 	// still sees all of it before anything is synced or recorded.
 	scan := newSecretScan()
-	refs, n, err := in.up.IngestTee(req.ctx(), body, io.MultiWriter(set.Writer(), scan))
-	in.secret = scan.found()
+	tee := io.MultiWriter(set.Writer(), scan)
+	capt, err := s.newCapture(req)
+	if err != nil {
+		in.up.Close()
+		return nil, err
+	}
+	if capt != nil {
+		tee = io.MultiWriter(tee, capt)
+	}
+	refs, n, err := in.up.IngestTee(req.ctx(), body, tee)
+	in.secret, in.captured = scan.found(), capt
 	if err == nil {
 		err = check(n)
 	}
@@ -184,6 +196,9 @@ func (s *Server) stage(req *request, e *manifest.Entry, in *ingested) (*manifest
 		e.ChecksumAlgorithm, e.ChecksumValue, e.ChecksumType = string(alg), in.set.Value(), "FULL_OBJECT"
 	}
 	if err := s.labelWrite(req, e, in.secret); err != nil {
+		return nil, err
+	}
+	if err := s.handoff(req, e, in); err != nil {
 		return nil, err
 	}
 	ch, data := e.SetContent(in.content)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -77,6 +79,53 @@ func printRules(ctx context.Context, req apiv1.Request) error {
 			fmt.Print(" reviewed")
 		}
 		fmt.Println()
+	}
+	return nil
+}
+
+// newHandoffCmd builds `nas handoff`: structured handoffs.
+func newHandoffCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "handoff", Short: "Register JSON Schemas that declassify a tainted run's structured output (owner only)",
+		Long: "A handoff holds every lease write under GLOB to a JSON Schema: a document that does not validate is\n" +
+			"refused, one that does is labelled reviewed, so a privileged run reads it without taking on the\n" +
+			"writer's external taint. Only what the schema can check crosses."}
+	set := &cobra.Command{Use: "set REPO GLOB SCHEMA.json", Short: "Add the handoff for GLOB, or replace it", Args: exactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := os.ReadFile(args[2])
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if !json.Valid(b) {
+				return usagef("%s is not JSON", args[2])
+			}
+			return printHandoffs(cmd.Context(), apiv1.HandoffSetRequest{Repo: args[0], Handoff: apiv1.Handoff{Glob: args[1], Schema: b}})
+		}}
+	list := &cobra.Command{Use: "list REPO", Short: "List the handoffs", Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return printHandoffs(cmd.Context(), apiv1.HandoffListRequest{Repo: args[0]})
+		}}
+	rm := &cobra.Command{Use: "rm REPO GLOB", Short: "Remove the handoff for GLOB", Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return printHandoffs(cmd.Context(), apiv1.HandoffDeleteRequest{Repo: args[0], Glob: args[1]})
+		}}
+	cmd.AddCommand(set, list, rm)
+	return cmd
+}
+
+// printHandoffs calls req and prints the handoffs it answers.
+func printHandoffs(ctx context.Context, req apiv1.Request) error {
+	var out apiv1.HandoffsResponse
+	if err := doCall(ctx, req, &out); err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(out)
+	}
+	if len(out.Handoffs) == 0 {
+		fmt.Printf("%s has no handoffs\n", out.Repo)
+	}
+	for _, h := range out.Handoffs {
+		fmt.Printf("%s %s\n", h.Glob, h.Schema)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -25,6 +26,22 @@ func TestLabelCLI(t *testing.T) {
 	jsonStep(t, exitOK, &out, "label", "rm", "lbl", "keys/*")
 	if len(out.Rules) != 1 {
 		t.Fatalf("after rm: %+v", out.Rules)
+	}
+	schema := t.TempDir() + "/s.json"
+	if err := os.WriteFile(schema, []byte(`{"type": "object", "properties": {"ok": {"type": "boolean"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var hs apiv1.HandoffsResponse
+	jsonStep(t, exitOK, &hs, "handoff", "set", "lbl", "out/*.json", schema)
+	if len(hs.Handoffs) != 1 || hs.Handoffs[0].Glob != "out/*.json" {
+		t.Fatalf("handoff set: %+v", hs)
+	}
+	jsonStep(t, exitOK, &hs, "handoff", "rm", "lbl", "out/*.json")
+	if len(hs.Handoffs) != 0 {
+		t.Fatalf("handoff rm: %+v", hs)
+	}
+	if code, _ := runCLI(t, "handoff", "set", "lbl", "x", "/nonexistent.json"); code != exitUsage {
+		t.Errorf("a missing schema file: exit %d", code)
 	}
 	for _, args := range [][]string{{"label", "set", "lbl", "x/**", "--origin", "web"}, {"label", "set", "lbl", "x/**"}, {"label", "list", "nope"}} {
 		if code, _ := runCLI(t, args...); code != exitFailure {
