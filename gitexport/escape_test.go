@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/manifest"
 )
 
@@ -138,6 +139,12 @@ func FuzzParseLine(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(line)
+	e.Label = &label.Label{Origin: label.External, Sensitivity: label.Secret}
+	labelled, err := renderLine(&fileRec{key: "dir/l", entry: e.Encode()}, "l")
+	if err != nil || !bytes.Contains(labelled, []byte(`"labels":{"origin":"external","sensitivity":"secret"}`)) {
+		f.Fatalf("a labelled entry's line: %s %v", labelled, err)
+	}
+	f.Add(labelled)
 	f.Add([]byte(`{"key":"k","name":"k","size":0,"etag":"","mod_time":"1970-01-01T00:00:00Z","chunks":0,"entry":""}`))
 	f.Add([]byte(`{"key":{"base64":"/w=="}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

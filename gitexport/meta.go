@@ -33,6 +33,7 @@ type lineDoc struct {
 	ChecksumValue     text      `json:"checksum_value,omitempty"`
 	ChecksumType      text      `json:"checksum_type,omitempty"`
 	Lazy              *lazyDoc  `json:"lazy,omitempty"`
+	Labels            *labelDoc `json:"labels,omitempty"`
 	Chunks            int       `json:"chunks"`
 	Parts             int       `json:"parts,omitempty"`
 	Writer            string    `json:"writer,omitempty"`
@@ -46,6 +47,14 @@ type lazyDoc struct {
 	Key       text `json:"key"`
 	ETag      text `json:"etag,omitempty"`
 	VersionID text `json:"version_id,omitempty"`
+}
+
+// labelDoc is a version's stored trust labels, readable (the entry
+// encoding holds them too); a version without is owner and private.
+type labelDoc struct {
+	Origin      string `json:"origin"`
+	Sensitivity string `json:"sensitivity"`
+	Reviewed    bool   `json:"reviewed,omitempty"`
 }
 
 // fileRec is what a line is rendered from.
@@ -75,6 +84,9 @@ func renderLine(f *fileRec, name string) ([]byte, error) {
 	}
 	for _, p := range e.Tags {
 		d.Tags = append(d.Tags, [2]text{text(p.Name), text(p.Value)})
+	}
+	if l := e.Label; l != nil {
+		d.Labels = &labelDoc{Origin: l.Origin, Sensitivity: l.Sensitivity, Reviewed: l.Reviewed}
 	}
 	if e.Remote != nil {
 		d.Lazy = &lazyDoc{Source: text(e.Remote.Source), Key: text(e.Remote.Key), ETag: text(e.Remote.ETag), VersionID: text(e.Remote.VersionID)}
@@ -220,7 +232,10 @@ Layout of every commit
                        one JSON line per key directly in <dir>: key, file
                        name, size, etag, content type, headers, user
                        metadata, tags, version id, modification time, checksum,
-                       lazy source reference, and the authoritative values:
+                       lazy source reference, trust labels (origin,
+                       sensitivity, reviewed; absent: owner and private; the
+                       repository's label rules are not exported), and the
+                       authoritative values:
                        "entry" (base64 of the canonical entry encoding),
                        "content_list" (base64, when stored by reference;
                        it holds the chunk boundaries), "writer" (the branch
