@@ -100,6 +100,14 @@ func TestSensitivityCeiling(t *testing.T) {
 	if err != nil || len(all.Contents) != 2 {
 		t.Fatalf("the lease lists %d objects (%v), want the page and the note", len(all.Contents), err)
 	}
+	vs, err := ls3.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("grd"), Prefix: aws.String("vault/")}, onBranch)
+	if err != nil || len(vs.Versions) != 0 || len(vs.CommonPrefixes) != 0 {
+		t.Fatalf("the lease lists versions of secrets: %v %v", vs, err)
+	}
+	if _, err := ls3.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("grd"), Key: aws.String("notes/stolen.txt"),
+		CopySource: aws.String("grd/vault/key.txt")}, onBranch); !isNoSuchKey(err) {
+		t.Fatalf("a copy out of a secret: %v, want NoSuchKey", err)
+	}
 	h, err := ls3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("grd"), Key: aws.String("web/page.html")}, onBranch)
 	if err != nil || h.Metadata["nas-origin"] != "external" || h.Metadata["nas-sensitivity"] != "private" {
 		t.Fatalf("HEAD web/page.html: %v %v", h, err)

@@ -201,20 +201,26 @@ func (l *versionLister) version(key string, vid []byte) error {
 	if rec.key != key || !sees(l.v.br.Lineage, rec.branch, rec.seq) {
 		return nil
 	}
-	if l.count >= l.o.MaxKeys {
-		res.Truncated = true
-		return kv.ErrStop
+	var e *manifest.Entry
+	if !rec.del {
+		if e, err = manifest.DecodeEntry(rec.entry); err != nil {
+			return err
+		}
 	}
 	if key != l.lastKey {
 		l.lastKey, l.latestDone = key, false
 	}
+	if e != nil && l.o.Filter != nil && l.o.Filter.Entry != nil && !l.o.Filter.Entry(key, e) {
+		l.latestDone = true // a hidden latest version is still the latest: no older one claims it
+		return nil
+	}
+	if l.count >= l.o.MaxKeys {
+		res.Truncated = true
+		return kv.ErrStop
+	}
 	ver := Version{Key: key, VersionID: rec.vid, DeleteMarker: rec.del, IsLatest: !l.latestDone}
 	l.latestDone = true
-	if !rec.del {
-		e, err := manifest.DecodeEntry(rec.entry)
-		if err != nil {
-			return err
-		}
+	if e != nil {
 		ver.Entry, ver.ModTime = e, e.ModTime
 	} else {
 		ver.ModTime = int64(rec.seq)
