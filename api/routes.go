@@ -105,6 +105,10 @@ func (h *Handler) routes() map[string]verb {
 	route(m, writes, h.handoffSet)
 	route(m, owner, h.handoffList)
 	route(m, writes, h.handoffDelete)
+	route(m, writes, h.holdSet)
+	route(m, owner, h.holdList)
+	route(m, writes, h.holdDelete)
+	route(m, writes, h.forgetRun)
 	return m
 }
 

@@ -10,8 +10,8 @@ import (
 )
 
 // L3 Guard: trust labels, session taint and the Rule of Two (L3.1-L3.3,
-// L3.5) over the control API and S3; cascade forget (L3.4) is declared
-// missing.
+// L3.5) and cascade forget with legal holds (L3.4), over the control API
+// and S3.
 
 // l3Checks are the L3 tests.
 var l3Checks = []check{
@@ -207,10 +207,42 @@ func checkTaintedNotes(ctx context.Context, r *run) (bool, string, string) {
 	return true, "the tainted session's note went to " + tainted.Path + " and recall leaves it out; the clean note is recalled", ""
 }
 
-// checkForget is L3.4, not built yet: declared.
-func checkForget(context.Context, *run) (bool, string, string) {
-	return false, "cascade forget (nas forget, legal holds, forget-report.json) is not implemented",
-		"cascade forget and legal holds are not implemented yet"
+// checkForget is L3.4: a legal hold blocks a forget request; lifted,
+// the forget removes the file from protected main and reports what it
+// does not cover, the specification's three items included.
+func checkForget(ctx context.Context, r *run) (bool, string, string) {
+	const key = "shared/launch/forget-me.md"
+	if err := r.seedMain(ctx, map[string]string{key: "Dana's phone is 555-0100.\n"}); err != nil {
+		return false, err.Error(), ""
+	}
+	o := r.owner.api
+	if err := o.Do(ctx, apiv1.HoldSetRequest{Repo: r.repo, Glob: "shared/launch/forget-*", Reason: "conformance"}, nil); err != nil {
+		return false, "hold/set: " + err.Error(), ""
+	}
+	err := o.Do(ctx, apiv1.ForgetRequest{Repo: r.repo, Paths: []string{key}}, nil)
+	if code(err) != "AccessDenied" {
+		return false, "a forget under a legal hold answered " + code(err) + ", not AccessDenied", ""
+	}
+	if got, err := r.owner.get(ctx, r.repo, key); err != nil || got == "" {
+		return false, fmt.Sprintf("the held file is gone: %v", err), ""
+	}
+	if err := o.Do(ctx, apiv1.HoldDeleteRequest{Repo: r.repo, Glob: "shared/launch/forget-*"}, nil); err != nil {
+		return false, "hold/delete: " + err.Error(), ""
+	}
+	var rep apiv1.ForgetReport
+	if err := o.Do(ctx, apiv1.ForgetRequest{Repo: r.repo, Paths: []string{key}}, &rep); err != nil {
+		return false, "forget/run: " + err.Error(), ""
+	}
+	for _, nc := range []string{"copies outside the NAS", "model provider logs", "model weights"} {
+		if !slices.Contains(rep.Report.NotCovered, nc) {
+			return false, fmt.Sprintf("the report's not_covered %v lacks %q", rep.Report.NotCovered, nc), ""
+		}
+	}
+	if _, err := r.owner.get(ctx, r.repo, key); code(err) != "NoSuchKey" {
+		return false, "after the forget, GET of the file on main answered " + code(err), ""
+	}
+	return true, fmt.Sprintf("a legal hold blocked the forget; lifted, %s removed the file from %d branch(es) and reports not_covered %v (history: %s)",
+		rep.ForgetID, len(rep.Commits), rep.Report.NotCovered, rep.Report.History), ""
 }
 
 // checkPolicyAuditable is L3.5, black-box: the guard decides the same

@@ -36,6 +36,9 @@ const (
 	KindGateDecided       Kind = "gate.decided"
 	KindCheckpoint        Kind = "checkpoint"
 	KindSessionTainted    Kind = "session.tainted"
+	KindHoldSet           Kind = "hold.set"
+	KindHoldLifted        Kind = "hold.lifted"
+	KindForget            Kind = "forget"
 )
 
 // Effect is the outcome of the authorization decision an event records.

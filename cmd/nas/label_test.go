@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/agentnas/nas/apiv1"
+	nasclient "github.com/agentnas/nas/client"
 )
 
 // TestLabelCLI: `nas label set` adds and replaces rules, `list` prints
@@ -47,5 +50,36 @@ func TestLabelCLI(t *testing.T) {
 		if code, _ := runCLI(t, args...); code != exitFailure {
 			t.Errorf("nas %s: exit %d, want %d", strings.Join(args, " "), code, exitFailure)
 		}
+	}
+}
+
+// TestForgetCLI: `nas hold` blocks `nas forget` (exit 1); lifted, a dry
+// run and then the forget write forget-report.json.
+func TestForgetCLI(t *testing.T) {
+	_, c := ownerCLI(t)
+	jsonStep(t, exitOK, &apiv1.RepoResponse{}, "repo", "create", "fgc", "--unprotected")
+	if _, err := c.Put(context.Background(), nasclient.Object{Repo: "fgc", Key: "crm/a.md"}, strings.NewReader("x"), 1, nasclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	jsonStep(t, exitOK, &apiv1.CommitResponse{}, "commit", "fgc", "main", "-m", "crm")
+	jsonStep(t, exitOK, &apiv1.HoldsResponse{}, "hold", "set", "fgc", "crm/**", "--reason", "case 9")
+	if code, _ := runCLI(t, "forget", "fgc", "--paths", "crm/a.md"); code != exitFailure {
+		t.Fatalf("forget under a hold: exit %d", code)
+	}
+	jsonStep(t, exitOK, &apiv1.HoldsResponse{}, "hold", "rm", "fgc", "crm/**")
+	out := t.TempDir() + "/forget-report.json"
+	if code, text := runCLI(t, "forget", "fgc", "--paths", "crm/a.md", "--dry-run"); code != exitOK || !strings.Contains(text, "would forget 1 file(s)") {
+		t.Fatalf("dry run: %d %q", code, text)
+	}
+	if code, text := runCLI(t, "forget", "fgc", "--paths", "crm/a.md", "--out", out); code != exitOK || !strings.Contains(text, "not covered: model weights") {
+		t.Fatalf("forget: %d %q", code, text)
+	}
+	var rep apiv1.ForgetReport
+	b, err := os.ReadFile(out)
+	if err != nil || json.Unmarshal(b, &rep) != nil || rep.Report.FilesRemoved != 1 {
+		t.Fatalf("forget-report.json: %s %v", b, err)
+	}
+	if code, _ := runCLI(t, "forget", "fgc"); code != exitUsage {
+		t.Errorf("forget without --paths: exit %d", code)
 	}
 }

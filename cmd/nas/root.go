@@ -50,7 +50,7 @@ func newRootCmd() *cobra.Command {
 		newConformanceCmd(), newExportCmd(), newImportCmd(), newBenchMovedCmd(), newVersionCmd(),
 		newAliasCmd(), newLsCmd(), newCpCmd(), newCatCmd(), newRmCmd(), newMirrorCmd(), newDuCmd(),
 		newReadCmd(), newEvidenceCmd(), newMCPCmd(), newSearchCmd(), newIndexCmd(),
-		newRememberCmd(), newRecallCmd(), newLabelCmd(), newHandoffCmd(), newMemoryCmd())
+		newRememberCmd(), newRecallCmd(), newLabelCmd(), newHandoffCmd(), newMemoryCmd(), newForgetCmd(), newHoldCmd())
 	return root
 }
 

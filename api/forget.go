@@ -1,0 +1,211 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/auth"
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/evidence"
+	"github.com/agentnas/nas/glob"
+	"github.com/agentnas/nas/memory"
+	"github.com/agentnas/nas/record"
+)
+
+// Cascade forget (forget/run, the owner's): the files the selector's
+// globs match and their derivatives (notes that cite one of them, or
+// whose subject is the selector's; the repository's search index) are
+// removed from every branch, protected or not, in one commit a branch,
+// and their trash entries dropped. A legal hold on any of those keys
+// blocks the whole request. The history before those commits is not
+// rewritten, so the report says the content stays there, and lists the
+// checkpoints that hold it; it always lists what no NAS can reach.
+
+// notCovered is what a forget never covers.
+var notCovered = []string{"copies outside the NAS", "model provider logs", "model weights"}
+
+// forgetPlan is what a forget removes: keys by branch, and how many of
+// them are notes.
+type forgetPlan struct {
+	keys  map[string][]string
+	notes int
+	files int
+}
+
+// forgetRun answers forget/run.
+func (h *Handler) forgetRun(ctx context.Context, c *call, a *apiv1.ForgetRequest) (*apiv1.ForgetReport, error) {
+	if err := required("repo", a.Repo); err != nil {
+		return nil, err
+	}
+	if len(a.Paths) == 0 || slices.Contains(a.Paths, "") {
+		return nil, invalid("paths: at least one non-empty glob")
+	}
+	brs, err := h.b.ListBranches(ctx, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	plan := &forgetPlan{keys: map[string][]string{}}
+	for _, b := range brs {
+		if err := h.planBranch(ctx, a, b.Name, plan); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.checkHolds(ctx, c, a, plan); err != nil {
+		return nil, err
+	}
+	rep := newForgetReport(a, plan)
+	if a.DryRun {
+		return rep, nil
+	}
+	if err := h.carryOut(ctx, c, a.Repo, rep, plan); err != nil {
+		return nil, err
+	}
+	return rep, h.record(ctx, c, record.Event{Kind: record.KindForget, Repo: a.Repo, Subject: record.Subject{Path: strings.Join(a.Paths, " ")},
+		Details: map[string]string{"forget_id": rep.ForgetID, "files": fmt.Sprint(plan.files), "notes": fmt.Sprint(plan.notes),
+			"branches": fmt.Sprint(len(plan.keys))}})
+}
+
+// planBranch adds the keys of br the request removes to plan: those a
+// glob matches, and the notes derived from them or about the subject.
+func (h *Handler) planBranch(ctx context.Context, a *apiv1.ForgetRequest, br string, plan *forgetPlan) error {
+	after := ""
+	for {
+		res, err := h.b.List(ctx, a.Repo, br, branch.ListOptions{After: after, MaxKeys: apiv1.MaxLimit})
+		if err != nil {
+			return err
+		}
+		for _, o := range res.Objects {
+			note, err := h.derivedNote(ctx, a, br, o)
+			if err != nil {
+				return err
+			}
+			switch {
+			case anyGlob(a.Paths, o.Key):
+				plan.keys[br] = append(plan.keys[br], o.Key)
+				plan.files++
+			case note:
+				plan.keys[br] = append(plan.keys[br], o.Key)
+				plan.notes++
+			}
+		}
+		if !res.Truncated {
+			return nil
+		}
+		after = res.Next
+	}
+}
+
+// derivedNote reports whether o is a note of an Agent Home that cites a
+// forgotten path or whose subject is the forgotten subject.
+func (h *Handler) derivedNote(ctx context.Context, a *apiv1.ForgetRequest, br string, o branch.Object) (bool, error) {
+	if !strings.HasPrefix(o.Key, memory.HomesDir) || !strings.Contains(o.Key, "/"+memory.MemoryDir) || anyGlob(a.Paths, o.Key) {
+		return false, nil
+	}
+	f := &file{t: auth.Target{Repo: a.Repo, Branch: br, Key: o.Key}, e: o.Entry}
+	if o.Entry.Size > 2*memory.MaxBody { // a note is its body and a little front matter
+		return false, nil
+	}
+	if err := h.load(ctx, f); err != nil {
+		return false, err
+	}
+	n, err := memory.Parse(f.data)
+	if err != nil {
+		return false, nil // not a note
+	}
+	if a.Subject != "" && n.Subject == a.Subject {
+		return true, nil
+	}
+	for _, s := range n.Sources {
+		if p, err := evidence.Parse(s); err == nil && p.Repo == a.Repo && anyGlob(a.Paths, p.Path) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// anyGlob reports whether one of globs matches key.
+func anyGlob(globs []string, key string) bool {
+	for _, g := range globs {
+		if glob.Match(glob.Clean(g), key) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkHolds refuses (recorded) a forget that would remove a held key.
+func (h *Handler) checkHolds(ctx context.Context, c *call, a *apiv1.ForgetRequest, plan *forgetPlan) error {
+	hs, err := h.holds(ctx, a.Repo)
+	if err != nil {
+		return err
+	}
+	for br, keys := range plan.keys {
+		for _, k := range keys {
+			hold := holdOf(hs, k)
+			if hold == nil {
+				continue
+			}
+			msg := fmt.Sprintf("a legal hold on %s (%s) blocks forgetting %s on %s", hold.Glob, hold.Reason, k, br)
+			if err := h.record(ctx, c, record.Event{Kind: record.KindDenied, Repo: a.Repo, Subject: record.Subject{Path: k},
+				Decision: record.Decision{Effect: record.EffectDeny, Rule: "legal-hold", Reason: msg}}); err != nil {
+				return err
+			}
+			return &Error{Status: http.StatusForbidden, Code: apiv1.CodeAccessDenied, Message: msg}
+		}
+	}
+	return nil
+}
+
+// newForgetReport is the report of plan, before anything is done.
+func newForgetReport(a *apiv1.ForgetRequest, plan *forgetPlan) *apiv1.ForgetReport {
+	rep := &apiv1.ForgetReport{ForgetID: "fgt_" + strings.ToLower(requestID()), Repo: a.Repo, Selector: apiv1.ForgetSelector{Paths: a.Paths, Subject: a.Subject},
+		RetentionClass: "normal", Removed: plan.keys, State: "dry_run", DryRun: a.DryRun,
+		Report: apiv1.ForgetOutcome{FilesRemoved: plan.files, DerivedRemoved: apiv1.ForgetDerived{Notes: plan.notes},
+			KeysDestroyed: []string{}, SnapshotsPending: []string{}, NotCovered: slices.Clone(notCovered)}}
+	rep.Report.History = "not rewritten: the commits before the forget still hold the content (retention class normal; rewriting history is not built)"
+	rep.Report.NotCovered = append(rep.Report.NotCovered, "earlier commits, checkpoints and deleted branches of this repository (history is not rewritten)",
+		"exports (nas export) and Git clones made before")
+	return rep
+}
+
+// carryOut removes the plan's keys branch by branch, deletes the search
+// index (it is rebuilt on the next search, without them) and lists the
+// checkpoints that still hold the old content.
+func (h *Handler) carryOut(ctx context.Context, c *call, repo string, rep *apiv1.ForgetReport, plan *forgetPlan) error {
+	rep.Commits, rep.State = map[string]string{}, "pending_history"
+	for br, keys := range plan.keys {
+		id, _, err := h.b.ForgetKeys(ctx, repo, br, keys, branch.CommitOptions{Message: "forget " + rep.ForgetID, Principal: c.p.AccessKey})
+		if err != nil {
+			return err
+		}
+		if !id.IsZero() {
+			rep.Commits[br] = id.String()
+		}
+	}
+	if h.search != nil {
+		if st, err := h.search.Status(repo); err == nil && len(st) > 0 {
+			if err := h.search.Delete(repo); err != nil {
+				return err
+			}
+			rep.Report.DerivedRemoved.Indexes = 1
+		}
+	}
+	brs, err := h.b.ListBranches(ctx, repo)
+	if err != nil {
+		return err
+	}
+	for _, b := range brs {
+		cps, err := h.b.ListCheckpoints(ctx, repo, b.Name)
+		if err != nil {
+			return err
+		}
+		for _, cp := range cps {
+			rep.Report.SnapshotsPending = append(rep.Report.SnapshotsPending, fmt.Sprintf("checkpoint %s of %s (until deleted)", cp.Name, b.Name))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package api_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/agentnas/nas/apiv1"
+)
+
+// TestForget (L3.4): a legal hold blocks forgetting and is recorded;
+// once lifted, a dry run changes nothing, and forgetting removes the
+// file and the notes derived from it on every branch, protected main
+// included, deletes the search index, and reports what it did not cover.
+func TestForget(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	owner := typed(c.srv, c.creds)
+	cl := s3Of(c, c.creds)
+	c.ok("repo/create", map[string]any{"repo": "fgt", "protected": false})
+	for k, v := range map[string]string{"crm/acme.md": "# Acme\nDana's phone is 555-0100\n", "crm/other.md": "# Other\n"} {
+		if _, err := cl.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("fgt"), Key: aws.String(k), Body: strings.NewReader(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cm := c.ok("commit/create", map[string]any{"repo": "fgt", "branch": "main", "message": "crm"})["commit"].(map[string]any)["id"].(string)
+	for _, r := range []apiv1.MemoryRememberRequest{
+		{Repo: "fgt", Home: "agents/cleo", Kind: apiv1.KindSemantic, Subject: "crm", Body: "Dana's number is on file.\n", Sources: []string{"nas://fgt/crm/acme.md@" + cm + "#L2-L2"}},
+		{Repo: "fgt", Home: "agents/cleo", Kind: apiv1.KindSemantic, Subject: "customer/acme", Body: "Acme is a customer.\n"},
+		{Repo: "fgt", Home: "agents/cleo", Kind: apiv1.KindSemantic, Subject: "weather", Body: "It rains.\n"},
+	} {
+		if err := owner.Do(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.ok("branch/create", map[string]any{"repo": "fgt", "name": "dev", "from": "main"})
+	c.ok("branch/protect", map[string]any{"repo": "fgt", "name": "main"})
+	c.ok("checkpoint/create", map[string]any{"repo": "fgt", "branch": "main", "name": "before"})
+	c.ok("search/query", map[string]any{"repo": "fgt", "query": "Dana"})
+
+	c.ok("hold/set", map[string]any{"repo": "fgt", "glob": "crm/**", "reason": "case 17"})
+	c.fails("forget/run", map[string]any{"repo": "fgt", "paths": []string{"crm/acme.md"}}, 403, "AccessDenied")
+	c.ok("hold/delete", map[string]any{"repo": "fgt", "glob": "crm/**"})
+	var dry apiv1.ForgetReport
+	if err := owner.Do(ctx, apiv1.ForgetRequest{Repo: "fgt", Paths: []string{"crm/acme.md"}, Subject: "customer/acme", DryRun: true}, &dry); err != nil {
+		t.Fatal(err)
+	}
+	if dry.State != "dry_run" || dry.Report.FilesRemoved != 2 || dry.Report.DerivedRemoved.Notes != 4 || len(dry.Removed["main"]) != 3 {
+		t.Fatalf("dry run: %+v", dry)
+	}
+	get := func(br, key string) error {
+		_, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("fgt"), Key: aws.String(key)}, s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", br)))
+		return err
+	}
+	if err := get("main", "crm/acme.md"); err != nil {
+		t.Fatalf("a dry run removed the file: %v", err)
+	}
+	var rep apiv1.ForgetReport
+	if err := owner.Do(ctx, apiv1.ForgetRequest{Repo: "fgt", Paths: []string{"crm/acme.md"}, Subject: "customer/acme"}, &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, nc := range []string{"copies outside the NAS", "model provider logs", "model weights"} {
+		if !slices.Contains(rep.Report.NotCovered, nc) {
+			t.Errorf("not_covered lacks %q: %v", nc, rep.Report.NotCovered)
+		}
+	}
+	if rep.Report.DerivedRemoved.Indexes != 1 || len(rep.Commits) != 2 || rep.State != "pending_history" || len(rep.Report.SnapshotsPending) != 1 {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, br := range []string{"main", "dev"} {
+		for _, k := range rep.Removed[br] {
+			if err := get(br, k); !isNoSuchKey(err) {
+				t.Errorf("%s on %s after forgetting: %v", k, br, err)
+			}
+		}
+		if err := get(br, "crm/other.md"); err != nil {
+			t.Errorf("crm/other.md on %s: %v", br, err)
+		}
+	}
+	var notes apiv1.ObjectListResponse
+	if err := owner.Do(ctx, apiv1.ObjectListRequest{Repo: "fgt", Branch: "main", Prefix: "agents/cleo/memory/notes/"}, &notes); err != nil || len(notes.Objects) != 1 {
+		t.Fatalf("notes left on main: %+v %v (want the weather note)", notes.Objects, err)
+	}
+	recs := c.ok("record/list", map[string]any{"repo": "fgt", "kinds": []string{"forget", "hold.set", "hold.lifted"}})["records"].([]any)
+	if len(recs) != 3 {
+		t.Fatalf("%d forget and hold records, want 3", len(recs))
+	}
+	c.fails("forget/run", map[string]any{"repo": "fgt", "paths": []string{}}, 400, "InvalidArgument")
+}
