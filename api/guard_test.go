@@ -372,3 +372,31 @@ func TestStructuredHandoff(t *testing.T) {
 		t.Fatalf("reading the tainted run's free text did not taint: %v", got)
 	}
 }
+
+// TestGuardIsTheOwners: a lease can set no label rule, handoff or hold,
+// cannot forget or review memory, and cannot lower a rule's label by
+// writing: every such call is refused through the one door.
+func TestGuardIsTheOwners(t *testing.T) {
+	f := newGuardFixture(t)
+	lc, _, _ := f.lease(t, "cleo", "secret")
+	for op, args := range map[string]map[string]any{
+		"label/set":     {"repo": "grd", "glob": "vault/**", "sensitivity": "public"},
+		"label/delete":  {"repo": "grd", "glob": "vault/**"},
+		"label/list":    {"repo": "grd"},
+		"handoff/set":   {"repo": "grd", "glob": "x/*", "schema": map[string]any{}},
+		"hold/set":      {"repo": "grd", "glob": "x/*"},
+		"hold/delete":   {"repo": "grd", "glob": "x/*"},
+		"forget/run":    {"repo": "grd", "paths": []string{"web/**"}},
+		"memory/review": {"repo": "grd", "home": "agents/cleo"},
+	} {
+		st, out := lc.call(op, args)
+		e, _ := out["error"].(map[string]any)
+		if st != 403 || e == nil || e["code"] != "AccessDenied" {
+			t.Errorf("a lease's %s: %d %v", op, st, out)
+		}
+	}
+	rules := f.c.ok("label/list", map[string]any{"repo": "grd"})["rules"].([]any)
+	if len(rules) != 2 {
+		t.Fatalf("the rules changed: %v", rules)
+	}
+}
