@@ -30,7 +30,11 @@ func (h *Handler) leaseWiden(ctx context.Context, c *call, a *apiv1.LeaseWidenRe
 	if err != nil {
 		return nil, err
 	}
-	g, err := h.gates.RequestWidening(ctx, gate.WidenRequest{Lease: l, Rules: req.View, TTL: req.TTL, Reason: a.Reason})
+	taint, err := h.auth.Taint(ctx, c.p)
+	if err != nil {
+		return nil, err
+	}
+	g, err := h.gates.RequestWidening(ctx, gate.WidenRequest{Lease: l, Rules: req.View, TTL: req.TTL, Reason: a.Reason, Taint: taint})
 	if err != nil {
 		return nil, gateError(err)
 	}

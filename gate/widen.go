@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/record"
 )
@@ -43,6 +44,7 @@ type WidenRequest struct {
 	Rules  []lease.Rule
 	TTL    time.Duration // how long the grants would last; 0 is what is left of the lease
 	Reason string
+	Taint  label.Taint // the asking run's session taint, for the card
 }
 
 // RequestWidening puts a lease's request for wider authority at a gate.
@@ -83,6 +85,7 @@ func (s *Service) RequestWidening(ctx context.Context, r WidenRequest) (*Gate, e
 	}
 	g := &Gate{ID: newID("gte_"), Repo: l.Repo, Status: "pending", Created: now, Widen: w}
 	g.Card = s.widenCard(l, g, d, r.Reason)
+	g.Card.Risk.SessionTaint, g.Card.Risk.Egress = r.Taint.List(), l.Egress
 	if err := s.widenEvent(ctx, record.KindGateRequested, l, g, record.Decision{Effect: record.EffectAllow, Rule: "wider authority waits for a person"}); err != nil {
 		return nil, err
 	}
