@@ -118,12 +118,16 @@ func gateOut(g *gate.Gate) apiv1.Gate {
 	card := apiv1.Card{GateID: c.GateID, Run: c.Run, Lease: c.Lease, Why: c.Why, ReadManifest: summaryOut(c.ReadManifest),
 		Options: c.Options, Default: c.Default, ExpiresAt: c.ExpiresAt,
 		Action: apiv1.CardAction{Op: c.Action.Op, From: c.Action.From, Into: c.Action.Into, FilesChanged: c.Action.FilesChanged,
-			DiffSHA256: c.Action.DiffSHA256, Changes: linesOut(c.Action.Changes), Requested: c.Action.Requested, Until: c.Action.Until},
+			DiffSHA256: c.Action.DiffSHA256, Changes: linesOut(c.Action.Changes), Requested: c.Action.Requested, Until: c.Action.Until,
+			Paths: c.Action.Paths, Subject: c.Action.Subject},
 		Risk: apiv1.CardRisk(c.Risk)}
 	out := apiv1.Gate{ID: g.ID, Proposal: g.Proposal, Repo: g.Repo, Card: card, Status: g.Status, Created: g.Created,
 		DecidedAt: g.DecidedAt, DecidedBy: g.DecidedBy, Reason: g.Reason, Merge: g.Merge}
 	if g.Widen != nil {
 		out.Grants = g.Widen.Grants
+	}
+	if g.Forget != nil {
+		out.ForgetID = g.Forget.ForgetID
 	}
 	return out
 }

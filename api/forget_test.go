@@ -92,3 +92,47 @@ func TestForget(t *testing.T) {
 	}
 	c.fails("forget/run", map[string]any{"repo": "fgt", "paths": []string{}}, 400, "InvalidArgument")
 }
+
+// TestForgetRequest: an agent asks to forget and never forgets: its
+// request waits at a gate naming the paths; it cannot approve it; a
+// legal hold makes the owner's approval fail and leaves it pending; the
+// approval runs the forget; a denied request forgets nothing.
+func TestForgetRequest(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	cl := s3Of(c, c.creds)
+	c.ok("repo/create", map[string]any{"repo": "fgr", "protected": false})
+	for _, k := range []string{"crm/acme.md", "crm/keep.md"} {
+		if _, err := cl.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("fgr"), Key: aws.String(k), Body: strings.NewReader("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.ok("commit/create", map[string]any{"repo": "fgr", "branch": "main", "message": "crm"})
+	lc, _ := leaseClient(t, c, map[string]any{"repo": "fgr", "role": "cleo", "fork_from": "main", "paths": []string{"crm/**"}, "actions": []string{"read"}})
+	lc.fails("forget/run", map[string]any{"repo": "fgr", "paths": []string{"crm/acme.md"}}, 403, "AccessDenied")
+	g := lc.ok("forget/request", map[string]any{"paths": []string{"crm/acme.md"}, "reason": "the customer asked"})["gate"].(map[string]any)
+	action := g["card"].(map[string]any)["action"].(map[string]any)
+	if g["status"] != "pending" || action["op"] != "forget" || action["paths"].([]any)[0] != "crm/acme.md" {
+		t.Fatalf("the request: %v", g)
+	}
+	id := g["gate_id"].(string)
+	lc.fails("gate/approve", map[string]any{"gate_id": id}, 403, "AccessDenied")
+	c.ok("hold/set", map[string]any{"repo": "fgr", "glob": "crm/acme.md", "reason": "litigation"})
+	c.fails("gate/approve", map[string]any{"gate_id": id}, 403, "AccessDenied")
+	if st := c.ok("gate/get", map[string]any{"gate_id": id})["gate"].(map[string]any)["status"]; st != "pending" {
+		t.Fatalf("a held forget's gate is %v", st)
+	}
+	c.ok("hold/delete", map[string]any{"repo": "fgr", "glob": "crm/acme.md"})
+	ok := c.ok("gate/approve", map[string]any{"gate_id": id, "reason": "verified"})["gate"].(map[string]any)
+	if ok["status"] != "approved" || ok["forget_id"] == "" {
+		t.Fatalf("approved: %v", ok)
+	}
+	if _, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("fgr"), Key: aws.String("crm/acme.md")}); !isNoSuchKey(err) {
+		t.Fatalf("after the approval: %v", err)
+	}
+	g2 := lc.ok("forget/request", map[string]any{"paths": []string{"crm/keep.md"}, "reason": "no"})["gate"].(map[string]any)
+	c.ok("gate/deny", map[string]any{"gate_id": g2["gate_id"]})
+	if _, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("fgr"), Key: aws.String("crm/keep.md")}); err != nil {
+		t.Fatalf("a denied request forgot: %v", err)
+	}
+}

@@ -190,6 +190,11 @@ func (h *Handler) decide(ctx context.Context, c *call, a apiv1.GateDecision, app
 	if err := h.needGates(); err != nil {
 		return nil, err
 	}
+	if approve {
+		if g, ok, err := h.approveForget(ctx, c, a); ok || err != nil {
+			return g, err
+		}
+	}
 	g, err := h.gates.Decide(ctx, a.GateID, c.p.AccessKey, approve, a.Reason)
 	if err != nil {
 		if errors.Is(err, gate.ErrVoid) && g != nil {
@@ -342,4 +347,47 @@ func (h *Handler) trashRestore(ctx context.Context, c *call, a *apiv1.TrashResto
 		return nil, err
 	}
 	return &apiv1.RestoreResponse{Commit: id.String()}, nil
+}
+
+// approveForget approves a pending request to forget by running the
+// forget it asks for, as the approver; ok is false for any other gate. A
+// forget the holds refuse leaves the request pending.
+func (h *Handler) approveForget(ctx context.Context, c *call, a apiv1.GateDecision) (*apiv1.GateResponse, bool, error) {
+	g, err := h.gates.GetGate(ctx, a.GateID)
+	if err != nil || g.Forget == nil || g.Status != "pending" {
+		return nil, false, nil // Decide answers it
+	}
+	rep, err := h.forgetRun(ctx, c, &apiv1.ForgetRequest{Repo: g.Repo, Paths: g.Forget.Paths, Subject: g.Forget.Subject})
+	if err != nil {
+		return nil, true, err
+	}
+	g, err = h.gates.ApproveForget(ctx, a.GateID, c.p.AccessKey, a.Reason, rep.ForgetID)
+	if err != nil {
+		return nil, true, gateError(err)
+	}
+	return &apiv1.GateResponse{Gate: gateOut(g)}, true, nil
+}
+
+// forgetRequest answers forget/request: a lease's request to forget, at
+// a gate.
+func (h *Handler) forgetRequest(ctx context.Context, c *call, a *apiv1.ForgetAskRequest) (*apiv1.GateResponse, error) {
+	if err := h.needGates(); err != nil {
+		return nil, err
+	}
+	l := c.p.Lease
+	if l == nil {
+		return nil, invalid("the owner forgets with forget/run; forget/request is a lease's request")
+	}
+	if err := required("reason", a.Reason); err != nil {
+		return nil, err
+	}
+	taint, err := h.auth.Taint(ctx, c.p)
+	if err != nil {
+		return nil, err
+	}
+	g, err := h.gates.RequestForget(ctx, gate.ForgetRequest{Lease: l, Paths: a.Paths, Subject: a.Subject, Reason: a.Reason, Taint: taint})
+	if err != nil {
+		return nil, gateError(err)
+	}
+	return &apiv1.GateResponse{Gate: gateOut(g)}, nil
 }

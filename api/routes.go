@@ -109,6 +109,7 @@ func (h *Handler) routes() map[string]verb {
 	route(m, owner, h.holdList)
 	route(m, writes, h.holdDelete)
 	route(m, writes, h.forgetRun)
+	route(m, writes|leases, h.forgetRequest)
 	return m
 }
 

@@ -113,6 +113,10 @@ type CardAction struct {
 	// lease.widen) would grant its lease, and until when.
 	Requested []lease.Rule `json:"requested,omitempty"`
 	Until     time.Time    `json:"until,omitzero"`
+	// Paths and Subject are what a request to forget (op forget) would
+	// forget, on approval.
+	Paths   []string `json:"paths,omitempty"`
+	Subject string   `json:"subject,omitempty"`
 }
 
 // CardRisk is what a person weighs.
@@ -155,7 +159,21 @@ type Gate struct {
 	// Grants are the grants an approved request for wider authority
 	// added to its lease.
 	Grants []string `json:"grants,omitempty"`
+	// ForgetID names the forget an approved request to forget ran.
+	ForgetID string `json:"forget_id,omitempty"`
 }
+
+// ForgetAskRequest is a lease's request that Paths (globs) and the notes
+// about Subject be forgotten: it waits at a gate (op forget), and only
+// the owner's approval runs the forget. An agent never forgets.
+type ForgetAskRequest struct {
+	Paths   []string `json:"paths"`
+	Subject string   `json:"subject,omitempty"`
+	Reason  string   `json:"reason"`
+}
+
+// Op implements Request.
+func (ForgetAskRequest) Op() string { return "forget/request" }
 
 // GateListRequest lists gates (a lease: only its own branch's).
 type GateListRequest struct {

@@ -128,6 +128,10 @@ type Card struct {
 		// (Op OpWiden) would grant, and until when.
 		Requested []lease.Rule `json:"requested,omitempty"`
 		Until     time.Time    `json:"until,omitzero"`
+		// Paths and Subject are what a request to forget (Op OpForget)
+		// would forget.
+		Paths   []string `json:"paths,omitempty"`
+		Subject string   `json:"subject,omitempty"`
 	} `json:"action"`
 	Why  string `json:"why"`
 	Risk struct {
@@ -159,6 +163,8 @@ type Gate struct {
 	// Widen is the request for wider authority a gate without a proposal
 	// holds.
 	Widen *Widening `json:"widen,omitempty"`
+	// Forget is the request to forget a gate without a proposal holds.
+	Forget *ForgetAsk `json:"forget,omitempty"`
 }
 
 func newID(prefix string) string {
@@ -576,6 +582,9 @@ func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, r
 	}
 	if g.Widen != nil {
 		return s.decideWidening(ctx, g, by, approve, reason)
+	}
+	if g.Forget != nil {
+		return s.decideForget(ctx, g, by, approve, reason)
 	}
 	p, err := s.GetProposal(ctx, g.Proposal)
 	if err != nil {

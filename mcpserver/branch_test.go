@@ -131,3 +131,25 @@ func TestWiderAuthority(t *testing.T) {
 	}
 	wantRefused(t, cs, "NotFound", "nas_read", map[string]any{"path": "secret/other.md"})
 }
+
+// TestForgetRequestTool: nas_lease's forget waits at a gate; the file
+// is there until a person approves, gone after.
+func TestForgetRequestTool(t *testing.T) {
+	w := newWorld(t)
+	l := w.lease(t, "forgetful", lease.Budgets{})
+	cs := w.session(t, l)
+	var out mcpserver.LeaseOutput
+	args := map[string]any{"forget": map[string]any{"paths": []string{"docs/guide.md"}, "reason": "it quotes a customer"}}
+	if msg := call(t, cs, "nas_lease", args, &out); msg != "" {
+		t.Fatal(msg)
+	}
+	if out.Forget == nil || out.Forget.Status != "pending" || out.Forget.Card.Action.Op != "forget" || !strings.Contains(out.Waiting, out.Forget.ID) {
+		t.Fatalf("forget request: %+v %q", out.Forget, out.Waiting)
+	}
+	var got apiv1.FileReadResponse
+	if msg := call(t, cs, "nas_read", map[string]any{"path": "docs/guide.md"}, &got); msg != "" {
+		t.Fatalf("before approval: %s", msg)
+	}
+	w.do(t, apiv1.GateApproveRequest{GateID: out.Forget.ID}, nil)
+	wantRefused(t, cs, "NotFound", "nas_read", map[string]any{"path": "docs/guide.md"})
+}

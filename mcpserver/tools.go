@@ -179,8 +179,16 @@ func contentType(k string) string {
 // LeaseInput is nas_lease's input: the lease is the caller's; Child asks
 // for a narrower child lease besides.
 type LeaseInput struct {
-	Child   *ChildInput `json:"child,omitempty" jsonschema:"issue a narrower child lease for a sub-agent"`
-	Request *WidenInput `json:"request,omitempty" jsonschema:"ask a person for wider authority (more paths or actions); it waits at a gate and is never granted by asking"`
+	Child   *ChildInput  `json:"child,omitempty" jsonschema:"issue a narrower child lease for a sub-agent"`
+	Request *WidenInput  `json:"request,omitempty" jsonschema:"ask a person for wider authority (more paths or actions); it waits at a gate and is never granted by asking"`
+	Forget  *ForgetInput `json:"forget,omitempty" jsonschema:"ask a person to forget files (and the notes about a subject); it waits at a gate: an agent never forgets"`
+}
+
+// ForgetInput is a request to forget.
+type ForgetInput struct {
+	Paths   []string `json:"paths" jsonschema:"path globs of the files to forget"`
+	Subject string   `json:"subject,omitempty" jsonschema:"also the notes about this subject"`
+	Reason  string   `json:"reason" jsonschema:"why, shown to the person who decides"`
 }
 
 // WidenInput is a request for wider authority.
@@ -209,6 +217,8 @@ type LeaseOutput struct {
 	// decided at), and Waiting a line that says what happens next.
 	Request *apiv1.Gate `json:"request,omitempty"`
 	Waiting string      `json:"waiting,omitempty"`
+	// Forget is the gate a request to forget waits at.
+	Forget *apiv1.Gate `json:"forget,omitempty"`
 }
 
 // ChildLease is an issued child lease as a lease JSON file holds it: its
@@ -238,6 +248,14 @@ func (t *tools) lease(ctx context.Context, _ *mcp.CallToolRequest, in LeaseInput
 		if gr.Gate.Status == "pending" {
 			out.Waiting = fmt.Sprintf("waiting at gate %s for a person's decision; once approved, the paths appear as grants of this lease (call nas_lease to see)", gr.Gate.ID)
 		}
+	}
+	if f := in.Forget; f != nil {
+		var gr apiv1.GateResponse
+		if err := t.c.Do(ctx, apiv1.ForgetAskRequest{Paths: f.Paths, Subject: f.Subject, Reason: f.Reason}, &gr); err != nil {
+			return nil, out, refusal("request forgetting", err)
+		}
+		out.Forget = &gr.Gate
+		out.Waiting = fmt.Sprintf("the request to forget waits at gate %s for a person's decision", gr.Gate.ID)
 	}
 	if err := t.c.Do(ctx, apiv1.LeaseGetRequest{}, &out.LeaseGetResponse); err != nil {
 		return nil, out, refusal("get the lease", err)
