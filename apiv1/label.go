@@ -58,8 +58,9 @@ func (LabelListRequest) Op() string { return "label/list" }
 func (LabelDeleteRequest) Op() string { return "label/delete" }
 
 // Handoff is a structured handoff: lease writes under Glob must be JSON
-// documents valid against Schema (a JSON Schema, draft 2020-12 or 07, no
-// remote $ref), and those that are valid are labelled reviewed.
+// documents valid against Schema (a JSON Schema, draft 2020-12 or 07,
+// self-contained: no $ref), and those that are valid are labelled
+// reviewed.
 type Handoff struct {
 	Glob   string          `json:"glob"`
 	Schema json.RawMessage `json:"schema"`

@@ -20,8 +20,8 @@ import (
 // that validates against it (else it is refused), and a document that
 // does is labelled reviewed, so a privileged session reads it without
 // taking on the writer's external taint. Only what a schema can check
-// (enums, IDs, bounded strings) crosses. Validation is in process; a
-// schema's remote $ref is refused, never fetched.
+// (enums, IDs, bounded strings) crosses. Validation is in process, and a
+// schema holds no reference (see resolveSchema).
 
 // Handoff is one registered schema.
 type Handoff struct {
@@ -76,14 +76,46 @@ func (a *Authority) SetHandoffs(ctx context.Context, repo string, hs []Handoff) 
 	return a.branches.SetRepoConfig(ctx, repo, handoffsConfig, doc)
 }
 
-// resolveSchema parses and resolves a schema, with no loader: a remote
-// reference fails.
+// resolveSchema parses and resolves a schema. A handoff schema is
+// self-contained: it may use no reference ($ref, $dynamicRef,
+// $recursiveRef), local or remote, so nothing is ever fetched and no
+// cycle of references can recur without end while a document is checked.
 func resolveSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
+	var tree any
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		return nil, err
+	}
+	if k := refIn(tree); k != "" {
+		return nil, fmt.Errorf("a handoff schema uses no references (%s): write it out whole", k)
+	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, err
 	}
 	return s.Resolve(nil)
+}
+
+// refIn is the first reference keyword anywhere in a decoded JSON value,
+// or "".
+func refIn(v any) string {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if k == "$ref" || k == "$dynamicRef" || k == "$recursiveRef" {
+				return k
+			}
+			if r := refIn(x); r != "" {
+				return r
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if r := refIn(x); r != "" {
+				return r
+			}
+		}
+	}
+	return ""
 }
 
 // HandoffFor is the handoff whose glob matches a lease's write to t, or
