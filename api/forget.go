@@ -34,6 +34,7 @@ type forgetPlan struct {
 	keys  map[string][]string
 	notes int
 	files int
+	lazy  bool // some file is an attached source's object
 }
 
 // forgetRun answers forget/run.
@@ -87,6 +88,7 @@ func (h *Handler) planBranch(ctx context.Context, a *apiv1.ForgetRequest, br str
 			case anyGlob(a.Paths, o.Key):
 				plan.keys[br] = append(plan.keys[br], o.Key)
 				plan.files++
+				plan.lazy = plan.lazy || o.Entry.Remote != nil
 			case note:
 				plan.keys[br] = append(plan.keys[br], o.Key)
 				plan.notes++
@@ -169,6 +171,10 @@ func newForgetReport(a *apiv1.ForgetRequest, plan *forgetPlan) *apiv1.ForgetRepo
 	rep.Report.History = "not rewritten: the commits before the forget still hold the content (retention class normal; rewriting history is not built)"
 	rep.Report.NotCovered = append(rep.Report.NotCovered, "earlier commits, checkpoints and deleted branches of this repository (history is not rewritten)",
 		"exports (nas export) and Git clones made before")
+	if plan.lazy {
+		rep.Report.NotCovered = append(rep.Report.NotCovered,
+			"the attached sources' own objects: a refresh of the source attaches them again unless they are removed there")
+	}
 	return rep
 }
 
