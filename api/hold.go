@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/branch"
@@ -51,12 +50,7 @@ func (h *Handler) holdSet(ctx context.Context, c *call, a *apiv1.HoldSetRequest)
 		return nil, err
 	}
 	return h.editHolds(ctx, c, a.Repo, record.KindHoldSet, a.Glob, a.Reason, func(hs []apiv1.Hold) []apiv1.Hold {
-		n := apiv1.Hold{Glob: a.Glob, Reason: a.Reason, SetAt: c.p.Now().UTC()}
-		if i := slices.IndexFunc(hs, func(x apiv1.Hold) bool { return x.Glob == a.Glob }); i >= 0 {
-			hs[i] = n
-			return hs
-		}
-		return append(hs, n)
+		return putGlob(hs, apiv1.Hold{Glob: a.Glob, Reason: a.Reason, SetAt: c.p.Now().UTC()}, a.Glob, holdGlob)
 	})
 }
 
@@ -66,7 +60,7 @@ func (h *Handler) holdDelete(ctx context.Context, c *call, a *apiv1.HoldDeleteRe
 		return nil, err
 	}
 	return h.editHolds(ctx, c, a.Repo, record.KindHoldLifted, a.Glob, "", func(hs []apiv1.Hold) []apiv1.Hold {
-		return slices.DeleteFunc(hs, func(x apiv1.Hold) bool { return x.Glob == a.Glob })
+		return dropGlob(hs, a.Glob, holdGlob)
 	})
 }
 

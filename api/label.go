@@ -19,13 +19,7 @@ func (h *Handler) labelSet(ctx context.Context, c *call, a *apiv1.LabelSetReques
 	if err := r.Validate(); err != nil {
 		return nil, invalid(err.Error())
 	}
-	return h.editRules(ctx, a.Repo, func(rs []label.Rule) []label.Rule {
-		if i := slices.IndexFunc(rs, func(x label.Rule) bool { return x.Glob == r.Glob }); i >= 0 {
-			rs[i] = r
-			return rs
-		}
-		return append(rs, r)
-	})
+	return h.editRules(ctx, a.Repo, func(rs []label.Rule) []label.Rule { return putGlob(rs, r, r.Glob, ruleGlob) })
 }
 
 // labelDelete removes the rule for a glob; removing one that is not there
@@ -35,7 +29,7 @@ func (h *Handler) labelDelete(ctx context.Context, c *call, a *apiv1.LabelDelete
 		return nil, err
 	}
 	return h.editRules(ctx, a.Repo, func(rs []label.Rule) []label.Rule {
-		return slices.DeleteFunc(rs, func(x label.Rule) bool { return x.Glob == a.Glob })
+		return dropGlob(rs, a.Glob, ruleGlob)
 	})
 }
 
@@ -96,19 +90,14 @@ func (h *Handler) handoffSet(ctx context.Context, c *call, a *apiv1.HandoffSetRe
 		return nil, err
 	}
 	return h.editHandoffs(ctx, a.Repo, func(hs []auth.Handoff) []auth.Handoff {
-		n := auth.Handoff(a.Handoff)
-		if i := slices.IndexFunc(hs, func(x auth.Handoff) bool { return x.Glob == n.Glob }); i >= 0 {
-			hs[i] = n
-			return hs
-		}
-		return append(hs, n)
+		return putGlob(hs, auth.Handoff(a.Handoff), a.Glob, handoffGlob)
 	})
 }
 
 // handoffDelete removes the handoff for a glob.
 func (h *Handler) handoffDelete(ctx context.Context, c *call, a *apiv1.HandoffDeleteRequest) (*apiv1.HandoffsResponse, error) {
 	return h.editHandoffs(ctx, a.Repo, func(hs []auth.Handoff) []auth.Handoff {
-		return slices.DeleteFunc(hs, func(x auth.Handoff) bool { return x.Glob == a.Glob })
+		return dropGlob(hs, a.Glob, handoffGlob)
 	})
 }
 
@@ -142,3 +131,22 @@ func (h *Handler) editHandoffs(ctx context.Context, repo string, edit func([]aut
 	}
 	return out, nil
 }
+
+// The repository documents of label rules, handoffs and holds are lists
+// keyed by glob: putGlob replaces the item for a glob or appends it,
+// dropGlob removes it (removing one that is not there changes nothing).
+func putGlob[T any](xs []T, x T, g string, globOf func(T) string) []T {
+	if i := slices.IndexFunc(xs, func(y T) bool { return globOf(y) == g }); i >= 0 {
+		xs[i] = x
+		return xs
+	}
+	return append(xs, x)
+}
+
+func dropGlob[T any](xs []T, g string, globOf func(T) string) []T {
+	return slices.DeleteFunc(xs, func(y T) bool { return globOf(y) == g })
+}
+
+func ruleGlob(r label.Rule) string      { return r.Glob }
+func handoffGlob(h auth.Handoff) string { return h.Glob }
+func holdGlob(h apiv1.Hold) string      { return h.Glob }
