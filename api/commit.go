@@ -149,7 +149,7 @@ func (h *Handler) diffList(ctx context.Context, c *call, a *apiv1.DiffListReques
 		}
 	}
 	return page(limit, func(fn func(branch.Change) error) error {
-		return h.b.Diff(ctx, a.Repo, a.From, a.To, a.Cursor, c.p.Filter(lease.List), fn)
+		return h.b.Diff(ctx, a.Repo, a.From, a.To, a.Cursor, h.auth.ListFilter(ctx, c.p, a.Repo, lease.List), fn)
 	})
 }
 
@@ -165,7 +165,7 @@ func (h *Handler) changesList(ctx context.Context, c *call, a *apiv1.ChangesList
 		return nil, err
 	}
 	return page(limit, func(fn func(branch.Change) error) error {
-		return h.b.Changes(ctx, a.Repo, a.Branch, a.Cursor, visibleOnly(c, fn))
+		return h.b.Changes(ctx, a.Repo, a.Branch, a.Cursor, h.visibleOnly(ctx, c, a.Repo, fn))
 	})
 }
 
@@ -191,13 +191,15 @@ func (h *Handler) leaseRef(ctx context.Context, c *call, repo, ref string) error
 	return h.auth.Authorize(ctx, c.p, lease.List, t)
 }
 
-// visibleOnly drops changes to keys the caller may not list.
-func visibleOnly(c *call, fn func(branch.Change) error) func(branch.Change) error {
+// visibleOnly drops changes to keys the caller may not list, or whose
+// old or new version is above its sensitivity ceiling.
+func (h *Handler) visibleOnly(ctx context.Context, c *call, repo string, fn func(branch.Change) error) func(branch.Change) error {
 	if c.p.IsOwner() {
 		return fn
 	}
+	admits := func(key string, e *manifest.Entry) bool { return e == nil || h.auth.Admits(ctx, c.p, repo, key, e) }
 	return func(ch branch.Change) error {
-		if !c.p.Visible(ch.Key, lease.List) {
+		if !c.p.Visible(ch.Key, lease.List) || !admits(ch.Key, ch.Old) || !admits(ch.Key, ch.New) {
 			return nil
 		}
 		return fn(ch)

@@ -272,12 +272,28 @@ func TestTaintedNotesQuarantined(t *testing.T) {
 func TestSecretsLabelled(t *testing.T) {
 	f := newGuardFixture(t)
 	ctx := context.Background()
-	_, ls3, br := f.lease(t, "cleo", "")
+	lc, ls3, br := f.lease(t, "cleo", "")
 	onBranch := s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", br))
 	key := "AKIA" + "IOSFODNN7" + "EXAMPLE"
 	f.put(t, ls3, "notes/env.sh", "export AWS_ACCESS_KEY_ID="+key+"\n", nil, onBranch)
 	if _, err := ls3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("grd"), Key: aws.String("notes/env.sh")}, onBranch); !isNoSuchKey(err) {
 		t.Fatalf("a secret written by the lease is readable under a private ceiling: %v", err)
+	}
+	// Nor does it show among the branch's changes, staged or committed.
+	f.put(t, ls3, "notes/plain.md", "nothing secret\n", nil, onBranch)
+	keys := func(op string, args map[string]any) []string {
+		var out []string
+		for _, ch := range lc.ok(op, args)["changes"].([]any) {
+			out = append(out, ch.(map[string]any)["key"].(string))
+		}
+		return out
+	}
+	if got := keys("changes/list", map[string]any{"repo": "grd", "branch": br}); !slices.Equal(got, []string{"notes/plain.md"}) {
+		t.Fatalf("changes/list shows %v", got)
+	}
+	head := lc.ok("commit/create", map[string]any{"repo": "grd", "branch": br, "message": "notes"})["commit"].(map[string]any)
+	if got := keys("diff/list", map[string]any{"repo": "grd", "from": head["parents"].([]any)[0], "to": br}); !slices.Equal(got, []string{"notes/plain.md"}) {
+		t.Fatalf("diff/list shows %v", got)
 	}
 	h, err := f.owner.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("grd"), Key: aws.String("notes/env.sh")},
 		s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", br)))

@@ -429,7 +429,7 @@ func (s *Service) Diff(ctx context.Context, repo, from, to, after string, f *Fil
 				return nil
 			}
 			ch, err := toChange(c.Key, c.Old, c.New)
-			if err != nil {
+			if err != nil || !f.admitsChange(ch) {
 				return err
 			}
 			return fn(ch)

@@ -58,6 +58,15 @@ func (f *Filter) ranges(from, to string) []KeyRange {
 
 func (f *Filter) match(key string) bool { return f == nil || f.Match(key) }
 
+// admitsChange asks the filter's Entry about both sides of a change: a
+// change is left out when either side is refused.
+func (f *Filter) admitsChange(ch Change) bool {
+	if f == nil || f.Entry == nil {
+		return true
+	}
+	return (ch.Old == nil || f.Entry(ch.Key, ch.Old)) && (ch.New == nil || f.Entry(ch.Key, ch.New))
+}
+
 // admits asks the filter's Entry about the encoded entry val of key; an
 // entry that does not decode is left to the listing, which reports it.
 func (f *Filter) admits(key string, val []byte) bool {
