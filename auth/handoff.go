@@ -136,20 +136,16 @@ func (a *Authority) HandoffFor(ctx context.Context, p *Principal, t Target) (*Ha
 	return nil, nil
 }
 
-// HandoffCheck checks a lease's write to t of size bytes, body (its
-// first MaxHandoffDoc+1 bytes at most), against the handoff whose glob
-// matches: false when none does; true when the document validates (the
-// write is then labelled reviewed); ErrHandoff, saying why, when it does
-// not.
-func (a *Authority) HandoffCheck(ctx context.Context, p *Principal, t Target, size int64, body []byte) (bool, error) {
-	h, err := a.HandoffFor(ctx, p, t)
-	if err != nil || h == nil {
-		return false, err
-	}
+// HandoffCheck checks a document written under handoff h (the one
+// HandoffFor found when the body arrived): size bytes, of which body holds
+// the first MaxHandoffDoc+1 at most. It answers nil when the document
+// validates (the write is then labelled reviewed), else ErrHandoff saying
+// why.
+func HandoffCheck(h *Handoff, size int64, body []byte) error {
 	if size > MaxHandoffDoc {
-		return false, fmt.Errorf("%w: %s: %d bytes, at most %d", ErrHandoff, h.Glob, size, MaxHandoffDoc)
+		return fmt.Errorf("%w: %s: %d bytes, at most %d", ErrHandoff, h.Glob, size, MaxHandoffDoc)
 	}
-	return true, validateHandoff(*h, body)
+	return validateHandoff(*h, body)
 }
 
 // validateHandoff validates document b against h's schema.

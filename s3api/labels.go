@@ -158,9 +158,7 @@ func (s *Server) handoff(req *request, e *manifest.Entry, in *ingested) error {
 	if in.captured == nil {
 		return nil // no handoff glob matched when the body arrived
 	}
-	t := auth.Target{Repo: req.repo, Branch: req.branch, Key: req.key}
-	ok, err := s.auth.HandoffCheck(req.ctx(), req.p, t, in.size, in.captured.Bytes())
-	if err != nil || !ok {
+	if err := auth.HandoffCheck(in.captured.h, in.size, in.captured.Bytes()); err != nil {
 		return err
 	}
 	l := label.Of(e.Label)
@@ -169,10 +167,11 @@ func (s *Server) handoff(req *request, e *manifest.Entry, in *ingested) error {
 	return nil
 }
 
-// capture keeps the first max bytes written to it.
+// capture keeps the first max bytes written to it, for handoff h.
 type capture struct {
 	bytes.Buffer
 	max int
+	h   *auth.Handoff
 }
 
 // Write keeps what fits; it never fails.
@@ -190,5 +189,5 @@ func (s *Server) newCapture(req *request) (*capture, error) {
 	if err != nil || h == nil {
 		return nil, err
 	}
-	return &capture{max: auth.MaxHandoffDoc + 1}, nil
+	return &capture{max: auth.MaxHandoffDoc + 1, h: h}, nil
 }
