@@ -163,6 +163,7 @@ type Principal struct {
 	refused  bool                    // the request's first refusal was recorded
 	denials  []denial                // refusals after the first, summarised by Finish
 	rules    map[string][]label.Rule // label rules by repository, read once a request
+	taint    *label.Taint            // the run's taint as this request last saw it
 }
 
 // Name names the principal in logs: "owner", or the lease's ID (never a

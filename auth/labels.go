@@ -143,13 +143,20 @@ func (a *Authority) Taint(ctx context.Context, p *Principal) (label.Taint, error
 }
 
 // taint adds a read of content labelled l at t to the taint of p's run,
-// recording each growth.
+// recording each growth. A request that reads many entries (a search, a
+// recall) looks the taint up once: what it already holds taints no more.
 func (a *Authority) taint(ctx context.Context, p *Principal, t Target, l label.Label) {
+	if p.taint != nil {
+		if _, grown := p.taint.With(l); !grown {
+			return
+		}
+	}
 	tn, grown, err := a.leases.growTaint(context.WithoutCancel(ctx), p.Lease.Run, l)
 	if err != nil {
 		a.log.Error("session taint not kept", "run", p.Lease.Run, "err", err)
 		return
 	}
+	p.taint = &tn
 	if !grown || a.rec == nil {
 		return
 	}
