@@ -67,14 +67,18 @@ func (f *Filter) admitsChange(ch Change) bool {
 	return (ch.Old == nil || f.Entry(ch.Key, ch.Old)) && (ch.New == nil || f.Entry(ch.Key, ch.New))
 }
 
-// admits asks the filter's Entry about the encoded entry val of key; an
-// entry that does not decode is left to the listing, which reports it.
-func (f *Filter) admits(key string, val []byte) bool {
+// admits asks the filter's Entry about the encoded entry val of key, and
+// returns the entry it decoded for that (nil without an Entry); an entry
+// that does not decode is left to the listing, which reports it.
+func (f *Filter) admits(key string, val []byte) (*manifest.Entry, bool) {
 	if f == nil || f.Entry == nil {
-		return true
+		return nil, true
 	}
 	e, err := manifest.DecodeEntry(val)
-	return err != nil || f.Entry(key, e)
+	if err != nil {
+		return nil, true
+	}
+	return e, f.Entry(key, e)
 }
 
 // Object is one listed object.
@@ -142,7 +146,12 @@ func list(m *merged, o ListOptions) (*ListResult, error) {
 			if !ok || rg.End != "" && key >= rg.End || !strings.HasPrefix(key, o.Prefix) {
 				break
 			}
-			if !o.Filter.match(key) || !o.Filter.admits(key, val) {
+			if !o.Filter.match(key) {
+				m.next()
+				continue
+			}
+			e, ok := o.Filter.admits(key, val)
+			if !ok {
 				m.next()
 				continue
 			}
@@ -180,7 +189,10 @@ func list(m *merged, o ListOptions) (*ListResult, error) {
 				m.seek(next)
 				continue
 			}
-			e, err := manifest.DecodeEntry(val)
+			var err error
+			if e == nil {
+				e, err = manifest.DecodeEntry(val)
+			}
 			if err != nil {
 				// One damaged entry does not take the listing down with it;
 				// fsck reports it, and a GET of it answers the error.
