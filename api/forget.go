@@ -108,7 +108,7 @@ func (h *Handler) derivedNote(ctx context.Context, a *apiv1.ForgetRequest, br st
 		return false, nil
 	}
 	f := &file{t: auth.Target{Repo: a.Repo, Branch: br, Key: o.Key}, e: o.Entry}
-	if o.Entry.Size > 2*memory.MaxBody { // a note is its body and a little front matter
+	if o.Entry.Size > maxNoteFile {
 		return false, nil
 	}
 	if err := h.load(ctx, f); err != nil {

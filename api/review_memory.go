@@ -58,6 +58,11 @@ func (h *Handler) memoryReview(ctx context.Context, c *call, a *apiv1.MemoryRevi
 	return out, nil
 }
 
+// maxNoteFile bounds a file read as a note: a body and a little front
+// matter. A lease can put anything under its Home; nothing larger is
+// loaded whole.
+const maxNoteFile = 2 * memory.MaxBody
+
 // quarantined lists the notes of home's quarantine on br (staged
 // included), at most one listing page.
 func (h *Handler) quarantined(ctx context.Context, c *call, repo, br, home string) ([]apiv1.QuarantinedNote, error) {
@@ -67,8 +72,8 @@ func (h *Handler) quarantined(ctx context.Context, c *call, repo, br, home strin
 	}
 	var out []apiv1.QuarantinedNote
 	for _, o := range res.Objects {
-		if _, q, ok := memory.ParsePath(home, o.Key); !ok || !q {
-			continue
+		if _, q, ok := memory.ParsePath(home, o.Key); !ok || !q || o.Entry.Size > maxNoteFile {
+			continue // not a quarantined note (a larger file is left for a person to look at)
 		}
 		f := &file{t: auth.Target{Repo: repo, Branch: br, Key: o.Key}, e: o.Entry}
 		if err := h.load(ctx, f); err != nil {
@@ -88,6 +93,9 @@ func (h *Handler) release(ctx context.Context, c *call, t auth.Target, home, id 
 	e, err := h.b.Get(ctx, t.Repo, t.Branch, t.Key)
 	if err != nil {
 		return err
+	}
+	if e.Size > maxNoteFile {
+		return invalid(t.Key + " is too large to be a note")
 	}
 	f := &file{t: t, e: e}
 	if err := h.load(ctx, f); err != nil {
