@@ -110,6 +110,8 @@ func TestForgetRequest(t *testing.T) {
 	c.ok("commit/create", map[string]any{"repo": "fgr", "branch": "main", "message": "crm"})
 	lc, _ := leaseClient(t, c, map[string]any{"repo": "fgr", "role": "cleo", "fork_from": "main", "paths": []string{"crm/**"}, "actions": []string{"read"}})
 	lc.fails("forget/run", map[string]any{"repo": "fgr", "paths": []string{"crm/acme.md"}}, 403, "AccessDenied")
+	lc.fails("forget/request", map[string]any{"paths": []string{"finance/**"}, "reason": "outside the view"}, 403, "AccessDenied")
+	lc.fails("forget/request", map[string]any{"paths": []string{"**"}, "reason": "wider than the view"}, 403, "AccessDenied")
 	g := lc.ok("forget/request", map[string]any{"paths": []string{"crm/acme.md"}, "reason": "the customer asked"})["gate"].(map[string]any)
 	action := g["card"].(map[string]any)["action"].(map[string]any)
 	if g["status"] != "pending" || action["op"] != "forget" || action["paths"].([]any)[0] != "crm/acme.md" {
