@@ -100,6 +100,10 @@ func TestSensitivityCeiling(t *testing.T) {
 	if err != nil || len(all.Contents) != 2 {
 		t.Fatalf("the lease lists %d objects (%v), want the page and the note", len(all.Contents), err)
 	}
+	lc, _, _ := f.lease(t, "prober", "")
+	lc.fails("object/reads", map[string]any{"repo": "grd", "key": "vault/key.txt", "ranges": []map[string]any{{"offset": 1 << 40, "length": 1}}}, 404, "NotFound")
+	lc.fails("object/compose", map[string]any{"repo": "grd", "key": "notes/c.txt",
+		"segments": []map[string]any{{"key": "vault/key.txt", "offset": 1 << 40, "length": 1}}}, 404, "NotFound")
 	vs, err := ls3.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("grd"), Prefix: aws.String("vault/")}, onBranch)
 	if err != nil || len(vs.Versions) != 0 || len(vs.CommonPrefixes) != 0 {
 		t.Fatalf("the lease lists versions of secrets: %v %v", vs, err)

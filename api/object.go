@@ -161,6 +161,9 @@ func (h *Handler) objectReads(ctx context.Context, c *call, a *apiv1.ObjectReads
 	if err != nil {
 		return nil, err
 	}
+	if err := h.auth.Ceiling(ctx, c.p, t, e); err != nil {
+		return nil, err // before a range is checked against its size
+	}
 	rs := make([]auth.Range, 0, len(a.Ranges))
 	out := &apiv1.ObjectReadsResponse{}
 	for i, r := range a.Ranges {
@@ -290,6 +293,9 @@ func (h *Handler) rangePiece(ctx context.Context, c *call, repo, br string, i in
 	e, err := h.entryAt(ctx, repo, br, sg.Key, sg.VersionID)
 	if err != nil {
 		return composePiece{}, auth.Source{}, err
+	}
+	if err := h.auth.Ceiling(ctx, c.p, t, e); err != nil {
+		return composePiece{}, auth.Source{}, err // before the range is checked against its size
 	}
 	if err := checkRange(fmt.Sprintf("segment %d (%s)", i, sg.Key), sg.Offset, sg.Length, e.Size); err != nil {
 		return composePiece{}, auth.Source{}, err
