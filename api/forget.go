@@ -12,18 +12,22 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/evidence"
 	"github.com/agentnas/nas/glob"
+	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/memory"
 	"github.com/agentnas/nas/record"
 )
 
 // Cascade forget (forget/run, the owner's): the files the selector's
 // globs match and their derivatives (notes that cite one of them, or
-// whose subject is the selector's; the repository's search index) are
-// removed from every branch, protected or not, in one commit a branch,
-// and their trash entries dropped. A legal hold on any of those keys
-// blocks the whole request. The history before those commits is not
-// rewritten, so the report says the content stays there, and lists the
-// checkpoints that hold it; it always lists what no NAS can reach.
+// whose subject is the selector's; the repository's search index; what
+// attached sources materialised of them) are removed from every branch,
+// protected or not, in one commit a branch, and their trash entries
+// dropped. Then, unless the request keeps history, every commit,
+// checkpoint and deleted branch that still holds one of the keys is
+// rewritten without it (branch.ForgetHistory) and a collection deletes
+// the old commits and the chunks only they held, scrubbing their bytes
+// out of the segments that stay. A legal hold on any key found, at a head
+// or in history, blocks the whole request.
 
 // notCovered is what a forget never covers.
 var notCovered = []string{"copies outside the NAS", "model provider logs", "model weights"}
@@ -34,7 +38,8 @@ type forgetPlan struct {
 	keys  map[string][]string
 	notes int
 	files int
-	lazy  bool // some file is an attached source's object
+	// remotes are the attached-source objects of lazy files at heads.
+	remotes []manifest.Remote
 }
 
 // forgetRun answers forget/run.
@@ -62,12 +67,20 @@ func (h *Handler) forgetRun(ctx context.Context, c *call, a *apiv1.ForgetRequest
 	if a.DryRun {
 		return rep, nil
 	}
-	if err := h.carryOut(ctx, c, a.Repo, rep, plan); err != nil {
+	if err := h.carryOut(ctx, c, a, rep, plan); err != nil {
+		return nil, err
+	}
+	if !a.KeepHistory {
+		if err := h.rewriteHistory(ctx, c, a, rep, plan); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.evictLazy(ctx, plan.remotes); err != nil {
 		return nil, err
 	}
 	return rep, h.record(ctx, c, record.Event{Kind: record.KindForget, Repo: a.Repo, Subject: record.Subject{Path: strings.Join(a.Paths, " ")},
 		Details: map[string]string{"forget_id": rep.ForgetID, "files": fmt.Sprint(plan.files), "notes": fmt.Sprint(plan.notes),
-			"branches": fmt.Sprint(len(plan.keys))}})
+			"branches": fmt.Sprint(len(plan.keys)), "history": rep.Report.History}})
 }
 
 // planBranch adds the keys of br the request removes to plan: those a
@@ -88,7 +101,9 @@ func (h *Handler) planBranch(ctx context.Context, a *apiv1.ForgetRequest, br str
 			case anyGlob(a.Paths, o.Key):
 				plan.keys[br] = append(plan.keys[br], o.Key)
 				plan.files++
-				plan.lazy = plan.lazy || o.Entry.Remote != nil
+				if o.Entry.Remote != nil {
+					plan.remotes = append(plan.remotes, *o.Entry.Remote)
+				}
 			case note:
 				plan.keys[br] = append(plan.keys[br], o.Key)
 				plan.notes++
@@ -146,18 +161,26 @@ func (h *Handler) checkHolds(ctx context.Context, c *call, a *apiv1.ForgetReques
 		return err
 	}
 	for br, keys := range plan.keys {
-		for _, k := range keys {
-			hold := holdOf(hs, k)
-			if hold == nil {
-				continue
-			}
-			msg := fmt.Sprintf("a legal hold on %s (%s) blocks forgetting %s on %s", hold.Glob, hold.Reason, k, br)
-			if err := h.record(ctx, c, record.Event{Kind: record.KindDenied, Repo: a.Repo, Subject: record.Subject{Path: k},
-				Decision: record.Decision{Effect: record.EffectDeny, Rule: "legal-hold", Reason: msg}}); err != nil {
-				return err
-			}
-			return &Error{Status: http.StatusForbidden, Code: apiv1.CodeAccessDenied, Message: msg}
+		if err := h.refuseHeld(ctx, c, a.Repo, hs, keys, "on "+br); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// refuseHeld refuses (recorded) when one of keys (found where) is held.
+func (h *Handler) refuseHeld(ctx context.Context, c *call, repo string, hs []apiv1.Hold, keys []string, where string) error {
+	for _, k := range keys {
+		hold := holdOf(hs, k)
+		if hold == nil {
+			continue
+		}
+		msg := fmt.Sprintf("a legal hold on %s (%s) blocks forgetting %s %s", hold.Glob, hold.Reason, k, where)
+		if err := h.record(ctx, c, record.Event{Kind: record.KindDenied, Repo: repo, Subject: record.Subject{Path: k},
+			Decision: record.Decision{Effect: record.EffectDeny, Rule: "legal-hold", Reason: msg}}); err != nil {
+			return err
+		}
+		return &Error{Status: http.StatusForbidden, Code: apiv1.CodeAccessDenied, Message: msg}
 	}
 	return nil
 }
@@ -168,20 +191,86 @@ func newForgetReport(a *apiv1.ForgetRequest, plan *forgetPlan) *apiv1.ForgetRepo
 		RetentionClass: "normal", Removed: plan.keys, State: "dry_run", DryRun: a.DryRun,
 		Report: apiv1.ForgetOutcome{FilesRemoved: plan.files, DerivedRemoved: apiv1.ForgetDerived{Notes: plan.notes},
 			KeysDestroyed: []string{}, SnapshotsPending: []string{}, NotCovered: slices.Clone(notCovered)}}
-	rep.Report.History = "not rewritten: the commits before the forget still hold the content (retention class normal; rewriting history is not built)"
-	rep.Report.NotCovered = append(rep.Report.NotCovered, "earlier commits, checkpoints and deleted branches of this repository (history is not rewritten)",
-		"exports (nas export) and Git clones made before")
-	if plan.lazy {
+	rep.Report.NotCovered = append(rep.Report.NotCovered, "exports (nas export) and Git clones made before",
+		"the flight recorder: its records keep the paths and content hashes (not the bytes) of what was read and written; it is hash-chained and never rewritten")
+	if a.KeepHistory {
+		rep.Report.History = "kept (keep_history): the commits before the forget still hold the content"
+		rep.Report.NotCovered = append(rep.Report.NotCovered, "earlier commits, checkpoints and deleted branches of this repository (history kept)")
+	} else {
+		rep.Report.History = "to be rewritten: every commit, checkpoint and deleted branch that holds a forgotten key"
+		rep.Report.NotCovered = append(rep.Report.NotCovered,
+			"the bytes of small files (64 KiB or less, kept inside the metadata store) in its files until its compaction rewrites them")
+	}
+	if len(plan.remotes) > 0 {
 		rep.Report.NotCovered = append(rep.Report.NotCovered,
 			"the attached sources' own objects: a refresh of the source attaches them again unless they are removed there")
 	}
 	return rep
 }
 
+// rewriteHistory rewrites the repository's history without the forgotten
+// keys (a held key found there refuses the request before anything
+// changes), collects garbage and fills the report in.
+func (h *Handler) rewriteHistory(ctx context.Context, c *call, a *apiv1.ForgetRequest, rep *apiv1.ForgetReport, plan *forgetPlan) error {
+	hs, err := h.holds(ctx, a.Repo)
+	if err != nil {
+		return err
+	}
+	forgotten := map[string]bool{}
+	for _, keys := range plan.keys {
+		for _, k := range keys {
+			forgotten[k] = true
+		}
+	}
+	st, err := h.b.ForgetHistory(ctx, a.Repo, func(k string) bool { return forgotten[k] || anyGlob(a.Paths, k) }, branch.RewriteOptions{ID: rep.ForgetID,
+		Check: func(keys []string) error { return h.refuseHeld(ctx, c, a.Repo, hs, keys, "in the history") }})
+	if err != nil {
+		return err
+	}
+	plan.remotes = append(plan.remotes, st.Remotes...)
+	gc, err := h.b.Collect(ctx, branch.GCOptions{Retention: maxRetention})
+	if err != nil {
+		return fmt.Errorf("history rewritten; the collection after it failed (run nas gc): %w", err)
+	}
+	rep.Report.History = fmt.Sprintf("rewritten (%d commits, %d of them held a forgotten key; %d versions dropped)", st.Commits, st.Changed, st.Versions)
+	rep.Report.Collected = &apiv1.ForgetCollected{Commits: gc.ExpiredCommits, Chunks: gc.Chunks.Chunks, Bytes: gc.Chunks.Bytes, ScrubbedBytes: gc.Chunks.ScrubbedBytes}
+	rep.State = "done"
+	return h.newHeads(ctx, a.Repo, rep)
+}
+
+// newHeads puts the rewritten heads of the branches a forget committed to
+// in rep.Commits.
+func (h *Handler) newHeads(ctx context.Context, repo string, rep *apiv1.ForgetReport) error {
+	brs, err := h.b.ListBranches(ctx, repo)
+	if err != nil {
+		return err
+	}
+	for _, b := range brs {
+		if _, ok := rep.Commits[b.Name]; ok {
+			rep.Commits[b.Name] = b.Head.String()
+		}
+	}
+	return nil
+}
+
+// evictLazy drops what attached sources materialised of remotes.
+func (h *Handler) evictLazy(ctx context.Context, remotes []manifest.Remote) error {
+	for i := range remotes {
+		if h.lazy == nil {
+			return nil
+		}
+		if err := h.lazy.EvictObject(ctx, &remotes[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // carryOut removes the plan's keys branch by branch, deletes the search
-// index (it is rebuilt on the next search, without them) and lists the
-// checkpoints that still hold the old content.
-func (h *Handler) carryOut(ctx context.Context, c *call, repo string, rep *apiv1.ForgetReport, plan *forgetPlan) error {
+// index (it is rebuilt on the next search, without them) and, when
+// history is kept, lists the checkpoints that still hold the old content.
+func (h *Handler) carryOut(ctx context.Context, c *call, a *apiv1.ForgetRequest, rep *apiv1.ForgetReport, plan *forgetPlan) error {
+	repo := a.Repo
 	rep.Commits, rep.State = map[string]string{}, "pending_history"
 	for br, keys := range plan.keys {
 		id, _, err := h.b.ForgetKeys(ctx, repo, br, keys, branch.CommitOptions{Message: "forget " + rep.ForgetID, Principal: c.p.AccessKey})
@@ -199,6 +288,9 @@ func (h *Handler) carryOut(ctx context.Context, c *call, repo string, rep *apiv1
 			}
 			rep.Report.DerivedRemoved.Indexes = 1
 		}
+	}
+	if !a.KeepHistory {
+		return nil
 	}
 	brs, err := h.b.ListBranches(ctx, repo)
 	if err != nil {

@@ -69,9 +69,11 @@ func TestForget(t *testing.T) {
 			t.Errorf("not_covered lacks %q: %v", nc, rep.Report.NotCovered)
 		}
 	}
-	if rep.Report.DerivedRemoved.Indexes != 1 || len(rep.Commits) != 2 || rep.State != "pending_history" || len(rep.Report.SnapshotsPending) != 1 {
+	if rep.Report.DerivedRemoved.Indexes != 1 || len(rep.Commits) != 2 || rep.State != "done" || len(rep.Report.SnapshotsPending) != 0 ||
+		!strings.HasPrefix(rep.Report.History, "rewritten") || rep.Report.Collected == nil || rep.Report.Collected.Commits == 0 {
 		t.Fatalf("report: %+v", rep)
 	}
+	checkHistoryForgotten(t, c, cm)
 	for _, br := range []string{"main", "dev"} {
 		for _, k := range rep.Removed[br] {
 			if err := get(br, k); !isNoSuchKey(err) {
@@ -91,6 +93,51 @@ func TestForget(t *testing.T) {
 		t.Fatalf("%d forget and hold records, want 3", len(recs))
 	}
 	c.fails("forget/run", map[string]any{"repo": "fgt", "paths": []string{}}, 400, "InvalidArgument")
+}
+
+// checkHistoryForgotten checks that the history no longer holds
+// crm/acme.md: the old commit is gone, the checkpoint was rewritten
+// without it, and no version of it is listed.
+func checkHistoryForgotten(t *testing.T, c *client, old string) {
+	t.Helper()
+	c.fails("diff/list", map[string]any{"repo": "fgt", "from": old, "to": "main"}, 404, "NotFound")
+	cp := c.ok("checkpoint/list", map[string]any{"repo": "fgt", "branch": "main"})["checkpoints"].([]any)[0].(map[string]any)
+	if cp["commit"] == old {
+		t.Fatal("the checkpoint still names the old commit")
+	}
+	for _, ch := range c.ok("diff/list", map[string]any{"repo": "fgt", "from": cp["commit"], "to": "main"})["changes"].([]any) {
+		if strings.HasPrefix(ch.(map[string]any)["key"].(string), "crm/acme") {
+			t.Fatalf("the rewritten checkpoint differs from main by the forgotten file: %v", ch)
+		}
+	}
+	vs, err := s3Of(c, c.creds).ListObjectVersions(context.Background(), &s3.ListObjectVersionsInput{Bucket: aws.String("fgt"), Prefix: aws.String("crm/acme")})
+	if err != nil || len(vs.Versions)+len(vs.DeleteMarkers) != 0 {
+		t.Fatalf("versions of the forgotten file: %+v %v", vs, err)
+	}
+}
+
+// TestForgetKeepHistory: keep_history removes the file from the heads
+// and says plainly that the history still holds it.
+func TestForgetKeepHistory(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	c.ok("repo/create", map[string]any{"repo": "fgk", "protected": false})
+	if _, err := s3Of(c, c.creds).PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("fgk"), Key: aws.String("a.md"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatal(err)
+	}
+	cm := c.ok("commit/create", map[string]any{"repo": "fgk", "branch": "main", "message": "a"})["commit"].(map[string]any)["id"].(string)
+	c.ok("checkpoint/create", map[string]any{"repo": "fgk", "branch": "main", "name": "before"})
+	var rep apiv1.ForgetReport
+	if err := typed(c.srv, c.creds).Do(ctx, apiv1.ForgetRequest{Repo: "fgk", Paths: []string{"a.md"}, KeepHistory: true}, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.State != "pending_history" || len(rep.Report.SnapshotsPending) != 1 || !strings.HasPrefix(rep.Report.History, "kept") || rep.Report.Collected != nil {
+		t.Fatalf("report: %+v", rep)
+	}
+	ch := c.ok("diff/list", map[string]any{"repo": "fgk", "from": cm, "to": "main"})["changes"].([]any)
+	if len(ch) != 1 {
+		t.Fatalf("the kept history should still differ by a.md: %v", ch)
+	}
 }
 
 // TestForgetRequest: an agent asks to forget and never forgets: its

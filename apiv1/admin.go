@@ -48,6 +48,9 @@ type SweepStats struct {
 	LiveBytes     int64 `json:"live_bytes"`
 	SkippedInUse  int   `json:"skipped_in_use"`
 	SkippedRecent int   `json:"skipped_recent"`
+	// ScrubbedBytes counts the bytes of swept chunks punched out of (or
+	// zeroed in) segments that stay for live chunks.
+	ScrubbedBytes int64 `json:"scrubbed_bytes"`
 }
 
 // GCStats is what a collection reclaimed.

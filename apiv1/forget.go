@@ -40,13 +40,18 @@ type HoldsResponse struct {
 }
 
 // ForgetRequest forgets the files Paths (globs) match, and the notes that
-// cite them or are about Subject, on every branch of Repo. DryRun
-// reports what would be done and does nothing.
+// cite them or are about Subject, on every branch of Repo: it removes
+// them from the branches, rewrites the history that still holds them
+// (every commit, checkpoint and deleted branch; old commit IDs stop
+// resolving) and collects garbage, so their bytes leave the store.
+// KeepHistory only removes them from the branches' heads (the history
+// before keeps them). DryRun reports what would be done and does nothing.
 type ForgetRequest struct {
-	Repo    string   `json:"repo"`
-	Paths   []string `json:"paths"`
-	Subject string   `json:"subject,omitempty"`
-	DryRun  bool     `json:"dry_run,omitempty"`
+	Repo        string   `json:"repo"`
+	Paths       []string `json:"paths"`
+	Subject     string   `json:"subject,omitempty"`
+	KeepHistory bool     `json:"keep_history,omitempty"`
+	DryRun      bool     `json:"dry_run,omitempty"`
 }
 
 // ForgetSelector is what a forget asked for.
@@ -69,6 +74,18 @@ type ForgetOutcome struct {
 	KeysDestroyed    []string      `json:"keys_destroyed"`
 	SnapshotsPending []string      `json:"snapshots_pending"`
 	NotCovered       []string      `json:"not_covered"`
+	// Collected is what the collection after a history rewrite reclaimed.
+	Collected *ForgetCollected `json:"collected,omitempty"`
+}
+
+// ForgetCollected is what a forget's garbage collection reclaimed: old
+// commits, chunks (with their bytes) and bytes scrubbed out of segments
+// that stay for other objects.
+type ForgetCollected struct {
+	Commits       int   `json:"commits"`
+	Chunks        int   `json:"chunks"`
+	Bytes         int64 `json:"bytes"`
+	ScrubbedBytes int64 `json:"scrubbed_bytes"`
 }
 
 // ForgetReport is forget-report.json: what was asked, what was done on
@@ -81,7 +98,7 @@ type ForgetReport struct {
 	Report         ForgetOutcome       `json:"report"`
 	Removed        map[string][]string `json:"removed"`
 	Commits        map[string]string   `json:"commits,omitempty"`
-	State          string              `json:"state"` // dry_run, pending_history
+	State          string              `json:"state"` // dry_run, done, pending_history
 	DryRun         bool                `json:"dry_run,omitempty"`
 }
 

@@ -32,6 +32,9 @@ type SweepStats struct {
 	LiveBytes     int64
 	SkippedInUse  int // unreferenced but pinned by an in-flight upload
 	SkippedRecent int // written after the cycle began
+	// ScrubbedBytes counts the bytes of deleted chunks punched out of (or
+	// zeroed in) segments that stay.
+	ScrubbedBytes int64
 }
 
 // BeginCycle starts a collection cycle. Call it before marking, so that any
@@ -63,24 +66,32 @@ func (c *Cycle) Sweep(ctx context.Context, live func(chunk.Hash) bool) (SweepSta
 	if err != nil {
 		return st, fmt.Errorf("sweep scan: %w", err)
 	}
+	var spans []span
 	for len(cands) > 0 {
 		n := min(len(cands), sweepBatch)
 		batch := cands[:n]
 		cands = cands[n:]
-		chunks, bytes, err := c.deleteRecords(ctx, c.unpinned(batch, &st))
+		gone, err := c.deleteRecords(ctx, c.unpinned(batch, &st))
 		if err != nil {
 			return st, fmt.Errorf("sweep delete: %w", err)
 		}
-		st.Chunks += chunks
-		st.Bytes += bytes
+		st.Chunks += len(gone)
+		for _, r := range gone {
+			st.Bytes += r.size
+			if r.kind == kindSegment {
+				spans = append(spans, span{seg: r.seg, off: r.off, size: r.size})
+			}
+		}
 	}
 	// A re-scan finds segments still referenced (records the delete pass
 	// spared because they were rewritten or pinned).
 	if err := c.markSegments(ctx, liveSegs); err != nil {
 		return st, fmt.Errorf("sweep rescan: %w", err)
 	}
-	err = c.removeSegments(liveSegs, &st)
-	return st, err
+	if err := c.removeSegments(liveSegs, &st); err != nil {
+		return st, err
+	}
+	return st, c.scrub(spans, &st)
 }
 
 // candidates scans the index, in one read transaction, for the chunks that
@@ -136,13 +147,12 @@ func (c *Cycle) unpinned(batch []chunk.Hash, st *SweepStats) []chunk.Hash {
 }
 
 // deleteRecords deletes the index records of del, in one transaction,
-// sparing those rewritten since the cycle began, and returns how many it
-// deleted and the bytes they held.
-func (c *Cycle) deleteRecords(ctx context.Context, del []chunk.Hash) (int, int64, error) {
-	var chunks int
-	var bytes int64
+// sparing those rewritten since the cycle began, and returns the records
+// it deleted.
+func (c *Cycle) deleteRecords(ctx context.Context, del []chunk.Hash) ([]record, error) {
+	var gone []record
 	err := c.s.db.Update(ctx, func(txn kv.Txn) error {
-		chunks, bytes = 0, 0 // the transaction may be retried
+		gone = gone[:0] // the transaction may be retried
 		for _, h := range del {
 			v, err := txn.Get(indexKey(h))
 			if errors.Is(err, kv.ErrNotFound) {
@@ -161,12 +171,12 @@ func (c *Cycle) deleteRecords(ctx context.Context, del []chunk.Hash) (int, int64
 			if err := txn.Delete(indexKey(h)); err != nil {
 				return err
 			}
-			chunks++
-			bytes += rec.size
+			rec.data = nil
+			gone = append(gone, rec)
 		}
 		return nil
 	})
-	return chunks, bytes, err
+	return gone, err
 }
 
 // markSegments marks in liveSegs every segment an index record references.

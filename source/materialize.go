@@ -553,7 +553,17 @@ func (m *Materializer) MarkRoots(ctx context.Context, mark func(chunk.Hash)) err
 // garbage for the next collection unless something else references them.
 // Later reads of its lazy entries fetch again (or fail if it is detached).
 func (m *Materializer) Evict(ctx context.Context, source string) error {
-	r := kv.Prefix(sourcePrefix(source))
+	return m.evict(ctx, kv.Prefix(sourcePrefix(source)))
+}
+
+// EvictObject forgets what was materialised of one pinned remote object
+// (a cascade forget of its lazy entries), as Evict does for a source.
+func (m *Materializer) EvictObject(ctx context.Context, r *manifest.Remote) error {
+	return m.evict(ctx, kv.Prefix(refOf(r).prefix()))
+}
+
+// evict deletes the side-index records in r, a thousand a transaction.
+func (m *Materializer) evict(ctx context.Context, r kv.Range) error {
 	for {
 		var keys [][]byte
 		err := m.db.View(ctx, func(rd kv.Reader) error {

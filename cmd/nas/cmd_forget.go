@@ -16,12 +16,14 @@ func newForgetCmd() *cobra.Command {
 	var req apiv1.ForgetRequest
 	var out string
 	cmd := &cobra.Command{
-		Use:   "forget REPO --paths GLOB [--paths GLOB]... [--subject S] [--dry-run] [--out forget-report.json]",
+		Use:   "forget REPO --paths GLOB [--paths GLOB]... [--subject S] [--keep-history] [--dry-run] [--out forget-report.json]",
 		Short: "Forget files and what was derived from them on every branch, and report what was not covered (owner only)",
 		Long: "forget removes the files the globs match, the notes that cite them or are about --subject, and the\n" +
-			"search index, from every branch (protected ones too, with one commit each, nothing trashed). A legal\n" +
-			"hold (nas hold) on any of those keys blocks it. The history before is not rewritten: the report says\n" +
-			"so, lists the checkpoints that still hold the content, and lists what no NAS can reach.",
+			"search index, from every branch (protected ones too, with one commit each, nothing trashed). Then it\n" +
+			"rewrites every commit, checkpoint and deleted branch that still holds them (old commit IDs stop\n" +
+			"resolving) and collects garbage, so their bytes leave the chunk store. --keep-history skips the\n" +
+			"rewrite; the report then lists the checkpoints that still hold the content. A legal hold (nas hold)\n" +
+			"on any key found blocks it. The report always lists what no NAS can reach.",
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Repo = args[0]
@@ -33,6 +35,7 @@ func newForgetCmd() *cobra.Command {
 	}
 	cmd.Flags().StringArrayVar(&req.Paths, "paths", nil, "a glob of the files to forget (repeatable)")
 	cmd.Flags().StringVar(&req.Subject, "subject", "", "also forget the notes about this subject")
+	cmd.Flags().BoolVar(&req.KeepHistory, "keep-history", false, "remove from the branches only; do not rewrite the history that still holds it")
 	cmd.Flags().BoolVar(&req.DryRun, "dry-run", false, "report what would be forgotten and change nothing")
 	cmd.Flags().StringVar(&out, "out", "", "write forget-report.json here")
 	return cmd
