@@ -77,3 +77,42 @@ func TestSecretAcrossParts(t *testing.T) {
 		})
 	}
 }
+
+// TestComposeScanned: compose labels its output secret when its new
+// bytes hold a key, or when a key is split across two pieces (new bytes
+// and a range of a stored object); an ordinary compose stays unlabelled.
+func TestComposeScanned(t *testing.T) {
+	c := newClient(t)
+	c.ok("repo/create", map[string]any{"repo": "mpt", "protected": false})
+	owner := s3Of(c, c.creds)
+	ctx := context.Background()
+	key := "AKIA" + "IOSFODNN7" + "EXAMPLE"
+	stored := key[9:] + "\n" + strings.Repeat("plain words ", 200)
+	if _, err := owner.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("mpt"), Key: aws.String("tail.txt"), Body: strings.NewReader(stored)}); err != nil {
+		t.Fatal(err)
+	}
+	data := func(s string) map[string]any { return map[string]any{"data": b64(s)} }
+	rng := map[string]any{"key": "tail.txt", "offset": 0, "length": len(stored)}
+	for _, cs := range []struct {
+		name string
+		segs []map[string]any
+		want string
+	}{
+		{"inline", []map[string]any{data("id=" + key + "\n")}, "secret"},
+		{"split inline", []map[string]any{data("id=" + key[:5]), data(key[5:] + "\n")}, "secret"},
+		{"split inline and range", []map[string]any{data("id=" + key[:9]), rng}, "secret"},
+		{"plain", []map[string]any{data("id=nothing "), rng}, ""},
+	} {
+		t.Run(cs.name, func(t *testing.T) {
+			k := "c/" + strings.ReplaceAll(cs.name, " ", "-")
+			c.ok("object/compose", map[string]any{"repo": "mpt", "key": k, "segments": cs.segs})
+			h, err := owner.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("mpt"), Key: aws.String(k)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := h.Metadata["nas-sensitivity"]; got != cs.want {
+				t.Fatalf("sensitivity %q, want %q", got, cs.want)
+			}
+		})
+	}
+}
