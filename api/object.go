@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/secret"
 )
 
 // Object operations for file-system clients (the mount): what S3 lacks.
@@ -214,6 +216,10 @@ func (h *Handler) objectCompose(ctx context.Context, c *call, a *apiv1.ObjectCom
 		charge.Refund(ctx)
 		return nil, err
 	}
+	if err := h.scanCompose(ctx, plan); err != nil {
+		charge.Refund(ctx)
+		return nil, err
+	}
 	stored, newBytes, err := h.compose(ctx, dst, plan, a, branch.Condition{IfMatch: a.IfMatch, By: c.p.Writer()})
 	if err != nil {
 		charge.Refund(ctx)
@@ -270,6 +276,54 @@ func (h *Handler) planCompose(ctx context.Context, c *call, repo, br string, seg
 		plan.pieces = append(plan.pieces, pc)
 	}
 	return plan, nil
+}
+
+// scanCompose labels the plan secret when the scanner finds credentials
+// in its new bytes (all of them, at most MaxComposeData) or across a
+// joint between pieces. A source range is read only at its ends
+// (secret.Edge bytes each, the whole range when short): its middle
+// carries its source's label already.
+func (h *Handler) scanCompose(ctx context.Context, plan *composePlan) error {
+	sc := secret.New()
+	for _, pc := range plan.pieces {
+		var err error
+		switch {
+		case pc.content == nil:
+			sc.Write(pc.data)
+		case pc.n <= 2*secret.Edge:
+			err = h.readContent(ctx, sc, pc.content, pc.off, pc.n)
+		default:
+			err = h.readContent(ctx, sc, pc.content, pc.off, secret.Edge)
+			sc.Gap()
+			if err == nil {
+				err = h.readContent(ctx, sc, pc.content, pc.off+pc.n-secret.Edge, secret.Edge)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("scan compose: %w", err)
+		}
+	}
+	if sc.Found() {
+		l := label.Raise(label.Of(plan.label), "", label.Secret)
+		plan.label = &l
+	}
+	return nil
+}
+
+// readContent writes [off, off+n) of c to w.
+func (h *Handler) readContent(ctx context.Context, w io.Writer, c *manifest.Content, off, n int64) error {
+	var pos int64
+	for _, r := range c.Chunks {
+		sz := int64(r.Size)
+		if pos+sz > off && pos < off+n {
+			from, to := max(off-pos, 0), min(off+n-pos, sz)
+			if err := h.b.Chunks().Read(ctx, w, r.Hash, from, to-from); err != nil {
+				return fmt.Errorf("read chunk %s: %w", r.Hash, err)
+			}
+		}
+		pos += sz
+	}
+	return nil
 }
 
 // dataPiece decodes a segment of new bytes, refusing more than room.

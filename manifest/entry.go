@@ -63,6 +63,24 @@ type Entry struct {
 	// on first read. Encoded under its own tag, so entries written before
 	// the field existed decode unchanged.
 	Remote *Remote
+
+	// Edges is set on an uploaded multipart part only: the first and
+	// last bytes of its body, so completion can scan the joints between
+	// parts for secrets (package secret). Never set on a version.
+	// Encoded under its own tag, so entries without it decode unchanged.
+	Edges *Edges
+}
+
+// Edges are the two ends of a part's body: Head its first bytes and Tail
+// its last, or Head the whole body and Tail empty when the body is short.
+// The writer bounds them (s3api keeps secret.Edge bytes each, the whole
+// body up to twice that).
+//
+// Encoding (inside the entry's tagEdges field): a format byte 1, then
+// tag 1 head, tag 2 tail, empty fields omitted; 1 to about 6 bytes plus
+// the two ends.
+type Edges struct {
+	Head, Tail []byte
 }
 
 // Remote names the object of an attached source that a lazy entry stands
@@ -122,6 +140,7 @@ const (
 	tagTags  // one field per tag, in tag-key order
 	tagACL   // acl.Encode of the ACL, when one is set
 	tagLabel // label.Encode of the labels, when set
+	tagEdges // Edges.encode, on parts
 )
 
 // SetContent stores c in the entry, inline when small; when it is too large
@@ -174,6 +193,9 @@ func (e *Entry) Encode() []byte {
 	if e.Label != nil {
 		w.bytes(tagLabel, label.Encode(*e.Label))
 	}
+	if e.Edges != nil {
+		w.bytes(tagEdges, e.Edges.encode())
+	}
 	return w.b
 }
 
@@ -225,6 +247,8 @@ func DecodeEntry(b []byte) (*Entry, error) {
 			var l label.Label
 			l, err = label.Decode(v)
 			e.Label = &l
+		case tagEdges:
+			e.Edges, err = decodeEdges(v)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("decode entry: %w", ErrCorrupt)
@@ -300,6 +324,41 @@ func decodeRemote(b []byte) (*Remote, error) {
 		return nil, ErrCorrupt
 	}
 	return r, nil
+}
+
+// edgesFormat is the first byte of an encoded Edges.
+const edgesFormat = 1
+
+func (x *Edges) encode() []byte {
+	w := enc{b: []byte{edgesFormat}}
+	w.bytes(1, x.Head)
+	w.bytes(2, x.Tail)
+	return w.b
+}
+
+// decodeEdges decodes the Edges of an entry's tagEdges field.
+func decodeEdges(b []byte) (*Edges, error) {
+	if len(b) == 0 || b[0] != edgesFormat {
+		return nil, fmt.Errorf("decode edges: format: %w", ErrCorrupt)
+	}
+	x := &Edges{}
+	d := dec{b: b[1:]}
+	for {
+		tag, v, ok := d.next()
+		if !ok {
+			break
+		}
+		switch tag {
+		case 1:
+			x.Head = slices.Clone(v)
+		case 2:
+			x.Tail = slices.Clone(v)
+		}
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("decode edges: %w", d.err)
+	}
+	return x, nil
 }
 
 func encodePair(p Pair) []byte {

@@ -156,7 +156,7 @@ func (s *Server) uploadPart(req *request) error {
 		return err
 	}
 	defer in.up.Close()
-	part := &manifest.Entry{Size: in.size, ETag: in.md5, ModTime: time.Now().UnixNano()}
+	part := &manifest.Entry{Size: in.size, ETag: in.md5, ModTime: time.Now().UnixNano(), Edges: in.edges}
 	if in.secret {
 		part.Label = &label.Label{Sensitivity: label.Secret} // completion labels the object secret
 	}
@@ -236,6 +236,8 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	defer cu.Close()
 	md := newMD5()
 	alg, sum, w := partHashes(up.Entry.ChecksumAlgorithm, md)
+	scan, ends := newSecretScan(), newEdgeCapture()
+	w = io.MultiWriter(w, scan, ends)
 	var refs []chunk.Ref
 	if src.Lazy() {
 		// Its bytes come through the materializer (a read of the source).
@@ -249,7 +251,10 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	if err := cu.Sync(req.ctx()); err != nil {
 		return err
 	}
-	part := &manifest.Entry{Size: rng.length, ETag: hex.EncodeToString(md.Sum(nil)), ModTime: time.Now().UnixNano()}
+	part := &manifest.Entry{Size: rng.length, ETag: hex.EncodeToString(md.Sum(nil)), ModTime: time.Now().UnixNano(), Edges: ends.edges()}
+	if scan.found() {
+		part.Label = &label.Label{Sensitivity: label.Secret} // as an uploaded part's
+	}
 	if sum != nil {
 		part.ChecksumAlgorithm, part.ChecksumValue = string(alg), base64.StdEncoding.EncodeToString(sum.Sum(nil))
 	}
@@ -491,7 +496,7 @@ func (s *Server) completeUpload(req *request) error {
 	if err := checkStatedChecksum(req.r.Header, &e); err != nil {
 		return err
 	}
-	if err := s.labelWrite(req, &e, anySecret(parts)); err != nil {
+	if err := s.labelWrite(req, &e, anySecret(parts) || jointSecret(parts)); err != nil {
 		return err
 	}
 	cu := s.chunks.NewUpload()

@@ -41,6 +41,7 @@ type ingested struct {
 	size    int64
 	md5     string
 	secret  bool // the scanner found credentials in the body
+	edges   *manifest.Edges
 	// captured is the body's start, for a handoff's schema (nil when no
 	// handoff glob matches).
 	captured *capture
@@ -82,8 +83,8 @@ func (s *Server) ingestBody(req *request, body io.Reader, set *checksum.Set, che
 	// beside chunking (they are the larger part of a large PUT's CPU);
 	// IngestTee returns once they have seen the whole body, so check below
 	// still sees all of it before anything is synced or recorded.
-	scan := newSecretScan()
-	tee := io.MultiWriter(set.Writer(), scan)
+	scan, ends := newSecretScan(), newEdgeCapture()
+	tee := io.MultiWriter(set.Writer(), scan, ends)
 	capt, err := s.newCapture(req)
 	if err != nil {
 		in.up.Close()
@@ -93,7 +94,7 @@ func (s *Server) ingestBody(req *request, body io.Reader, set *checksum.Set, che
 		tee = io.MultiWriter(tee, capt)
 	}
 	refs, n, err := in.up.IngestTee(req.ctx(), body, tee)
-	in.secret, in.captured = scan.found(), capt
+	in.secret, in.captured, in.edges = scan.found(), capt, ends.edges()
 	if err == nil {
 		err = check(n)
 	}

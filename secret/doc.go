@@ -69,6 +69,16 @@
 // follows. A match longer than the window (a secret over about
 // WindowRight bytes from its trigger) may be missed.
 //
+// # Pieces and joints
+//
+// A stream stored as pieces scanned one at a time (the parts of a
+// multipart upload, the segments of a compose) can hide a credential
+// across a joint. Edge bytes on each side of a joint are enough to find
+// it: a caller keeps a piece's first and last Edge bytes, writes them
+// with Gap between (a piece of at most 2*Edge bytes whole), and Found
+// then reports what a scan of the whole stream would find in the
+// windows that do not reach into a gap.
+//
 // The scanner records rule names only; it never stores, returns or logs
 // the matched bytes. A Scanner is not safe for concurrent use.
 package secret

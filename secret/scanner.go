@@ -15,6 +15,14 @@ const chunkSize = 32 << 10
 // windows of trigger bytes it has not yet been able to look at.
 const keep = WindowLeft + WindowRight
 
+// Edge is how many bytes on each side of a joint between two pieces of
+// a stream a scan needs to find every credential that crosses it: a
+// trigger within WindowRight before the joint needs WindowLeft more
+// before it, one within WindowLeft after it needs WindowRight more after
+// it. A caller that keeps only the first and last Edge bytes of each
+// piece can scan the joints later, with Gap between a piece's two ends.
+const Edge = WindowLeft + WindowRight
+
 // Scanner looks for credentials in what is written to it. The zero value
 // is not usable; call New.
 //
@@ -56,6 +64,21 @@ func (s *Scanner) scanChunk() {
 	s.found |= scan(s.buf, s.from, end)
 	copy(s.buf, s.buf[end-WindowLeft:])
 	s.buf = s.buf[:keep]
+	s.from = WindowLeft
+}
+
+// Gap tells s that bytes it will not see come between what was written
+// and what will be written next (the middle of a piece known only by
+// its Edge bytes at each end). It looks at the trigger bytes before the
+// gap whose whole window it has, and takes the first WindowLeft bytes
+// written after the gap as context only, so no window is cut short by
+// the gap: what s finds, it would have found in the whole stream.
+// Triggers whose windows reach into the gap are not looked at.
+func (s *Scanner) Gap() {
+	if s.found == 0 && len(s.buf)-WindowRight > s.from {
+		s.found |= scan(s.buf, s.from, len(s.buf)-WindowRight)
+	}
+	s.buf = s.buf[:0]
 	s.from = WindowLeft
 }
 

@@ -84,14 +84,9 @@ func newHoldCmd() *cobra.Command {
 			return printHolds(cmd.Context(), apiv1.HoldSetRequest{Repo: args[0], Glob: args[1], Reason: reason})
 		}}
 	set.Flags().StringVar(&reason, "reason", "", "why (a case, a ticket)")
-	list := &cobra.Command{Use: "list REPO", Short: "List the holds", Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return printHolds(cmd.Context(), apiv1.HoldListRequest{Repo: args[0]})
-		}}
-	rm := &cobra.Command{Use: "rm REPO GLOB", Short: "Lift the hold on GLOB (recorded)", Args: exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return printHolds(cmd.Context(), apiv1.HoldDeleteRequest{Repo: args[0], Glob: args[1]})
-		}}
+	list, rm := listRmCmds("List the holds", "Lift the hold on GLOB (recorded)", printHolds,
+		func(repo string) apiv1.Request { return apiv1.HoldListRequest{Repo: repo} },
+		func(repo, glob string) apiv1.Request { return apiv1.HoldDeleteRequest{Repo: repo, Glob: glob} })
 	cmd.AddCommand(set, list, rm)
 	return cmd
 }

@@ -18,7 +18,10 @@ func newLabelCmd() *cobra.Command {
 			"and sensitivity (public < private < secret), and may mark them reviewed. A rule never lowers a\n" +
 			"label. A lease never sees an entry above its sensitivity ceiling, and reading external content\n" +
 			"taints its run's session (see `nas lease show`)."}
-	cmd.AddCommand(newLabelSetCmd(), newLabelListCmd(), newLabelRmCmd())
+	list, rm := listRmCmds("List the rules, in the order they apply", "Remove the rule for GLOB", printRules,
+		func(repo string) apiv1.Request { return apiv1.LabelListRequest{Repo: repo} },
+		func(repo, glob string) apiv1.Request { return apiv1.LabelDeleteRequest{Repo: repo, Glob: glob} })
+	cmd.AddCommand(newLabelSetCmd(), list, rm)
 	return cmd
 }
 
@@ -40,20 +43,16 @@ func newLabelSetCmd() *cobra.Command {
 	return cmd
 }
 
-// newLabelListCmd builds `nas label list`.
-func newLabelListCmd() *cobra.Command {
-	return &cobra.Command{Use: "list REPO", Short: "List the rules, in the order they apply", Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return printRules(cmd.Context(), apiv1.LabelListRequest{Repo: args[0]})
-		}}
-}
-
-// newLabelRmCmd builds `nas label rm`.
-func newLabelRmCmd() *cobra.Command {
-	return &cobra.Command{Use: "rm REPO GLOB", Short: "Remove the rule for GLOB", Args: exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return printRules(cmd.Context(), apiv1.LabelDeleteRequest{Repo: args[0], Glob: args[1]})
-		}}
+// listRmCmds builds the `list REPO` and `rm REPO GLOB` commands that
+// label rules, handoffs and holds share: each sends its request and
+// prints the answer with print.
+func listRmCmds(listShort, rmShort string, print func(context.Context, apiv1.Request) error,
+	list func(repo string) apiv1.Request, rm func(repo, glob string) apiv1.Request) (*cobra.Command, *cobra.Command) {
+	l := &cobra.Command{Use: "list REPO", Short: listShort, Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return print(cmd.Context(), list(args[0])) }}
+	r := &cobra.Command{Use: "rm REPO GLOB", Short: rmShort, Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error { return print(cmd.Context(), rm(args[0], args[1])) }}
+	return l, r
 }
 
 // printRules calls req and prints the rules it answers, one a line.
@@ -100,14 +99,9 @@ func newHandoffCmd() *cobra.Command {
 			}
 			return printHandoffs(cmd.Context(), apiv1.HandoffSetRequest{Repo: args[0], Handoff: apiv1.Handoff{Glob: args[1], Schema: b}})
 		}}
-	list := &cobra.Command{Use: "list REPO", Short: "List the handoffs", Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return printHandoffs(cmd.Context(), apiv1.HandoffListRequest{Repo: args[0]})
-		}}
-	rm := &cobra.Command{Use: "rm REPO GLOB", Short: "Remove the handoff for GLOB", Args: exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return printHandoffs(cmd.Context(), apiv1.HandoffDeleteRequest{Repo: args[0], Glob: args[1]})
-		}}
+	list, rm := listRmCmds("List the handoffs", "Remove the handoff for GLOB", printHandoffs,
+		func(repo string) apiv1.Request { return apiv1.HandoffListRequest{Repo: repo} },
+		func(repo, glob string) apiv1.Request { return apiv1.HandoffDeleteRequest{Repo: repo, Glob: glob} })
 	cmd.AddCommand(set, list, rm)
 	return cmd
 }
