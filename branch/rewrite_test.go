@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -46,7 +43,7 @@ func TestForgetHistoryLeavesNoByte(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range doomed {
-		if findBytes(t, dir, d[1000:1064]) == "" {
+		if castest.FindOnDisk(t, dir, d[1000:1064]) == "" {
 			t.Fatal("the probe does not find what is there: the test would prove nothing")
 		}
 	}
@@ -65,7 +62,7 @@ func TestForgetHistoryLeavesNoByte(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, d := range doomed {
-		if p := findBytes(t, dir, d[1000:1064]); p != "" {
+		if p := castest.FindOnDisk(t, dir, d[1000:1064]); p != "" {
 			t.Errorf("version %d of the forgotten key is still in %s", i+1, p)
 		}
 	}
@@ -114,24 +111,4 @@ func commit(t *testing.T, s *branch.Service, br string) manifest.CommitID {
 		t.Fatal(err)
 	}
 	return id
-}
-
-// findBytes returns a file under dir that holds probe, or "".
-func findBytes(t *testing.T, dir string, probe []byte) string {
-	t.Helper()
-	found := ""
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || found != "" {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(b, probe) {
-			found = p
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return found
 }

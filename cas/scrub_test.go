@@ -3,9 +3,6 @@ package cas_test
 import (
 	"bytes"
 	"context"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/agentnas/nas/cas"
@@ -39,7 +36,7 @@ func TestSweepScrubsDeadChunksOfLiveSegments(t *testing.T) {
 	off := int64(refs[0].Size)
 	for _, r := range refs[1:] {
 		probe := data[off+int64(r.Size)/2 : off+int64(r.Size)/2+64]
-		if p := findOnDisk(t, dir, probe); p != "" {
+		if p := castest.FindOnDisk(t, dir, probe); p != "" {
 			t.Fatalf("bytes of a swept chunk are still in %s", p)
 		}
 		off += int64(r.Size)
@@ -47,27 +44,4 @@ func TestSweepScrubsDeadChunksOfLiveSegments(t *testing.T) {
 	if _, err := s.Check(ctx, func(p cas.Problem) { t.Error(p) }); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// findOnDisk returns a file under dir that contains probe, or "".
-func findOnDisk(t *testing.T, dir string, probe []byte) string {
-	t.Helper()
-	found := ""
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || found != "" {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if bytes.Contains(b, probe) {
-			found = p
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return found
 }

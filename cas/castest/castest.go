@@ -5,6 +5,9 @@
 package castest
 
 import (
+	"bytes"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -29,4 +32,25 @@ func Open(tb testing.TB) (*cas.Store, kv.DB, string) {
 	}
 	tb.Cleanup(func() { s.Close() })
 	return s, db, dir
+}
+
+// FindOnDisk returns a file under dir whose bytes contain probe, or "":
+// how tests check that content has left the disk.
+func FindOnDisk(tb testing.TB, dir string, probe []byte) string {
+	tb.Helper()
+	found := ""
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || found != "" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, probe) {
+			found = p
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return found
 }
