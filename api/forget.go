@@ -70,12 +70,12 @@ func (h *Handler) forgetRun(ctx context.Context, c *call, a *apiv1.ForgetRequest
 	if err := h.carryOut(ctx, c, a, rep, plan); err != nil {
 		return nil, err
 	}
-	if !a.KeepHistory {
-		if err := h.rewriteHistory(ctx, c, a, rep, plan); err != nil {
-			return nil, err
-		}
+	if a.KeepHistory {
+		err = h.evictLazy(ctx, plan.remotes)
+	} else {
+		err = h.rewriteHistory(ctx, c, a, rep, plan)
 	}
-	if err := h.evictLazy(ctx, plan.remotes); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return rep, h.record(ctx, c, record.Event{Kind: record.KindForget, Repo: a.Repo, Subject: record.Subject{Path: strings.Join(a.Paths, " ")},
@@ -210,7 +210,8 @@ func newForgetReport(a *apiv1.ForgetRequest, plan *forgetPlan) *apiv1.ForgetRepo
 
 // rewriteHistory rewrites the repository's history without the forgotten
 // keys (a held key found there refuses the request before anything
-// changes), collects garbage and fills the report in.
+// changes), evicts what sources materialised of them, collects garbage
+// and fills the report in.
 func (h *Handler) rewriteHistory(ctx context.Context, c *call, a *apiv1.ForgetRequest, rep *apiv1.ForgetReport, plan *forgetPlan) error {
 	hs, err := h.holds(ctx, a.Repo)
 	if err != nil {
@@ -227,7 +228,10 @@ func (h *Handler) rewriteHistory(ctx context.Context, c *call, a *apiv1.ForgetRe
 	if err != nil {
 		return err
 	}
-	plan.remotes = append(plan.remotes, st.Remotes...)
+	// What sources materialised is a root of the collection: evict first.
+	if err := h.evictLazy(ctx, append(plan.remotes, st.Remotes...)); err != nil {
+		return err
+	}
 	gc, err := h.b.Collect(ctx, branch.GCOptions{Retention: maxRetention})
 	if err != nil {
 		return fmt.Errorf("history rewritten; the collection after it failed (run nas gc): %w", err)
