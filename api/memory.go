@@ -239,7 +239,10 @@ func (h *Handler) storeNote(ctx context.Context, c *call, t auth.Target, data []
 	sum := md5.Sum(data)
 	e := &manifest.Entry{Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]), ContentType: "text/markdown; charset=utf-8", Label: l}
 	ch, rec := e.SetContent(&manifest.Content{Chunks: refs})
-	_, err = h.b.Put(ctx, t.Repo, t.Branch, t.Key, e, branch.Condition{IfNoneMatch: "*", By: c.p.Writer()}, up, branch.ContentRecord{Hash: ch, Data: rec})
+	cond, err := h.auth.Condition(ctx, c.p, t, branch.Condition{IfNoneMatch: "*"})
+	if err == nil {
+		_, err = h.b.Put(ctx, t.Repo, t.Branch, t.Key, e, cond, up, branch.ContentRecord{Hash: ch, Data: rec})
+	}
 	if err != nil {
 		charge.Refund(ctx)
 	}

@@ -220,7 +220,12 @@ func (h *Handler) objectCompose(ctx context.Context, c *call, a *apiv1.ObjectCom
 		charge.Refund(ctx)
 		return nil, err
 	}
-	stored, newBytes, err := h.compose(ctx, dst, plan, a, branch.Condition{IfMatch: a.IfMatch, By: c.p.Writer()})
+	cond, err := h.auth.Condition(ctx, c.p, dst, branch.Condition{IfMatch: a.IfMatch})
+	if err != nil {
+		charge.Refund(ctx)
+		return nil, err
+	}
+	stored, newBytes, err := h.compose(ctx, dst, plan, a, cond)
 	if err != nil {
 		charge.Refund(ctx)
 		return nil, err

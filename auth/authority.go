@@ -164,6 +164,7 @@ type Principal struct {
 	denials  []denial                // refusals after the first, summarised by Finish
 	rules    map[string][]label.Rule // label rules by repository, read once a request
 	taint    *label.Taint            // the run's taint as this request last saw it
+	hidden   []Target                // entries the veil hid from this request's writes
 }
 
 // Name names the principal in logs: "owner", or the lease's ID (never a
@@ -356,13 +357,18 @@ func (a *Authority) Remaining(ctx context.Context, p *Principal) lease.Remaining
 	return a.leases.remaining(ctx, p.chain)
 }
 
-// Finish ends a request: refusals after its first are written as one
-// summary record.
+// Finish ends a request: the entries the veil hid from its writes are
+// recorded, and refusals after its first are written as one summary
+// record.
 func (a *Authority) Finish(ctx context.Context, p *Principal) {
-	if p == nil || len(p.denials) == 0 {
+	if p == nil {
 		return
 	}
-	a.summarise(context.WithoutCancel(ctx), p)
+	ctx = context.WithoutCancel(ctx)
+	a.recordHidden(ctx, p)
+	if len(p.denials) > 0 {
+		a.summarise(ctx, p)
+	}
 }
 
 // FailureReason says why a request was refused before or at its door, so a

@@ -143,15 +143,15 @@ func TestVersions(t *testing.T) {
 		t.Fatalf("versions: %+v", res.Versions)
 	}
 	// Older, never-committed version: forgotten. Older committed: refused.
-	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v2.VersionID, branch.Writer{}); err != nil {
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v2.VersionID, branch.Condition{}); err != nil {
 		t.Fatalf("delete staged old version: %v", err)
 	}
-	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v1.VersionID, branch.Writer{}); !errors.Is(err, branch.ErrImmutable) {
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v1.VersionID, branch.Condition{}); !errors.Is(err, branch.ErrImmutable) {
 		t.Fatalf("delete committed old version: %v", err)
 	}
 	// The staged current version: forgotten, the committed one is
 	// current again (S3: the previous version becomes current).
-	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v3.VersionID, branch.Writer{}); err != nil {
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v3.VersionID, branch.Condition{}); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := s.Get(ctx, "ver", "main", "k"); err != nil || e.VersionID != v1.VersionID {
@@ -162,7 +162,7 @@ func TestVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", del.VersionID, branch.Writer{}); err != nil {
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", del.VersionID, branch.Condition{}); err != nil {
 		t.Fatalf("delete staged marker: %v", err)
 	}
 	if e, err := s.Get(ctx, "ver", "main", "k"); err != nil || e.VersionID != v1.VersionID {
@@ -170,7 +170,7 @@ func TestVersions(t *testing.T) {
 	}
 	// The committed current version: removed as by a DELETE; once that
 	// marker is committed it is history too.
-	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v1.VersionID, branch.Writer{}); err != nil {
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", v1.VersionID, branch.Condition{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Get(ctx, "ver", "main", "k"); !errors.Is(err, branch.ErrNoSuchKey) {
@@ -183,12 +183,12 @@ func TestVersions(t *testing.T) {
 	if err != nil || len(res.Versions) != 2 || !res.Versions[0].DeleteMarker {
 		t.Fatalf("versions after commit: %v %+v", err, res)
 	}
-	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", res.Versions[0].VersionID, branch.Writer{}); !errors.Is(err, branch.ErrImmutable) {
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "k", res.Versions[0].VersionID, branch.Condition{}); !errors.Is(err, branch.ErrImmutable) {
 		t.Fatalf("delete committed marker: %v", err)
 	}
 	// A new key's only staged version: nothing is left, not even a marker.
 	only := put(t, s, "ver", "main", "new", "x")
-	if _, err := s.DeleteVersion(ctx, "ver", "main", "new", only.VersionID, branch.Writer{}); err != nil {
+	if _, err := s.DeleteVersion(ctx, "ver", "main", "new", only.VersionID, branch.Condition{}); err != nil {
 		t.Fatal(err)
 	}
 	res, err = s.ListVersions(ctx, "ver", "main", branch.VersionListOptions{Prefix: "new", MaxKeys: 100})

@@ -21,7 +21,10 @@ import (
 //     a plain DELETE would (a delete marker is staged; history keeps it);
 //   - an older committed version or a committed delete marker is history,
 //     which is immutable: ErrImmutable, and nothing changes.
-func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid string, by Writer) (DeleteResult, error) {
+//
+// Only cond's By and Hidden apply: a version hidden from the writer is,
+// for it, ErrNoSuchVersion.
+func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid string, cond Condition) (DeleteResult, error) {
 	var res DeleteResult
 	var q *quotaTxn
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
@@ -38,6 +41,11 @@ func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid stri
 		if err != nil {
 			return err
 		}
+		if cur.vid == vid {
+			if hidden, err := cond.hides(key, cur); hidden || err != nil {
+				return errors.Join(err, hiddenVersion(key, vid, hidden))
+			}
+		}
 		if cur.vid == vid && cur.entry != nil && cur.seq <= v.br.commitSeq() {
 			// The committed current version: removed from the branch.
 			if q, err = s.quotaFor(ctx, v); err != nil {
@@ -47,11 +55,14 @@ func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid stri
 				return err
 			}
 			var ignored DeleteResult
-			return s.tombstone(txn, v, key, by, &ignored)
+			return s.tombstone(txn, v, key, cond.By, &ignored)
 		}
 		rec, err := s.versionRecord(txn, v, key, vid)
 		if err != nil {
 			return err
+		}
+		if hidden, err := cond.hides(key, current{entry: rec.entry}); hidden || err != nil {
+			return errors.Join(err, hiddenVersion(key, vid, hidden))
 		}
 		res.DeleteMarker = rec.del
 		if rec.branch != v.br.ID || rec.seq <= v.br.commitSeq() {
@@ -70,12 +81,21 @@ func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid stri
 		if q, err = s.quotaFor(ctx, v); err != nil {
 			return err
 		}
-		return s.restorePrevious(txn, v, q, key, rec, cur, by)
+		return s.restorePrevious(txn, v, q, key, rec, cur, cond.By)
 	})
 	if err != nil {
 		q.release()
 	}
 	return res, err
+}
+
+// hiddenVersion is ErrNoSuchVersion for a version hidden from the
+// writer, and nil otherwise.
+func hiddenVersion(key, vid string, hidden bool) error {
+	if !hidden {
+		return nil
+	}
+	return fmt.Errorf("%s version %s: %w", key, vid, ErrNoSuchVersion)
 }
 
 // currentVersion is lookup with the version ID of a committed value

@@ -128,6 +128,35 @@ type Condition struct {
 	// folds the write names it (CommitInfo's StagedBy), so a commit made
 	// by someone else still explains back to every lease in it.
 	By Writer
+	// Hidden, when set, reports whether the writer may not know that e,
+	// the current entry of key, exists (it is above a lease's sensitivity
+	// ceiling). For such a writer the key is missing: the preconditions
+	// see no entry, a delete leaves the entry in place and changes
+	// nothing, and a write replaces it. It is evaluated inside the
+	// transaction, so the answer cannot race with a write that labels e.
+	Hidden func(key string, e *manifest.Entry) bool
+}
+
+// hides reports whether cur holds an entry hidden from the writer.
+func (c Condition) hides(key string, cur current) (bool, error) {
+	if cur.entry == nil || c.Hidden == nil {
+		return false, nil
+	}
+	e, err := c.visible(key, cur)
+	return err == nil && e == nil, err
+}
+
+// visible is cur's entry as the writer may see it: nil when absent,
+// deleted, or hidden from the writer.
+func (c Condition) visible(key string, cur current) (*manifest.Entry, error) {
+	if cur.entry == nil {
+		return nil, nil
+	}
+	e, err := manifest.DecodeEntry(cur.entry)
+	if err != nil || c.Hidden != nil && c.Hidden(key, e) {
+		return nil, err
+	}
+	return e, nil
 }
 
 // Writer is a lease that wrote staged changes, with its run.
@@ -139,23 +168,19 @@ func (c Condition) check(key string, cur current) error {
 	if c.IfMatch == "" && c.IfNoneMatch == "" {
 		return nil
 	}
-	var etag string
-	if cur.entry != nil {
-		e, err := manifest.DecodeEntry(cur.entry)
-		if err != nil {
-			return err
-		}
-		etag = e.ETag
+	e, err := c.visible(key, cur)
+	if err != nil {
+		return err
 	}
 	if c.IfMatch != "" {
-		if cur.entry == nil {
+		if e == nil {
 			return fmt.Errorf("%s: %w", key, ErrNoSuchKey)
 		}
-		if c.IfMatch != "*" && c.IfMatch != etag {
+		if c.IfMatch != "*" && c.IfMatch != e.ETag {
 			return fmt.Errorf("%s: If-Match: %w", key, ErrPrecondition)
 		}
 	}
-	if c.IfNoneMatch != "" && cur.entry != nil && (c.IfNoneMatch == "*" || c.IfNoneMatch == etag) {
+	if c.IfNoneMatch != "" && e != nil && (c.IfNoneMatch == "*" || c.IfNoneMatch == e.ETag) {
 		return fmt.Errorf("%s: If-None-Match: %w", key, ErrPrecondition)
 	}
 	return nil
@@ -292,6 +317,10 @@ func (s *Service) stageValue(txn setter, v *view, key string, st staged) error {
 type DeleteResult struct {
 	VersionID    string // the delete marker's version, or the version removed
 	DeleteMarker bool   // a delete marker was created or addressed
+	// Hidden says the key's entry is hidden from the writer (Condition's
+	// Hidden) and was left in place: the writer was answered as if the key
+	// were missing.
+	Hidden bool
 }
 
 // Delete removes key from a branch by staging a tombstone (a delete
@@ -317,6 +346,10 @@ func (s *Service) Delete(ctx context.Context, repo, branch, key string, cond Con
 		}
 		if cur.entry == nil && cur.vid == "" {
 			return nil // never written here, or its deletion committed
+		}
+		if hidden, err := cond.hides(key, cur); hidden || err != nil {
+			res.Hidden = hidden
+			return err // for the writer there is nothing to delete
 		}
 		if cur.entry == nil {
 			// A staged delete marker: markers stack, as in S3.

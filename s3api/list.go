@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -280,13 +281,8 @@ func (s *Server) deleteObjects(req *request) error {
 			}
 		} else if err = s.recordDelete(req, o.Key, o.VersionID); err != nil {
 			// not deleted: reported below
-		} else if o.VersionID != "" {
-			res, err = s.b.DeleteVersion(req.ctx(), req.repo, req.branch, o.Key, o.VersionID, req.p.Writer())
-			if isNotFound(err) && !isBucketMissing(err) {
-				err, res = nil, branch.DeleteResult{VersionID: o.VersionID}
-			}
 		} else {
-			res, err = s.b.Delete(req.ctx(), req.repo, req.branch, o.Key, branch.Condition{By: req.p.Writer()})
+			res, err = s.deleteOne(req, o.Key, o.VersionID)
 		}
 		if err != nil {
 			if isBucketMissing(err) {
@@ -318,4 +314,21 @@ func isBucketMissing(err error) bool {
 // listFilter restricts a listing to what the request's lease may list.
 func (s *Server) listFilter(req *request) *branch.Filter {
 	return s.auth.ListFilter(req.ctx(), req.p, req.repo, lease.List)
+}
+
+// deleteOne deletes key (the version vid, when set) for DeleteObjects,
+// under the door's veil; a missing version is deleted already.
+func (s *Server) deleteOne(req *request, key, vid string) (branch.DeleteResult, error) {
+	cond, err := s.auth.Condition(req.ctx(), req.p, auth.Target{Repo: req.repo, Branch: req.branch, Key: key}, branch.Condition{})
+	if err != nil {
+		return branch.DeleteResult{}, err
+	}
+	if vid == "" {
+		return s.b.Delete(req.ctx(), req.repo, req.branch, key, cond)
+	}
+	res, err := s.b.DeleteVersion(req.ctx(), req.repo, req.branch, key, vid, cond)
+	if isNotFound(err) && !isBucketMissing(err) {
+		return branch.DeleteResult{VersionID: vid}, nil
+	}
+	return res, err
 }

@@ -499,11 +499,15 @@ func (s *Server) completeUpload(req *request) error {
 	if err := s.labelWrite(req, &e, anySecret(parts) || jointSecret(parts)); err != nil {
 		return err
 	}
+	cond, err := s.writeCondition(req, req.key)
+	if err != nil {
+		return err
+	}
 	cu := s.chunks.NewUpload()
 	defer cu.Close()
 	cu.Pin(content.Chunks)
 	ch, data := e.SetContent(content)
-	stored, err := s.b.CompleteUpload(req.ctx(), req.repo, req.key, up.ID, &e, writeCondition(req), cu, branch.ContentRecord{Hash: ch, Data: data})
+	stored, err := s.b.CompleteUpload(req.ctx(), req.repo, req.key, up.ID, &e, cond, cu, branch.ContentRecord{Hash: ch, Data: data})
 	if err != nil {
 		return err
 	}

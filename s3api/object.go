@@ -132,14 +132,14 @@ func (s *Server) writableBranch(req *request) error {
 	return nil
 }
 
-// writeCondition is the request's preconditions and its writer.
-func writeCondition(req *request) branch.Condition {
+// writeCondition is the request's preconditions and its writer, under
+// the door's veil (a lease's preconditions do not see what it may not).
+func (s *Server) writeCondition(req *request, key string) (branch.Condition, error) {
 	h := req.r.Header
-	return branch.Condition{
-		By:          req.p.Writer(),
+	return s.auth.Condition(req.ctx(), req.p, auth.Target{Repo: req.repo, Branch: req.branch, Key: key}, branch.Condition{
 		IfMatch:     strings.Trim(h.Get("If-Match"), `"`),
 		IfNoneMatch: strings.Trim(h.Get("If-None-Match"), `"`),
-	}
+	})
 }
 
 // prepareWrite is what a PUT and a POST form do before the body: the door
@@ -202,8 +202,12 @@ func (s *Server) stage(req *request, e *manifest.Entry, in *ingested) (*manifest
 	if err := s.handoff(req, e, in); err != nil {
 		return nil, err
 	}
+	cond, err := s.writeCondition(req, req.key)
+	if err != nil {
+		return nil, err
+	}
 	ch, data := e.SetContent(in.content)
-	return s.b.Put(req.ctx(), req.repo, req.branch, req.key, e, writeCondition(req), in.up, branch.ContentRecord{Hash: ch, Data: data})
+	return s.b.Put(req.ctx(), req.repo, req.branch, req.key, e, cond, in.up, branch.ContentRecord{Hash: ch, Data: data})
 }
 
 // setChecksumHeaders sets the x-amz-checksum-* headers of e's checksum,
@@ -446,15 +450,18 @@ func (s *Server) deleteObject(req *request) error {
 	if err := s.recordDelete(req, req.key, req.query.Get("versionId")); err != nil {
 		return err
 	}
+	cond, err := s.writeCondition(req, req.key)
+	if err != nil {
+		return err
+	}
 	var res branch.DeleteResult
-	var err error
 	if vid := req.query.Get("versionId"); vid != "" {
-		res, err = s.b.DeleteVersion(req.ctx(), req.repo, req.branch, req.key, vid, req.p.Writer())
+		res, err = s.b.DeleteVersion(req.ctx(), req.repo, req.branch, req.key, vid, cond)
 		if errors.Is(err, branch.ErrNoSuchVersion) {
 			err, res = nil, branch.DeleteResult{VersionID: vid}
 		}
 	} else {
-		res, err = s.b.Delete(req.ctx(), req.repo, req.branch, req.key, writeCondition(req))
+		res, err = s.b.Delete(req.ctx(), req.repo, req.branch, req.key, cond)
 	}
 	if err != nil {
 		return err
@@ -653,7 +660,12 @@ func (s *Server) copyObject(req *request) error {
 		charge.Refund(req.ctx())
 		return err
 	}
-	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, &dst, writeCondition(req), up, rec)
+	cond, err := s.writeCondition(req, req.key)
+	if err != nil {
+		charge.Refund(req.ctx())
+		return err
+	}
+	stored, err := s.b.Put(req.ctx(), req.repo, req.branch, req.key, &dst, cond, up, rec)
 	if err != nil {
 		charge.Refund(req.ctx())
 		return err
