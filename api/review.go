@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gate"
-	"github.com/agentnas/nas/glob"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/record"
@@ -447,10 +445,8 @@ func (h *Handler) forgetRequest(ctx context.Context, c *call, a *apiv1.ForgetAsk
 	if err := required("reason", a.Reason); err != nil {
 		return nil, err
 	}
-	for _, g := range a.Paths {
-		if !inView(l, g) {
-			return nil, denied(fmt.Sprintf("a lease asks to forget only paths its view lets it read, and %q is not among them", g))
-		}
+	if err := h.auth.AuthorizeForgetRequest(ctx, c.p, a.Paths); err != nil {
+		return nil, err
 	}
 	taint, err := h.auth.Taint(ctx, c.p)
 	if err != nil {
@@ -461,15 +457,4 @@ func (h *Handler) forgetRequest(ctx context.Context, c *call, a *apiv1.ForgetAsk
 		return nil, gateError(err)
 	}
 	return &apiv1.GateResponse{Gate: gateOut(g)}, nil
-}
-
-// inView reports whether every key g matches is one a rule of l's view
-// lets it read.
-func inView(l *lease.Lease, g string) bool {
-	for _, r := range l.View {
-		if slices.Contains(r.Actions, lease.Read) && glob.Covers(glob.Clean(r.Path), glob.Clean(g)) {
-			return true
-		}
-	}
-	return false
 }

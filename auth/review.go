@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/glob"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
@@ -44,4 +46,35 @@ func (a *Authority) AdmitsAt(ctx context.Context, p *Principal, repo, key string
 		}
 	}
 	return true, nil
+}
+
+// AuthorizeForgetRequest asks whether p's lease may ask to forget paths:
+// only globs every key of which a rule of its view lets it read. Any
+// other glob is refused (ErrDenied, recorded, naming the glob); the owner
+// forgets with forget/run and is not asked.
+func (a *Authority) AuthorizeForgetRequest(ctx context.Context, p *Principal, paths []string) error {
+	l := p.Lease
+	if l == nil {
+		return nil
+	}
+	for _, g := range paths {
+		if readsAll(l, g) {
+			continue
+		}
+		v := lease.Verdict{Decision: lease.Denied,
+			Rule: fmt.Sprintf("a lease asks to forget only paths its view lets it read, and %q is not among them", g)}
+		return a.refuse(ctx, p, "forget/request", Target{Repo: l.Repo, Branch: l.Branch, Key: g}, v, ErrDenied)
+	}
+	return nil
+}
+
+// readsAll reports whether every key g matches is one a rule of l's view
+// lets it read.
+func readsAll(l *lease.Lease, g string) bool {
+	for _, r := range l.View {
+		if slices.Contains(r.Actions, lease.Read) && glob.Covers(glob.Clean(r.Path), glob.Clean(g)) {
+			return true
+		}
+	}
+	return false
 }
