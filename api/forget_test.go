@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -184,4 +185,28 @@ func TestForgetRequest(t *testing.T) {
 	if _, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("fgr"), Key: aws.String("crm/keep.md")}); err != nil {
 		t.Fatalf("a denied request forgot: %v", err)
 	}
+}
+
+// TestForgetRequestOutsideViewRecorded: a lease's request to forget a
+// glob outside its view is refused by the door, naming the glob, and the
+// refusal is in the run's flight record as a denied event with its rule.
+func TestForgetRequestOutsideViewRecorded(t *testing.T) {
+	c := newClient(t)
+	c.ok("repo/create", map[string]any{"repo": "fgd", "protected": false})
+	lc, l := leaseClient(t, c, map[string]any{"repo": "fgd", "role": "cleo", "fork_from": "main", "paths": []string{"crm/**"}, "actions": []string{"read"}})
+	st, out := lc.call("forget/request", map[string]any{"paths": []string{"crm/a.md", "finance/**"}, "reason": "outside the view"})
+	e, _ := out["error"].(map[string]any)
+	if msg, _ := e["message"].(string); st != 403 || e["code"] != "AccessDenied" || !strings.Contains(msg, `"finance/**" is not among them`) {
+		t.Fatalf("forget/request outside the view: %d %v", st, out)
+	}
+	recs := c.ok("record/list", map[string]any{"run": l["run"], "kinds": []string{"denied"}})["records"].([]any)
+	for _, r := range recs {
+		ev := r.(map[string]any)
+		d, _ := ev["decision"].(map[string]any)
+		s, _ := ev["subject"].(map[string]any)
+		if s["path"] == "finance/**" && strings.Contains(fmt.Sprint(d["rule"]), "finance/**") && ev["details"].(map[string]any)["action"] == "forget/request" {
+			return
+		}
+	}
+	t.Fatalf("no denied event for the request among %v", recs)
 }

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gate"
-	"github.com/agentnas/nas/glob"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/record"
@@ -107,40 +105,102 @@ func (h *Handler) proposeCreate(ctx context.Context, c *call, a *apiv1.ProposeCr
 	if err != nil {
 		return nil, gateError(err)
 	}
-	return &apiv1.ProposeCreateResponse{Proposal: visibleProposal(c, proposalOut(p))}, nil
+	out, err := h.visibleProposal(ctx, c, proposalOut(p))
+	if err != nil {
+		return nil, err
+	}
+	return &apiv1.ProposeCreateResponse{Proposal: out}, nil
 }
 
 // visibleProposal is p as the caller may see it: for a lease, the
-// changes, conflicts and counts of keys inside its view only (the diff of
-// a run's branch can hold what the owner wrote there).
-func visibleProposal(c *call, p apiv1.Proposal) apiv1.Proposal {
+// changes, conflicts and counts of keys the door admits on the sides of
+// the diff (the diff of a run's branch can hold what the owner wrote
+// there, inside or outside the lease's view or ceiling).
+func (h *Handler) visibleProposal(ctx context.Context, c *call, p apiv1.Proposal) (apiv1.Proposal, error) {
 	if c.p.IsOwner() {
-		return p
+		return p, nil
 	}
-	p.Changes, p.Counts = visibleLines(c, p.Changes)
+	sides, err := commits(p.SourceHead, p.TargetHead)
+	if err != nil {
+		return p, err
+	}
+	if p.Changes, p.Counts, err = h.visibleLines(ctx, c, p.Repo, sides, p.Changes); err != nil {
+		return p, err
+	}
+	all, err := commits(p.Base, p.SourceHead, p.TargetHead)
+	if err != nil {
+		return p, err
+	}
 	var conflicts []string
 	for _, k := range p.Conflicts {
-		if c.p.Visible(k, lease.List, lease.Read) {
+		ok, err := h.auth.AdmitsAt(ctx, c.p, p.Repo, k, all...)
+		if err != nil {
+			return p, err
+		}
+		if ok {
 			conflicts = append(conflicts, k)
 		}
 	}
 	p.Conflicts = conflicts
-	return p
+	return p, nil
 }
 
-// visibleLines keeps the change lines of keys the caller may see, with
-// their counts.
-func visibleLines(c *call, lines []apiv1.ChangeLine) ([]apiv1.ChangeLine, map[string]int) {
+// visibleLines keeps the change lines the door admits as of the diff's
+// sides (the new entry at the source head, the old at the target head),
+// with their counts.
+func (h *Handler) visibleLines(ctx context.Context, c *call, repo string, sides []manifest.CommitID, lines []apiv1.ChangeLine) ([]apiv1.ChangeLine, map[string]int, error) {
 	out := []apiv1.ChangeLine{}
 	counts := map[string]int{"added": 0, "modified": 0, "deleted": 0}
 	for _, l := range lines {
-		if !c.p.Visible(l.Key, lease.List, lease.Read) {
+		ok, err := h.auth.AdmitsAt(ctx, c.p, repo, l.Key, sides...)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
 			continue
 		}
 		out = append(out, l)
 		counts[map[string]string{"A": "added", "M": "modified", "D": "deleted"}[l.Kind]]++
 	}
-	return out, counts
+	return out, counts, nil
+}
+
+// commits parses the commit ids of a proposal ("" where it has none).
+func commits(ids ...string) ([]manifest.CommitID, error) {
+	var out []manifest.CommitID
+	for _, s := range ids {
+		if s == "" {
+			continue
+		}
+		id, err := manifest.ParseCommitID(s)
+		if err != nil {
+			return nil, fmt.Errorf("proposal commit %q: %w", s, err)
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// visibleCard keeps, for a lease, the change lines of gate g's card the
+// door admits as of its proposal's heads.
+func (h *Handler) visibleCard(ctx context.Context, c *call, g *apiv1.Gate) error {
+	if c.p.IsOwner() || g.Proposal == "" {
+		return nil
+	}
+	p, err := h.gates.GetProposal(ctx, g.Proposal)
+	if err != nil {
+		return fmt.Errorf("proposal of gate %s: %w", g.ID, err)
+	}
+	sides, err := commits(p.SourceHead, p.TargetHead)
+	if err != nil {
+		return err
+	}
+	a := &g.Card.Action
+	if a.Changes, _, err = h.visibleLines(ctx, c, g.Repo, sides, a.Changes); err != nil {
+		return err
+	}
+	a.FilesChanged = len(a.Changes)
+	return nil
 }
 
 // gateList lists gates; a lease sees only the gates of its own branch's
@@ -161,8 +221,9 @@ func (h *Handler) gateList(ctx context.Context, c *call, a *apiv1.GateListReques
 			if g.Repo != l.Repo || g.Card.Action.From != l.Branch {
 				continue
 			}
-			g.Card.Action.Changes, _ = visibleLines(c, g.Card.Action.Changes)
-			g.Card.Action.FilesChanged = len(g.Card.Action.Changes)
+			if err := h.visibleCard(ctx, c, &g); err != nil {
+				return nil, err
+			}
 		}
 		out.Gates = append(out.Gates, g)
 	}
@@ -384,10 +445,8 @@ func (h *Handler) forgetRequest(ctx context.Context, c *call, a *apiv1.ForgetAsk
 	if err := required("reason", a.Reason); err != nil {
 		return nil, err
 	}
-	for _, g := range a.Paths {
-		if !inView(l, g) {
-			return nil, denied(fmt.Sprintf("a lease asks to forget only paths its view lets it read, and %q is not among them", g))
-		}
+	if err := h.auth.AuthorizeForgetRequest(ctx, c.p, a.Paths); err != nil {
+		return nil, err
 	}
 	taint, err := h.auth.Taint(ctx, c.p)
 	if err != nil {
@@ -398,15 +457,4 @@ func (h *Handler) forgetRequest(ctx context.Context, c *call, a *apiv1.ForgetAsk
 		return nil, gateError(err)
 	}
 	return &apiv1.GateResponse{Gate: gateOut(g)}, nil
-}
-
-// inView reports whether every key g matches is one a rule of l's view
-// lets it read.
-func inView(l *lease.Lease, g string) bool {
-	for _, r := range l.View {
-		if slices.Contains(r.Actions, lease.Read) && glob.Covers(glob.Clean(r.Path), glob.Clean(g)) {
-			return true
-		}
-	}
-	return false
 }
