@@ -21,7 +21,7 @@ var rank = map[string]int{
 	// The credential scanner that labels written objects secret (no
 	// outbound calls, nothing of ours).
 	"secret": 0,
-	"seal": 0, "keyring": 0, // sealed content: its frames, and the domain keys
+	"seal":   0, "keyring": 0, // sealed content: its frames, and the domain keys
 	// Budgeted reads: outlines and evidence pointers, no storage.
 	"outline": 0, "evidence": 0,
 	// Agent memory: the note format and a Home's layout (evidence, and
