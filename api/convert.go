@@ -6,7 +6,6 @@ import (
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
-	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/policy"
@@ -66,9 +65,13 @@ func objectOut(key string, e *manifest.Entry) apiv1.Object {
 }
 
 // statOut describes e with its chunk map, as seen at commit head.
-func statOut(key string, e *manifest.Entry, head string, refs []chunk.Ref) apiv1.Stat {
-	st := apiv1.Stat{Object: objectOut(key, e), Commit: head, Chunks: make([]apiv1.Chunk, 0, len(refs))}
-	for _, r := range refs {
+func statOut(key string, e *manifest.Entry, head string, c *manifest.Content) apiv1.Stat {
+	st := apiv1.Stat{Object: objectOut(key, e), Commit: head, Chunks: []apiv1.Chunk{}}
+	if c.Seal != nil {
+		st.Sealed = true // its chunks hold sealed bytes: read it by range, never from a chunk cache
+		return st
+	}
+	for _, r := range c.Chunks {
 		st.Chunks = append(st.Chunks, apiv1.Chunk{Hash: r.Hash.String(), Size: r.Size})
 	}
 	return st

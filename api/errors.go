@@ -9,6 +9,7 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/evidence"
+	"github.com/agentnas/nas/keyring"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
@@ -70,6 +71,10 @@ func toError(err error) *Error {
 		return mk(http.StatusNotFound, apiv1.CodeNotFound, false)
 	case errors.Is(err, branch.ErrExists):
 		return mk(http.StatusConflict, apiv1.CodeAlreadyExists, false)
+	case errors.Is(err, keyring.ErrDestroyed):
+		return mk(http.StatusGone, apiv1.CodeKeyDestroyed, false)
+	case errors.Is(err, branch.ErrNoKeys):
+		return mk(http.StatusNotImplemented, apiv1.CodeNotImplemented, false)
 	case errors.Is(err, manifest.ErrLazy):
 		return mk(http.StatusNotImplemented, apiv1.CodeNotImplemented, false)
 	case errors.Is(err, branch.ErrQuotaExceeded):

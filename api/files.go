@@ -70,7 +70,7 @@ func (h *Handler) load(ctx context.Context, f *file) error {
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(f.e.Size))
-	if err := h.b.Chunks().ReadRefs(ctx, &buf, content.Chunks, 0, f.e.Size); err != nil {
+	if err := h.b.ReadContent(ctx, &buf, content, 0, f.e.Size); err != nil {
 		return fmt.Errorf("read %s at %s: %w", f.t.Key, f.commit, err)
 	}
 	f.data, f.lines = buf.Bytes(), outline.NewLines(buf.Bytes())

@@ -40,6 +40,8 @@ type forgetPlan struct {
 	files int
 	// remotes are the attached-source objects of lazy files at heads.
 	remotes []manifest.Remote
+	// sealed are the key domains of sensitive files at heads.
+	sealed sealedAt
 }
 
 // forgetRun answers forget/run.
@@ -47,8 +49,8 @@ func (h *Handler) forgetRun(ctx context.Context, c *call, a *apiv1.ForgetRequest
 	if err := required("repo", a.Repo); err != nil {
 		return nil, err
 	}
-	if len(a.Paths) == 0 || slices.Contains(a.Paths, "") {
-		return nil, invalid("paths: at least one non-empty glob")
+	if len(a.Paths) == 0 && len(a.Domains) == 0 || slices.Contains(a.Paths, "") {
+		return nil, invalid("paths: at least one non-empty glob (or domains to destroy)")
 	}
 	brs, err := h.b.ListBranches(ctx, a.Repo)
 	if err != nil {
@@ -63,9 +65,17 @@ func (h *Handler) forgetRun(ctx context.Context, c *call, a *apiv1.ForgetRequest
 	if err := h.checkHolds(ctx, c, a, plan); err != nil {
 		return nil, err
 	}
+	if err := h.checkDomains(ctx, c, a, plan); err != nil {
+		return nil, err
+	}
 	rep := newForgetReport(a, plan)
+	domains := domainsToDestroy(a, plan, rep)
 	if a.DryRun {
+		rep.Report.KeysDestroyed = append(rep.Report.KeysDestroyed, domains...)
 		return rep, nil
+	}
+	if err := h.destroyKeys(domains, rep); err != nil {
+		return nil, err
 	}
 	if err := h.carryOut(ctx, c, a, rep, plan); err != nil {
 		return nil, err
@@ -80,7 +90,7 @@ func (h *Handler) forgetRun(ctx context.Context, c *call, a *apiv1.ForgetRequest
 	}
 	return rep, h.record(ctx, c, record.Event{Kind: record.KindForget, Repo: a.Repo, Subject: record.Subject{Path: strings.Join(a.Paths, " ")},
 		Details: map[string]string{"forget_id": rep.ForgetID, "files": fmt.Sprint(plan.files), "notes": fmt.Sprint(plan.notes),
-			"branches": fmt.Sprint(len(plan.keys)), "history": rep.Report.History}})
+			"branches": fmt.Sprint(len(plan.keys)), "history": rep.Report.History, "keys_destroyed": strings.Join(rep.Report.KeysDestroyed, " ")}})
 }
 
 // planBranch adds the keys of br the request removes to plan: those a
@@ -95,6 +105,9 @@ func (h *Handler) planBranch(ctx context.Context, a *apiv1.ForgetRequest, br str
 		for _, o := range res.Objects {
 			note, err := h.derivedNote(ctx, a, br, o)
 			if err != nil {
+				return err
+			}
+			if err := h.noteSealed(ctx, plan, o.Key, o.Entry, note || anyGlob(a.Paths, o.Key)); err != nil {
 				return err
 			}
 			switch {

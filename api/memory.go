@@ -222,13 +222,17 @@ func (h *Handler) findNote(ctx context.Context, repo, br, home, id string) (*man
 // the write budget first, an ETag that is its MD5), refusing to replace
 // anything: a note is never overwritten.
 func (h *Handler) storeNote(ctx context.Context, c *call, t auth.Target, data []byte, l *label.Label) error {
+	class, domain, err := h.auth.Retention(ctx, c.p, t.Repo, t.Key, "", "")
+	if err != nil {
+		return err
+	}
 	charge, err := h.auth.Write(ctx, c.p, t, int64(len(data)))
 	if err != nil {
 		return err
 	}
 	up := h.b.Chunks().NewUpload()
 	defer up.Close()
-	refs, _, err := up.Ingest(ctx, bytes.NewReader(data))
+	refs, _, sl, err := h.b.Ingest(ctx, up, bytes.NewReader(data), nil, domain)
 	if err == nil {
 		err = up.Sync(ctx)
 	}
@@ -237,8 +241,8 @@ func (h *Handler) storeNote(ctx context.Context, c *call, t auth.Target, data []
 		return err
 	}
 	sum := md5.Sum(data)
-	e := &manifest.Entry{Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]), ContentType: "text/markdown; charset=utf-8", Label: l}
-	ch, rec := e.SetContent(&manifest.Content{Chunks: refs})
+	e := &manifest.Entry{Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]), ContentType: "text/markdown; charset=utf-8", Label: l, Retention: class}
+	ch, rec := e.SetContent(&manifest.Content{Chunks: refs, Seal: sl})
 	cond, err := h.auth.Condition(ctx, c.p, t, branch.Condition{IfNoneMatch: "*"})
 	if err == nil {
 		_, err = h.b.Put(ctx, t.Repo, t.Branch, t.Key, e, cond, up, branch.ContentRecord{Hash: ch, Data: rec})

@@ -83,7 +83,6 @@ func (h *Handler) objectStat(ctx context.Context, c *call, a *apiv1.ObjectStatRe
 	if err != nil {
 		return nil, err
 	}
-	refs := content.Chunks
 	b, err := h.b.GetBranch(ctx, a.Repo, br)
 	if err != nil {
 		return nil, err
@@ -93,11 +92,11 @@ func (h *Handler) objectStat(ctx context.Context, c *call, a *apiv1.ObjectStatRe
 		at = id.String() // read at a commit: the answer, and the read manifest, are as of it
 		t.Commit = at
 	}
-	out := &apiv1.ObjectStatResponse{Object: statOut(a.Key, e, at, refs)}
+	out := &apiv1.ObjectStatResponse{Object: statOut(a.Key, e, at, content)}
 	if _, err := h.auth.Read(ctx, c.p, t, e); err != nil {
 		return nil, err
 	}
-	if out.Data, err = h.inline(ctx, c, a, t, e, refs); err != nil {
+	if out.Data, err = h.inline(ctx, c, a, t, e, content); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -108,18 +107,16 @@ func (h *Handler) objectStat(ctx context.Context, c *call, a *apiv1.ObjectStatRe
 // authorized as one (a single-use grant is used here), charged to the
 // budget and recorded; a budget that does not cover them leaves them out
 // (the client's GET then answers the quota).
-func (h *Handler) inline(ctx context.Context, c *call, a *apiv1.ObjectStatRequest, t auth.Target, e *manifest.Entry, refs []chunk.Ref) (*string, error) {
-	if a.InlineMax <= 0 || e.Size > min(a.InlineMax, apiv1.MaxInline) {
-		return nil, nil
+func (h *Handler) inline(ctx context.Context, c *call, a *apiv1.ObjectStatRequest, t auth.Target, e *manifest.Entry, content *manifest.Content) (*string, error) {
+	if a.InlineMax <= 0 || e.Size > min(a.InlineMax, apiv1.MaxInline) || content.Seal != nil {
+		return nil, nil // a sealed object's bytes go by GET only, never into a client's chunk cache
 	}
 	if err := h.auth.Authorize(ctx, c.p, lease.Read, t); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	for _, r := range refs {
-		if err := h.b.Chunks().Read(ctx, &buf, r.Hash, 0, int64(r.Size)); err != nil {
-			return nil, err
-		}
+	if err := h.b.ReadContent(ctx, &buf, content, 0, e.Size); err != nil {
+		return nil, err
 	}
 	var rs []auth.Range
 	if e.Size > 0 {
@@ -206,6 +203,9 @@ func (h *Handler) objectCompose(ctx context.Context, c *call, a *apiv1.ObjectCom
 	if err != nil {
 		return nil, err
 	}
+	if err := h.composeRetention(ctx, c, a, plan); err != nil {
+		return nil, err
+	}
 	// Charged like an upload (or CopyObject) of the whole result, before
 	// anything is stored: whole chunks it shares cost the same as new ones.
 	charge, err := h.auth.Copy(ctx, c.p, dst, plan.size, plan.sources...)
@@ -243,6 +243,9 @@ type composePlan struct {
 	sources []auth.Source
 	size    int64
 	label   *label.Label // the union of the sources' and the writer's
+	// retention is the result's class and domain its key domain when it
+	// is sealed: by the repository's rules, or that of a sealed source.
+	retention, domain string
 }
 
 type composePiece struct {
@@ -315,20 +318,9 @@ func (h *Handler) scanCompose(ctx context.Context, plan *composePlan) error {
 	return nil
 }
 
-// readContent writes [off, off+n) of c to w.
+// readContent writes [off, off+n) of c's plaintext to w.
 func (h *Handler) readContent(ctx context.Context, w io.Writer, c *manifest.Content, off, n int64) error {
-	var pos int64
-	for _, r := range c.Chunks {
-		sz := int64(r.Size)
-		if pos+sz > off && pos < off+n {
-			from, to := max(off-pos, 0), min(off+n-pos, sz)
-			if err := h.b.Chunks().Read(ctx, w, r.Hash, from, to-from); err != nil {
-				return fmt.Errorf("read chunk %s: %w", r.Hash, err)
-			}
-		}
-		pos += sz
-	}
-	return nil
+	return h.b.ReadContent(ctx, w, c, off, n)
 }
 
 // dataPiece decodes a segment of new bytes, refusing more than room.
@@ -373,7 +365,17 @@ func (h *Handler) compose(ctx context.Context, dst auth.Target, plan *composePla
 	up := h.b.Chunks().NewUpload()
 	defer up.Close()
 	var refs []chunk.Ref
+	var sl *manifest.Seal
+	if plan.domain != "" {
+		var err error
+		if refs, sl, err = h.composeSealed(ctx, up, plan); err != nil {
+			return nil, 0, err
+		}
+	}
 	for _, pc := range plan.pieces {
+		if sl != nil {
+			break // sealed whole above
+		}
 		var rs []chunk.Ref
 		var err error
 		if pc.content == nil {
@@ -391,16 +393,68 @@ func (h *Handler) compose(ctx context.Context, dst auth.Target, plan *composePla
 	if err := up.Sync(ctx); err != nil {
 		return nil, 0, err
 	}
-	e := &manifest.Entry{Size: plan.size, ETag: composeETag(refs), ContentType: a.ContentType, Meta: sortedMeta(a.Meta), Label: plan.label}
+	e := &manifest.Entry{Size: plan.size, ETag: composeETag(refs), ContentType: a.ContentType, Meta: sortedMeta(a.Meta), Label: plan.label,
+		Retention: plan.retention}
 	if e.ContentType == "" {
 		e.ContentType = "binary/octet-stream"
 	}
-	ch, data := e.SetContent(&manifest.Content{Chunks: refs})
+	ch, data := e.SetContent(&manifest.Content{Chunks: refs, Seal: sl})
 	stored, err := h.b.Put(ctx, dst.Repo, dst.Branch, dst.Key, e, cond, up, branch.ContentRecord{Hash: ch, Data: data})
 	if err != nil {
 		return nil, 0, err
 	}
 	return stored, up.NewBytes(), nil
+}
+
+// composeRetention decides the result's retention class: the rules'
+// (a sensitive one is sealed under the rules' domain), or sealed under
+// the domain of its sealed sources, which must share one.
+func (h *Handler) composeRetention(ctx context.Context, c *call, a *apiv1.ObjectComposeRequest, plan *composePlan) error {
+	var err error
+	if plan.retention, plan.domain, err = h.auth.Retention(ctx, c.p, a.Repo, a.Key, "", ""); err != nil {
+		return err
+	}
+	for _, pc := range plan.pieces {
+		if pc.content == nil || pc.content.Seal == nil {
+			continue
+		}
+		d := pc.content.Seal.Domain
+		if plan.domain != "" && plan.domain != d {
+			return invalid(fmt.Sprintf("a source is sealed under key domain %s, the result would be sealed under %s: compose seals under one domain", d, plan.domain))
+		}
+		if err := h.b.CheckContent(pc.content); err != nil {
+			return err
+		}
+		plan.retention, plan.domain = label.Sensitive, d
+	}
+	return nil
+}
+
+// composeSealed stores the plan's bytes as one segment sealed under its
+// domain: the plaintext of every piece streams through (no chunk is
+// shared with a source).
+func (h *Handler) composeSealed(ctx context.Context, up *cas.Upload, plan *composePlan) ([]chunk.Ref, *manifest.Seal, error) {
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		for _, pc := range plan.pieces {
+			if pc.content == nil {
+				_, err = pw.Write(pc.data)
+			} else {
+				err = h.b.ReadContent(ctx, pw, pc.content, pc.off, pc.n)
+			}
+			if err != nil {
+				break
+			}
+		}
+		pw.CloseWithError(err)
+	}()
+	refs, _, sl, err := h.b.Ingest(ctx, up, pr, nil, plan.domain)
+	pr.CloseWithError(err)
+	<-done
+	return refs, sl, err
 }
 
 // composeETag is the MD5 of the chunk hashes and "-N" (the MD5 of

@@ -55,4 +55,7 @@ const (
 	CodeUnknownOperation    = "UnknownOperation"
 	CodeMethodNotAllowed    = "MethodNotAllowed"
 	CodeInternalError       = "InternalError"
+	// CodeKeyDestroyed (410) is a sensitive object whose key domain a
+	// forget destroyed: its bytes can no longer be read.
+	CodeKeyDestroyed = "KeyDestroyed"
 )

@@ -52,6 +52,12 @@ type ForgetRequest struct {
 	Subject     string   `json:"subject,omitempty"`
 	KeepHistory bool     `json:"keep_history,omitempty"`
 	DryRun      bool     `json:"dry_run,omitempty"`
+	// Domains are key domains of sensitive content to destroy whole:
+	// every version sealed under one, in every commit, checkpoint,
+	// export or backup, can no longer be read. The domains of sensitive
+	// files the paths forget are destroyed without being named when no
+	// other file at a head still uses them.
+	Domains []string `json:"domains,omitempty"`
 }
 
 // ForgetSelector is what a forget asked for.
@@ -68,12 +74,15 @@ type ForgetDerived struct {
 
 // ForgetOutcome is the body of the specification's forget report.
 type ForgetOutcome struct {
-	FilesRemoved     int           `json:"files_removed"`
-	DerivedRemoved   ForgetDerived `json:"derived_removed"`
-	History          string        `json:"history"`
-	KeysDestroyed    []string      `json:"keys_destroyed"`
-	SnapshotsPending []string      `json:"snapshots_pending"`
-	NotCovered       []string      `json:"not_covered"`
+	FilesRemoved   int           `json:"files_removed"`
+	DerivedRemoved ForgetDerived `json:"derived_removed"`
+	History        string        `json:"history"`
+	KeysDestroyed  []string      `json:"keys_destroyed"`
+	// KeysKept are the domains of forgotten sensitive files that were
+	// not destroyed, and why (other files still use them).
+	KeysKept         []string `json:"keys_kept,omitempty"`
+	SnapshotsPending []string `json:"snapshots_pending"`
+	NotCovered       []string `json:"not_covered"`
 	// Collected is what the collection after a history rewrite reclaimed.
 	Collected *ForgetCollected `json:"collected,omitempty"`
 }

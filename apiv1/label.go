@@ -21,6 +21,10 @@ type LabelRule struct {
 	Origin      string `json:"origin,omitempty"`
 	Sensitivity string `json:"sensitivity,omitempty"`
 	Reviewed    bool   `json:"reviewed,omitempty"`
+	// Retention (scratch or sensitive) and Domain (the key domain of
+	// sensitive writes) apply to versions written after the rule is set.
+	Retention string `json:"retention,omitempty"`
+	Domain    string `json:"domain,omitempty"`
 }
 
 // LabelSetRequest adds the rule for Glob to Repo's rules, replacing the

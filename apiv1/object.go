@@ -31,6 +31,10 @@ type Stat struct {
 	Object
 	Commit string  `json:"commit"`
 	Chunks []Chunk `json:"chunks"`
+	// Sealed is a sensitive object: its chunks hold sealed bytes, so
+	// Chunks is empty and its bytes are read by range (S3 GET), which
+	// the gateway opens; a client keeps no copy of them.
+	Sealed bool `json:"sealed,omitempty"`
 }
 
 // ObjectRef names an object on a branch ("" branch: the caller's

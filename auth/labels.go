@@ -295,3 +295,22 @@ func (a *Authority) DerivedLabel(ctx context.Context, p *Principal, srcs ...Sour
 	}
 	return &l, nil
 }
+
+// Retention is the retention class and key domain of p's write of key in
+// repo that asks for class and domain (metadata of the request): the
+// strictest of that and the repository's rules; a sensitive write
+// without a domain is sealed under the repository's own.
+func (a *Authority) Retention(ctx context.Context, p *Principal, repo, key, class, domain string) (string, string, error) {
+	if err := label.ValidRetention(class, domain); err != nil {
+		return "", "", fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	rules, err := a.rulesOf(ctx, p, repo)
+	if err != nil {
+		return "", "", err
+	}
+	class, domain = label.Retention(key, class, domain, rules)
+	if class == label.Sensitive && domain == "" {
+		domain = repo
+	}
+	return class, domain, nil
+}

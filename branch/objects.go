@@ -267,8 +267,11 @@ func validSize(e *manifest.Entry) error {
 	if e.Size < 0 || e.Size > manifest.MaxSize {
 		return fmt.Errorf("size %d outside 0..%d: %w", e.Size, int64(manifest.MaxSize), ErrInvalid)
 	}
-	if e.Content != nil && e.Content.Size() != e.Size {
-		return fmt.Errorf("size %d, content of %d bytes: %w", e.Size, e.Content.Size(), ErrInvalid)
+	if e.Content == nil {
+		return nil
+	}
+	if n, ok := e.Content.PlainSize(); !ok || n != e.Size {
+		return fmt.Errorf("size %d, content of %d bytes: %w", e.Size, n, ErrInvalid)
 	}
 	return nil
 }

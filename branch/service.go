@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/keyring"
 	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
@@ -40,11 +41,12 @@ type Service struct {
 	// touchedLists holds content lists written during a collection; nil
 	// outside one. Guarded by mu.
 	touchedLists map[chunk.Hash]struct{}
-	listPins     map[chunk.Hash]int     // content lists of writes in flight; guarded by mu
-	rootSources  []RootSource           // roots kept outside the trees (AddRoots); guarded by mu
-	onCollect    []func(GCStats, error) // told of every collection (OnCollect); guarded by mu
-	usage        usageTracker           // per branch with a quota
-	deletedKeep  atomic.Int64           // nanoseconds deleted branches stay restorable (0: the default)
+	listPins     map[chunk.Hash]int           // content lists of writes in flight; guarded by mu
+	rootSources  []RootSource                 // roots kept outside the trees (AddRoots); guarded by mu
+	onCollect    []func(GCStats, error)       // told of every collection (OnCollect); guarded by mu
+	usage        usageTracker                 // per branch with a quota
+	deletedKeep  atomic.Int64                 // nanoseconds deleted branches stay restorable (0: the default)
+	keys         atomic.Pointer[keyring.Ring] // the domain keys of sealed content (SetKeys); nil: none
 
 	// gcMu is held for writing by Collect and for reading by everything
 	// that creates tree nodes or commits, so a sweep never deletes a node a

@@ -19,6 +19,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/gate"
+	"github.com/agentnas/nas/keyring"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/metrics"
@@ -48,6 +49,10 @@ type Config struct {
 	Sources source.Options
 	// Bodies bounds how slowly clients may send request bodies.
 	Bodies BodyLimits
+	// KeysDir is the keyring of sensitive content's domain keys ("":
+	// DATA/keys). Keep it out of backups of the data directory, or
+	// destroying a key does not reach them.
+	KeysDir string
 }
 
 // Gateway is an opened data directory with its handlers.
@@ -116,6 +121,14 @@ func Open(c Config) (g *Gateway, err error) {
 	undo = append(undo, chunks.Close)
 	ctx := context.Background()
 	b := branch.New(kdb, chunks, c.Log)
+	if c.KeysDir == "" {
+		c.KeysDir = filepath.Join(c.DataDir, "keys")
+	}
+	keys, err := keyring.Open(c.KeysDir)
+	if err != nil {
+		return nil, err
+	}
+	b.SetKeys(keys)
 	if err := b.SettleTrash(ctx); err != nil {
 		return nil, fmt.Errorf("finish the trash of an interrupted merge: %w", err)
 	}

@@ -548,29 +548,32 @@ func (g *gitReader) send(f *fileRec, e *manifest.Entry, blob plumbing.Hash) erro
 	if len(f.list) > 0 {
 		rec.List = base64.StdEncoding.EncodeToString(f.list)
 	}
-	var chunks []chunk.Ref
+	var content *manifest.Content
 	switch {
 	case e.Lazy():
 		g.rep.Lazy++
 		return g.sw.json(recEntry, rec)
 	case e.Content != nil:
-		chunks = e.Content.Chunks
+		content = e.Content
 	case !e.ContentRef.IsZero():
 		if chunk.Sum(f.list) != e.ContentRef {
 			return mismatchf("content list does not hash to %s", e.ContentRef)
 		}
-		c, err := manifest.DecodeContent(f.list)
-		if err != nil {
+		var err error
+		if content, err = manifest.DecodeContent(f.list); err != nil {
 			return mismatchf("content list: %v", err)
 		}
-		chunks = c.Chunks
+	}
+	var chunks []chunk.Ref
+	if content != nil {
+		chunks = content.Chunks
 	}
 	b, err := object.GetBlob(g.st, blob)
 	if err != nil {
 		return err
 	}
-	if b.Size != e.Size {
-		return mismatchf("its file holds %d bytes, the entry says %d", b.Size, e.Size)
+	if size := manifest.StoredSize(e, content); b.Size != size {
+		return mismatchf("its file holds %d bytes, the entry says %d", b.Size, size)
 	}
 	if len(chunks) == 0 {
 		return g.sw.json(recEntry, rec)

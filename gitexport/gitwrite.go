@@ -499,28 +499,33 @@ func (w *gitWriter) change(ctx context.Context, rec *entryRec, base manifest.Com
 	if err != nil {
 		return mismatchf("entry: %v", err)
 	}
-	var chunks []chunk.Ref
+	var content *manifest.Content
 	switch {
 	case e.Lazy():
 	case e.Content != nil:
-		chunks = e.Content.Chunks
+		content = e.Content
 	case !e.ContentRef.IsZero():
 		if chunk.Sum(f.list) != e.ContentRef {
 			return mismatchf("content list does not hash to %s", e.ContentRef)
 		}
-		c, err := manifest.DecodeContent(f.list)
-		if err != nil {
+		if content, err = manifest.DecodeContent(f.list); err != nil {
 			return mismatchf("content list: %v", err)
 		}
-		chunks = c.Chunks
+	}
+	var chunks []chunk.Ref
+	if content != nil {
+		chunks = content.Chunks
 	}
 	switch {
 	case e.Lazy():
 	case rec.Data == dataInline:
-		if f.blob, err = w.streamBlob(e.Size, chunks); err != nil {
+		// A sensitive file's blob is its sealed bytes: the export carries
+		// them as the gateway keeps them, unreadable without the keyring.
+		size := manifest.StoredSize(e, content)
+		if f.blob, err = w.streamBlob(size, chunks); err != nil {
 			return err
 		}
-		w.rep.Bytes += e.Size
+		w.rep.Bytes += size
 	case strings.HasPrefix(rec.Data, dataFrom):
 		from, err := manifest.ParseCommitID(strings.TrimPrefix(rec.Data, dataFrom))
 		if err != nil {

@@ -227,11 +227,12 @@ func (l *loader) entry(ctx context.Context, pc *pendingCommit, payload []byte) e
 		return mismatchf("%q: entry is not in canonical form", key)
 	}
 	var chunks []chunk.Ref
+	var content *manifest.Content
 	switch {
 	case e.Lazy():
 		l.rep.Lazy++
 	case e.Content != nil:
-		chunks = e.Content.Chunks
+		chunks, content = e.Content.Chunks, e.Content
 	case !e.ContentRef.IsZero():
 		list, err := base64.StdEncoding.DecodeString(rec.List)
 		if err != nil || len(list) == 0 {
@@ -244,7 +245,7 @@ func (l *loader) entry(ctx context.Context, pc *pendingCommit, payload []byte) e
 		if err != nil {
 			return mismatchf("%q: content list: %v", key, err)
 		}
-		chunks = c.Chunks
+		chunks, content = c.Chunks, c
 		if err := l.rs.Content(ctx, e.ContentRef, list); err != nil {
 			return err
 		}
@@ -257,7 +258,7 @@ func (l *loader) entry(ctx context.Context, pc *pendingCommit, payload []byte) e
 		for _, c := range chunks {
 			n += int64(c.Size)
 		}
-		if n != e.Size {
+		if n != manifest.StoredSize(e, content) || !plainFits(e, content) {
 			return mismatchf("%q: chunks hold %d bytes, the entry says %d", key, n, e.Size)
 		}
 	}
@@ -274,6 +275,16 @@ func (l *loader) entry(ctx context.Context, pc *pendingCommit, payload []byte) e
 		}
 	}
 	return l.edit(ctx, tree.Edit{Key: []byte(key), Value: enc})
+}
+
+// plainFits reports whether content (nil for none) holds e's size of
+// plaintext.
+func plainFits(e *manifest.Entry, content *manifest.Content) bool {
+	if content == nil {
+		return true
+	}
+	n, ok := content.PlainSize()
+	return ok && n == e.Size
 }
 
 // data receives or checks the chunks of an entry.

@@ -6,7 +6,7 @@
 // A domain has at most one live key, which seals new content; a
 // destroyed key leaves a tombstone, so reading content it sealed answers
 // ErrDestroyed instead of a vague failure. The files are
-// DIR/DOMAIN.ID.key (32 random bytes, mode 0600) and DIR/DOMAIN.ID.destroyed.
+// DIR/DOMAIN@ID.key (32 random bytes, mode 0600) and DIR/DOMAIN@ID.destroyed.
 package keyring
 
 import (
@@ -33,12 +33,12 @@ var (
 )
 
 // domainRE is what a domain may be named: short, lower case, no path.
-var domainRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+var domainRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
 // ValidDomain checks a domain's name.
 func ValidDomain(d string) error {
 	if !domainRE.MatchString(d) {
-		return fmt.Errorf("%w: %q (want 1-63 of a-z, 0-9, _ and -, starting with a letter or digit)", ErrInvalid, d)
+		return fmt.Errorf("%w: %q (want 1-63 of a-z, 0-9, ., _ and -, starting with a letter or digit)", ErrInvalid, d)
 	}
 	return nil
 }
@@ -62,7 +62,7 @@ func Open(dir string) (*Ring, error) {
 func (r *Ring) Dir() string { return r.dir }
 
 func (r *Ring) path(domain, id, ext string) string {
-	return filepath.Join(r.dir, domain+"."+id+ext)
+	return filepath.Join(r.dir, domain+"@"+id+ext)
 }
 
 // Current returns the ID and key that seal new content of domain,
@@ -148,13 +148,13 @@ func (r *Ring) load(domain, id string) ([]byte, error) {
 // ids lists domain's key IDs with files ending in ext, in name order
 // (r.mu held).
 func (r *Ring) ids(domain, ext string) ([]string, error) {
-	ms, err := filepath.Glob(filepath.Join(r.dir, domain+".*"+ext))
+	ms, err := filepath.Glob(filepath.Join(r.dir, domain+"@*"+ext))
 	if err != nil {
 		return nil, err
 	}
 	var ids []string
 	for _, m := range ms {
-		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), domain+"."), ext)
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), domain+"@"), ext)
 		if len(id) == 16 {
 			ids = append(ids, id)
 		}
@@ -211,7 +211,7 @@ func (r *Ring) Domains() ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, m := range ms {
-		d, _, _ := strings.Cut(filepath.Base(m), ".")
+		d, _, _ := strings.Cut(filepath.Base(m), "@")
 		if !seen[d] {
 			seen[d] = true
 			out = append(out, d)

@@ -35,7 +35,7 @@ func TestCurrentDestroy(t *testing.T) {
 			t.Fatalf("a destroyed key: %v", err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "acme."+id+".key")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, "acme@"+id+".key")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the key file stays: %v", err)
 	}
 	id3, k3, _ := r.Current("acme")
@@ -45,7 +45,7 @@ func TestCurrentDestroy(t *testing.T) {
 	if _, err := r.Key("other", id); !errors.Is(err, ErrNoKey) {
 		t.Fatalf("a key never held: %v", err)
 	}
-	for _, bad := range []string{"", "../x", "A", "a/b", "a.b"} {
+	for _, bad := range []string{"", "../x", "A", "a/b", "a@b", ".a"} {
 		if _, _, err := r.Current(bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("domain %q: %v", bad, err)
 		}

@@ -15,6 +15,13 @@ type Rule struct {
 	Origin      string `json:"origin,omitempty"`
 	Sensitivity string `json:"sensitivity,omitempty"`
 	Reviewed    bool   `json:"reviewed,omitempty"`
+	// Retention is the retention class of what is written under the glob
+	// from now on (Scratch or Sensitive; "" leaves it normal), and Domain
+	// the key domain of sensitive writes ("" for the repository's own).
+	// Unlike the labels they apply when a version is written, not when it
+	// is read: sealing cannot happen afterwards.
+	Retention string `json:"retention,omitempty"`
+	Domain    string `json:"domain,omitempty"`
 }
 
 // MaxRules bounds the rules of one repository, maxGlob a rule's glob.
@@ -31,8 +38,11 @@ func (r Rule) Validate() error {
 	if len(r.Glob) > maxGlob {
 		return fmt.Errorf("%w: a glob of %d bytes (at most %d)", ErrInvalid, len(r.Glob), maxGlob)
 	}
-	if r.Origin == "" && r.Sensitivity == "" && !r.Reviewed {
+	if r.Origin == "" && r.Sensitivity == "" && !r.Reviewed && r.Retention == "" {
 		return fmt.Errorf("%w: rule %q sets no label", ErrInvalid, r.Glob)
+	}
+	if err := ValidRetention(r.Retention, r.Domain); err != nil {
+		return err
 	}
 	return Label{Origin: r.Origin, Sensitivity: r.Sensitivity}.Validate()
 }

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/label"
+	"github.com/agentnas/nas/seal"
 )
 
 // MaxSize is the largest object S3 allows, 5 TiB; no entry is larger, and
@@ -69,7 +71,19 @@ type Entry struct {
 	// parts for secrets (package secret). Never set on a version.
 	// Encoded under its own tag, so entries without it decode unchanged.
 	Edges *Edges
+
+	// Retention is the version's retention class, chosen when it was
+	// written: "" (normal), RetentionScratch or RetentionSensitive (its
+	// content is sealed). Encoded under its own tag, so entries without
+	// it decode unchanged.
+	Retention string
 }
+
+// The retention classes besides normal ("").
+const (
+	RetentionScratch   = label.Scratch
+	RetentionSensitive = label.Sensitive
+)
 
 // Edges are the two ends of a part's body: Head its first bytes and Tail
 // its last, or Head the whole body and Tail empty when the body is short.
@@ -112,6 +126,81 @@ type Content struct {
 	// Parts lists the part sizes and checksums of a multipart object, in
 	// order; empty for a single PUT.
 	Parts []Part
+	// Seal, when set, says the chunks hold sealed bytes (package seal):
+	// the object's plaintext is its segments in order, each sealed under
+	// its own salt and the domain key Seal names. A copy that shares the
+	// chunks shares the seal, so destroying the key reaches it too.
+	Seal *Seal
+}
+
+// Seal names the key that sealed a content's segments and the segments.
+//
+// Encoding (inside the content's tagSeal field): tag 1 domain, 2 key ID,
+// 3 a segment (its 16-byte salt then its plaintext size as a uvarint),
+// repeated in order.
+type Seal struct {
+	Domain   string
+	KeyID    string
+	Segments []SealSegment
+}
+
+// SealSegment is one sealed segment: a single PUT is one, a multipart
+// object one a part.
+type SealSegment struct {
+	Salt []byte // seal.SaltSize bytes
+	Size int64  // plaintext bytes
+}
+
+// PlainSize is the plaintext size of the sealed content.
+func (s *Seal) PlainSize() int64 {
+	var n int64
+	for _, g := range s.Segments {
+		n += g.Size
+	}
+	return n
+}
+
+func (s *Seal) encode() []byte {
+	var w enc
+	w.str(1, s.Domain)
+	w.str(2, s.KeyID)
+	for _, g := range s.Segments {
+		w.bytes(3, binary.AppendUvarint(append([]byte(nil), g.Salt...), uint64(g.Size)))
+	}
+	return w.b
+}
+
+// sealSalt is a segment salt's size.
+const sealSalt = seal.SaltSize
+
+func decodeSeal(b []byte) (*Seal, error) {
+	s := &Seal{}
+	d := dec{b: b}
+	for {
+		tag, v, ok := d.next()
+		if !ok {
+			break
+		}
+		switch tag {
+		case 1:
+			s.Domain = string(v)
+		case 2:
+			s.KeyID = string(v)
+		case 3:
+			if len(v) <= sealSalt {
+				return nil, ErrCorrupt
+			}
+			sz, err := uintOf(v[sealSalt:])
+			if err != nil || sz > MaxSize {
+				return nil, ErrCorrupt
+			}
+			s.Segments = append(s.Segments, SealSegment{Salt: bytes.Clone(v[:sealSalt]), Size: int64(sz)})
+		}
+	}
+	if d.err != nil || s.Domain == "" || s.KeyID == "" || len(s.Segments) == 0 {
+		return nil, ErrCorrupt
+	}
+	return s, nil
 }
 
 // Part is one part of a multipart object.
@@ -141,6 +230,7 @@ const (
 	tagACL   // acl.Encode of the ACL, when one is set
 	tagLabel // label.Encode of the labels, when set
 	tagEdges // Edges.encode, on parts
+	tagRetention
 )
 
 // SetContent stores c in the entry, inline when small; when it is too large
@@ -196,6 +286,7 @@ func (e *Entry) Encode() []byte {
 	if e.Edges != nil {
 		w.bytes(tagEdges, e.Edges.encode())
 	}
+	w.str(tagRetention, e.Retention)
 	return w.b
 }
 
@@ -249,6 +340,8 @@ func DecodeEntry(b []byte) (*Entry, error) {
 			e.Label = &l
 		case tagEdges:
 			e.Edges, err = decodeEdges(v)
+		case tagRetention:
+			e.Retention = string(v)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("decode entry: %w", ErrCorrupt)
@@ -389,6 +482,7 @@ func comparePairs(a, b Pair) int { return strings.Compare(a.Name, b.Name) }
 const (
 	tagChunk = iota + 1
 	tagPart
+	tagSeal
 )
 
 // Encode returns the canonical encoding of c.
@@ -410,6 +504,9 @@ func (c *Content) Encode() []byte {
 		w.b = binary.AppendUvarint(w.b, tagPart)
 		w.b = binary.AppendUvarint(w.b, uint64(len(pb)))
 		w.b = append(w.b, pb...)
+	}
+	if c.Seal != nil {
+		w.bytes(tagSeal, c.Seal.encode())
 	}
 	return w.b
 }
@@ -442,6 +539,11 @@ func DecodeContent(b []byte) (*Content, error) {
 				return nil, ErrCorrupt
 			}
 			c.Parts = append(c.Parts, Part{Size: int64(sz), Checksum: string(v[n:])})
+		case tagSeal:
+			var err error
+			if c.Seal, err = decodeSeal(v); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if d.err != nil {
@@ -450,7 +552,32 @@ func DecodeContent(b []byte) (*Content, error) {
 	return c, nil
 }
 
-// Size returns the sum of the chunk sizes.
+// PlainSize returns the object bytes c holds: the chunks' sum, or for
+// sealed content its segments' plaintext; ok is false when sealed chunks
+// do not add up to the sealed size of the segments.
+func (c *Content) PlainSize() (n int64, ok bool) {
+	if c.Seal == nil {
+		return c.Size(), true
+	}
+	var sealed int64
+	for _, g := range c.Seal.Segments {
+		sealed += seal.CipherSize(g.Size)
+	}
+	return c.Seal.PlainSize(), sealed == c.Size()
+}
+
+// StoredSize is the bytes e's chunks hold, given its content c (nil for
+// none): its size, or for sealed content the sealed bytes. Tools that
+// copy chunks verbatim (exports, dumps) move this many.
+func StoredSize(e *Entry, c *Content) int64 {
+	if c != nil && c.Seal != nil {
+		return c.Size()
+	}
+	return e.Size
+}
+
+// Size returns the sum of the chunk sizes (sealed bytes, for sealed
+// content).
 func (c *Content) Size() int64 {
 	var n int64
 	for _, r := range c.Chunks {

@@ -12,11 +12,13 @@ import (
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
 	"github.com/agentnas/nas/cors"
+	"github.com/agentnas/nas/keyring"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/postform"
 	"github.com/agentnas/nas/sigv4"
+	"github.com/agentnas/nas/seal"
 	"github.com/agentnas/nas/source"
 )
 
@@ -223,6 +225,12 @@ var s3Codes = []s3Code{
 	{is: kv.ErrConflict, status: http.StatusConflict, code: "OperationAborted", msg: msgConflict},
 	{is: kv.ErrTooBig, status: http.StatusBadRequest, code: "InvalidRequest", msg: "the request touches too many keys at once: ", detail: errorText},
 	{is: cas.ErrCorrupt, status: http.StatusInternalServerError, code: "InternalError", msg: msgInternal},
+
+	// Sealed (sensitive) content.
+	{is: keyring.ErrDestroyed, status: http.StatusForbidden, code: "InvalidObjectState", msg: "This object is sensitive and its key domain was destroyed by a forget: its bytes can no longer be read by anyone."},
+	{is: branch.ErrNoKeys, status: http.StatusNotImplemented, code: "NotImplemented", msg: "This gateway keeps no keyring, so it cannot seal or open sensitive objects."},
+	{is: seal.ErrOpen, status: http.StatusInternalServerError, code: "InternalError", msg: msgInternal},
+	{is: keyring.ErrNoKey, status: http.StatusInternalServerError, code: "InternalError", msg: msgInternal},
 	{is: manifest.ErrCorrupt, status: http.StatusInternalServerError, code: "InternalError", msg: msgInternal},
 
 	// Attached sources (lazy entries). Messages name neither the remote nor

@@ -42,26 +42,34 @@ func (s *Server) openLazy(req *request, e *manifest.Entry, rng byteRange, charge
 }
 
 // copyLazy stores rng of lazy entry src as new chunks of cu (a part
-// copy), writing the bytes to w (the part's digests) on the way.
-// The caller refunds the copy's charges when it fails.
-func (s *Server) copyLazy(req *request, cu *cas.Upload, w io.Writer, src *manifest.Entry, rng byteRange) ([]chunk.Ref, error) {
+// copy), sealed under domain when set, writing the plaintext to w (the
+// part's digests) on the way. The caller refunds the copy's charges when
+// it fails.
+func (s *Server) copyLazy(req *request, cu *cas.Upload, w io.Writer, src *manifest.Entry, rng byteRange, domain string) ([]chunk.Ref, *manifest.Seal, error) {
 	r, err := s.openLazy(req, src, rng, nil)
-	if err != nil || r == nil {
-		return nil, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if r == nil { // an empty range: sealed, it is still one (empty) frame
+		return s.ingestFrom(req, cu, w, domain, func(io.Writer) error { return nil })
 	}
 	defer r.Close()
+	return s.ingestFrom(req, cu, w, domain, func(pw io.Writer) error { return r.Copy(req.ctx(), pw) })
+}
+
+// ingestFrom stores what produce writes as new chunks of cu, sealed under
+// domain when set, with w seeing the plaintext. It returns once produce
+// has stopped: a failed ingest closes the pipe, which makes produce's
+// next write fail.
+func (s *Server) ingestFrom(req *request, cu *cas.Upload, w io.Writer, domain string, produce func(io.Writer) error) ([]chunk.Ref, *manifest.Seal, error) {
 	pr, pw := io.Pipe()
-	copied := make(chan struct{})
+	done := make(chan struct{})
 	go func() {
-		defer close(copied)
-		pw.CloseWithError(r.Copy(req.ctx(), pw))
+		defer close(done)
+		pw.CloseWithError(produce(pw))
 	}()
-	refs, _, err := cu.IngestTee(req.ctx(), pr, w)
-	// A failed ingest returns before Copy ends; r is not safe for
-	// concurrent use, so Close (deferred) must wait for it: closing the
-	// pipe makes Copy's next write fail, and its remote read is bounded by
-	// ctx and the source's stall timer.
+	refs, _, sl, err := s.ingestMaybeSealed(req, cu, pr, w, domain)
 	pr.CloseWithError(err)
-	<-copied
-	return refs, err
+	<-done
+	return refs, sl, err
 }

@@ -64,6 +64,15 @@ func (s *Server) createUpload(req *request) error {
 	if _, err := takeLabelMeta(&manifest.Entry{Meta: e.Meta}); err != nil {
 		return err
 	}
+	// The retention class is decided now: every part is sealed as it
+	// arrives, under the domain kept in the upload's metadata.
+	domain, err := s.retention(req, req.key, e)
+	if err != nil {
+		return err
+	}
+	if domain != "" {
+		e.Meta = append(e.Meta, manifest.Pair{Name: metaDomain, Value: domain})
+	}
 	if v := h.Get("x-amz-checksum-algorithm"); v != "" {
 		alg, err := checksum.Parse(v)
 		if err != nil {
@@ -150,7 +159,7 @@ func (s *Server) uploadPart(req *request) error {
 	if err != nil {
 		return err
 	}
-	in, err := s.ingest(req, maxPutSize)
+	in, err := s.ingest(req, maxPutSize, uploadDomain(up.Entry))
 	if err != nil {
 		charge.Refund(req.ctx())
 		return err
@@ -180,6 +189,20 @@ func (s *Server) uploadPart(req *request) error {
 	req.started = true
 	req.w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// uploadDomain is the key domain an upload's parts are sealed under (""
+// when it is not sensitive).
+func uploadDomain(e *manifest.Entry) string {
+	if e.Retention != manifest.RetentionSensitive {
+		return ""
+	}
+	for _, p := range e.Meta {
+		if p.Name == metaDomain {
+			return p.Value
+		}
+	}
+	return ""
 }
 
 // hasChecksumHeader reports whether the request carries a checksum, as a
@@ -238,14 +261,8 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	alg, sum, w := partHashes(up.Entry.ChecksumAlgorithm, md)
 	scan, ends := newSecretScan(), newEdgeCapture()
 	w = io.MultiWriter(w, scan, ends)
-	var refs []chunk.Ref
-	if src.Lazy() {
-		// Its bytes come through the materializer (a read of the source).
-		if refs, err = s.copyLazy(req, cu, w, src, rng); err != nil {
-			return err
-		}
-	}
-	if refs, err = s.copyChunks(req, cu, w, content, rng, refs); err != nil {
+	refs, sl, err := s.copyPartBytes(req, cu, w, src, content, rng, uploadDomain(up.Entry))
+	if err != nil {
 		return err
 	}
 	if err := cu.Sync(req.ctx()); err != nil {
@@ -258,7 +275,7 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	if sum != nil {
 		part.ChecksumAlgorithm, part.ChecksumValue = string(alg), base64.StdEncoding.EncodeToString(sum.Sum(nil))
 	}
-	ch, data := part.SetContent(&manifest.Content{Chunks: refs})
+	ch, data := part.SetContent(&manifest.Content{Chunks: refs, Seal: sl})
 	if err := s.b.PutPart(req.ctx(), req.repo, req.key, up.ID, n, part, cu, branch.ContentRecord{Hash: ch, Data: data}); err != nil {
 		return err
 	}
@@ -268,6 +285,31 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	doc := copyPartResult{Xmlns: s3ns, LastModified: isoTime(part.ModTime), ETag: quote(part.ETag), checksumDoc: checksumsOf(part)}
 	doc.ChecksumType = "" // parts have no checksum type
 	return s.writeXML(req, http.StatusOK, doc)
+}
+
+// copyPartBytes stores rng of src (its content) as the chunks of a part
+// in cu, writing the plaintext to w, and returns them with their seal
+// when the upload is sealed under domain. Plain content into a plain
+// upload shares whole chunks; anything sealed, on either side, and lazy
+// content streams through.
+func (s *Server) copyPartBytes(req *request, cu *cas.Upload, w io.Writer, src *manifest.Entry, content *manifest.Content, rng byteRange, domain string) ([]chunk.Ref, *manifest.Seal, error) {
+	switch {
+	case src.Lazy():
+		// Its bytes come through the materializer (a read of the source).
+		return s.copyLazy(req, cu, w, src, rng, domain)
+	case content.Seal != nil && content.Seal.Domain != domain:
+		return nil, nil, errInvalidRequest(fmt.Sprintf("the source is sensitive, sealed under key domain %s: copy its bytes only into an upload "+
+			"sealed under it (x-amz-meta-nas-retention: sensitive, x-amz-meta-nas-domain: %s)", content.Seal.Domain, content.Seal.Domain))
+	case content.Seal != nil || domain != "":
+		if err := s.b.CheckContent(content); err != nil {
+			return nil, nil, err
+		}
+		return s.ingestFrom(req, cu, w, domain, func(pw io.Writer) error {
+			return s.b.ReadContent(req.ctx(), pw, content, rng.start, rng.length)
+		})
+	}
+	refs, err := s.copyChunks(req, cu, w, content, rng, nil)
+	return refs, nil, err
 }
 
 // partSource is what a part copy reads: the source it may read, its
@@ -493,6 +535,7 @@ func (s *Server) completeUpload(req *request) error {
 	if err != nil {
 		return err
 	}
+	takeRetentionMeta(&e) // the domain is the seal's now
 	if err := checkStatedChecksum(req.r.Header, &e); err != nil {
 		return err
 	}
@@ -578,6 +621,9 @@ func (s *Server) joinParts(req *request, e *manifest.Entry, listed []completePar
 		if err != nil {
 			return nil, err
 		}
+		if err := joinSeal(content, pc, uploadDomain(e), p.Number); err != nil {
+			return nil, err
+		}
 		content.Chunks = append(content.Chunks, pc.Chunks...)
 		content.Parts = append(content.Parts, manifest.Part{Size: p.Entry.Size, Checksum: p.Entry.ChecksumValue})
 		e.Size += p.Entry.Size
@@ -606,6 +652,29 @@ func (s *Server) joinParts(req *request, e *manifest.Entry, listed []completePar
 		return nil, err
 	}
 	return content, nil
+}
+
+// joinSeal appends part n's seal to content's: every part of a
+// sensitive upload is sealed under the one key of its domain (a part
+// sealed under a key destroyed or replaced meanwhile cannot join).
+func joinSeal(content, part *manifest.Content, domain string, n int) error {
+	switch {
+	case domain == "" && part.Seal == nil:
+		return nil
+	case part.Seal == nil || part.Seal.Domain != domain:
+		return errInvalidPartSeal(n)
+	case content.Seal == nil:
+		content.Seal = &manifest.Seal{Domain: domain, KeyID: part.Seal.KeyID}
+	case content.Seal.KeyID != part.Seal.KeyID:
+		return errInvalidPartSeal(n)
+	}
+	content.Seal.Segments = append(content.Seal.Segments, part.Seal.Segments...)
+	return nil
+}
+
+func errInvalidPartSeal(n int) error {
+	return &Error{Status: http.StatusBadRequest, Code: "InvalidPart",
+		Message: fmt.Sprintf("part %d was sealed under another key of the upload's domain (it was destroyed or replaced since); upload it again", n)}
 }
 
 // checkPart checks a stored part against the request's listing of it:

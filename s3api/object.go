@@ -17,6 +17,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/source"
@@ -50,7 +51,7 @@ type ingested struct {
 // ingest streams the request body into the chunk store, verifying the
 // payload signature, the declared length and every checksum the client sent
 // before anything is recorded. The caller must Close the upload.
-func (s *Server) ingest(req *request, limit int64) (*ingested, error) {
+func (s *Server) ingest(req *request, limit int64, domain string) (*ingested, error) {
 	size := req.auth.DecodedLength
 	if size < 0 {
 		return nil, errMissingLength()
@@ -63,7 +64,7 @@ func (s *Server) ingest(req *request, limit int64) (*ingested, error) {
 		return nil, err
 	}
 	defer set.Close() // the MD5 is taken below; Algorithm and Value stay valid
-	return s.ingestBody(req, io.LimitReader(req.auth.Body, size+1), set, func(n int64) error {
+	return s.ingestBody(req, io.LimitReader(req.auth.Body, size+1), set, domain, func(n int64) error {
 		switch {
 		case n > size:
 			return errInvalidRequest("the body is longer than the declared content length")
@@ -75,9 +76,10 @@ func (s *Server) ingest(req *request, limit int64) (*ingested, error) {
 }
 
 // ingestBody streams body into the chunk store beside the checksums of
-// set; check sees the length the body had and may refuse it, before the
-// chunks are synced. The caller must Close the upload.
-func (s *Server) ingestBody(req *request, body io.Reader, set *checksum.Set, check func(n int64) error) (*ingested, error) {
+// set, sealed under domain's key when domain is set; check sees the
+// length the body had and may refuse it, before the chunks are synced.
+// The caller must Close the upload.
+func (s *Server) ingestBody(req *request, body io.Reader, set *checksum.Set, domain string, check func(n int64) error) (*ingested, error) {
 	in := &ingested{up: s.chunks.NewUpload(), set: set}
 	// The checksums and the secret scanner run on a goroutine of their own
 	// beside chunking (they are the larger part of a large PUT's CPU);
@@ -93,7 +95,7 @@ func (s *Server) ingestBody(req *request, body io.Reader, set *checksum.Set, che
 	if capt != nil {
 		tee = io.MultiWriter(tee, capt)
 	}
-	refs, n, err := in.up.IngestTee(req.ctx(), body, tee)
+	refs, n, sl, err := s.ingestMaybeSealed(req, in.up, body, tee, domain)
 	in.secret, in.captured, in.edges = scan.found(), capt, ends.edges()
 	if err == nil {
 		err = check(n)
@@ -105,10 +107,16 @@ func (s *Server) ingestBody(req *request, body io.Reader, set *checksum.Set, che
 		in.up.Close()
 		return nil, err
 	}
-	in.content = &manifest.Content{Chunks: refs}
+	in.content = &manifest.Content{Chunks: refs, Seal: sl}
 	in.size = n
 	in.md5 = hex.EncodeToString(set.MD5())
 	return in, nil
+}
+
+// ingestMaybeSealed stores body's chunks, with tee seeing its plaintext:
+// as they are, or sealed under domain's key (branch.Service.Ingest).
+func (s *Server) ingestMaybeSealed(req *request, up *cas.Upload, body io.Reader, tee io.Writer, domain string) ([]chunk.Ref, int64, *manifest.Seal, error) {
+	return s.b.Ingest(req.ctx(), up, body, tee, domain)
 }
 
 // writableBranch fails fast, before a body is read, when the target does
@@ -145,24 +153,28 @@ func (s *Server) writeCondition(req *request, key string) (branch.Condition, err
 // prepareWrite is what a PUT and a POST form do before the body: the door
 // allows writing the key, the headers h (a request's, or a form's fields)
 // become the new entry's metadata, and the branch must take writes.
-func (s *Server) prepareWrite(req *request, h http.Header) (*manifest.Entry, error) {
+func (s *Server) prepareWrite(req *request, h http.Header) (*manifest.Entry, string, error) {
 	if err := s.allow(req, lease.Write, req.repo, req.branch, req.key, noSuchKey()); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := rejectUnsupported(h); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	e, err := s.entryFromHeaders(h)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return e, s.writableBranch(req)
+	domain, err := s.retention(req, req.key, e)
+	if err != nil {
+		return nil, "", err
+	}
+	return e, domain, s.writableBranch(req)
 }
 
 // putObject answers PutObject: the body stored as a new version of the
 // addressed key.
 func (s *Server) putObject(req *request) error {
-	e, err := s.prepareWrite(req, req.r.Header)
+	e, domain, err := s.prepareWrite(req, req.r.Header)
 	if err != nil {
 		return err
 	}
@@ -170,7 +182,7 @@ func (s *Server) putObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	in, err := s.ingest(req, maxPutSize)
+	in, err := s.ingest(req, maxPutSize, domain)
 	if err != nil {
 		charge.Refund(req.ctx())
 		return err
@@ -315,6 +327,11 @@ func (s *Server) getObject(req *request, head bool) error {
 	if err != nil {
 		return err
 	}
+	if !head {
+		if err := s.b.CheckContent(content); err != nil {
+			return err // a forgotten key: before any header is sent
+		}
+	}
 	rng, partial, err := getRange(req, e, content)
 	if err != nil {
 		return err
@@ -328,6 +345,7 @@ func (s *Server) getObject(req *request, head bool) error {
 	}
 	status := setGetHeaders(req, e, rng, partial)
 	s.labelHeaders(req, req.w.Header(), e)
+	retentionHeaders(req.w.Header(), e, content)
 	setPartChecksum(req, e, content)
 	req.started = true
 	req.w.WriteHeader(status)
@@ -431,7 +449,7 @@ func setGetHeaders(req *request, e *manifest.Entry, rng byteRange, partial bool)
 // writeContent streams the bytes of rng from content's chunks; each whole
 // chunk is verified before it is written.
 func (s *Server) writeContent(req *request, c *manifest.Content, rng byteRange) error {
-	return s.chunks.ReadRefs(req.ctx(), req.w, c.Chunks, rng.start, rng.length)
+	return s.b.ReadContent(req.ctx(), req.w, c, rng.start, rng.length)
 }
 
 // deleteObject answers DeleteObject: a delete marker, or with versionId
@@ -476,6 +494,41 @@ func (s *Server) deleteObject(req *request) error {
 	req.started = true
 	req.w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// sealCopy decides how a copy's bytes are kept. A sealed source stays
+// sealed: the copy shares its chunks and seal (destroying the key reaches
+// it too) and is sensitive, unless the copy asks for another domain. A
+// copy sealed under a domain its source's bytes are not sealed under is
+// sealed anew, streaming the plaintext through: the new content is
+// returned (nil when the copy shares the source's).
+func (s *Server) sealCopy(req *request, up *cas.Upload, src, dst *manifest.Entry, content *manifest.Content, domain string) (*manifest.Content, error) {
+	if content.Seal != nil && (domain == "" || domain == content.Seal.Domain) {
+		dst.Retention = manifest.RetentionSensitive
+		return nil, nil
+	}
+	if domain == "" {
+		return nil, nil
+	}
+	rng := byteRange{length: src.Size}
+	var refs []chunk.Ref
+	var sl *manifest.Seal
+	var err error
+	if src.Lazy() {
+		refs, sl, err = s.copyLazy(req, up, io.Discard, src, rng, domain)
+	} else if err = s.b.CheckContent(content); err == nil {
+		refs, sl, err = s.ingestFrom(req, up, io.Discard, domain, func(w io.Writer) error {
+			return s.b.ReadContent(req.ctx(), w, content, 0, src.Size)
+		})
+	}
+	if err == nil {
+		err = up.Sync(req.ctx())
+	}
+	if err != nil {
+		return nil, err
+	}
+	dst.Remote = nil
+	return &manifest.Content{Chunks: refs, Parts: content.Parts, Seal: sl}, nil
 }
 
 // copySrc is the object a copy reads, as x-amz-copy-source names it.
@@ -634,6 +687,10 @@ func (s *Server) copyObject(req *request) error {
 	} else if from.repo == req.repo && from.branch == req.branch && from.key == req.key && from.vid == "" {
 		return errInvalidRequest("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
+	domain, err := s.retention(req, req.key, &dst)
+	if err != nil {
+		return err
+	}
 	// A lazy source is copied as the entry it is: the copy pins the same
 	// remote version, and nothing is read.
 	content, err := s.contentOf(req, src)
@@ -650,6 +707,12 @@ func (s *Server) copyObject(req *request) error {
 		// Rewriting the (content-addressed) list keeps the new entry
 		// independent of the source's lifetime.
 		rec = branch.ContentRecord{Hash: src.ContentRef, Data: content.Encode()}
+	}
+	if resealed, err := s.sealCopy(req, up, src, &dst, content, domain); err != nil {
+		return err
+	} else if resealed != nil {
+		ch, data := dst.SetContent(resealed)
+		rec = branch.ContentRecord{Hash: ch, Data: data}
 	}
 	charge, err := s.auth.Copy(req.ctx(), req.p, auth.Target{Repo: req.repo, Branch: req.branch, Key: req.key}, src.Size,
 		auth.Source{Target: auth.Target{Repo: from.repo, Branch: from.branch, Key: from.key}, Entry: src, Range: auth.Range{Len: src.Size}})

@@ -95,11 +95,11 @@ func (s *Server) storeForm(req *request, form *postform.Form) error {
 		return err
 	}
 	h := formHeader(form)
-	e, err := s.prepareWrite(req, h)
+	e, domain, err := s.prepareWrite(req, h)
 	if err != nil {
 		return err
 	}
-	in, charge, err := s.ingestForm(req, form, pol, h)
+	in, charge, err := s.ingestForm(req, form, pol, h, domain)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func formHeader(f *postform.Form) http.Header {
 // file is read to at most one byte more, and the charge settled at the
 // file's size; the policy's content-length-range is checked before
 // anything is synced.
-func (s *Server) ingestForm(req *request, form *postform.Form, pol *postform.Policy, h http.Header) (*ingested, *auth.Charge, error) {
+func (s *Server) ingestForm(req *request, form *postform.Form, pol *postform.Policy, h http.Header, domain string) (*ingested, *auth.Charge, error) {
 	bound := int64(maxPutSize)
 	if pol.HasLength {
 		bound = min(bound, pol.MaxLength)
@@ -185,7 +185,7 @@ func (s *Server) ingestForm(req *request, form *postform.Form, pol *postform.Pol
 		return nil, nil, err
 	}
 	body := io.LimitReader(formFile{form.File}, charge.Reserved()+1)
-	in, err := s.ingestBody(req, body, set, func(n int64) error {
+	in, err := s.ingestBody(req, body, set, domain, func(n int64) error {
 		if err := formLength(req.ctx(), n, bound, pol, charge); err != nil {
 			return err
 		}

@@ -239,9 +239,11 @@ func docID(key string, e *manifest.Entry) (string, bool) {
 
 // identity names an entry's content without reading it: the SHA-256 of
 // its chunk list (hash and size of each chunk), or of its content
-// reference. ok is false for a lazy entry, whose content is remote.
+// reference. ok is false for a lazy entry, whose content is remote, and
+// for a sensitive one: the index would keep its words outside the key
+// that forgetting destroys, so it is never indexed.
 func identity(e *manifest.Entry) (string, bool) {
-	if e.Lazy() {
+	if e.Lazy() || e.Retention == manifest.RetentionSensitive {
 		return "", false
 	}
 	h := sha256.New()
@@ -274,7 +276,7 @@ func readEntry(ctx context.Context, b *branch.Service, e *manifest.Entry) ([]byt
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(e.Size))
-	if err := b.Chunks().ReadRefs(ctx, &buf, c.Chunks, 0, e.Size); err != nil {
+	if err := b.ReadContent(ctx, &buf, c, 0, e.Size); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -16,25 +16,29 @@ func newForgetCmd() *cobra.Command {
 	var req apiv1.ForgetRequest
 	var out string
 	cmd := &cobra.Command{
-		Use:   "forget REPO --paths GLOB [--paths GLOB]... [--subject S] [--keep-history] [--dry-run] [--out forget-report.json]",
+		Use:   "forget REPO --paths GLOB [--paths GLOB]... [--subject S] [--domain D]... [--keep-history] [--dry-run] [--out forget-report.json]",
 		Short: "Forget files and what was derived from them on every branch, and report what was not covered (owner only)",
 		Long: "forget removes the files the globs match, the notes that cite them or are about --subject, and the\n" +
 			"search index, from every branch (protected ones too, with one commit each, nothing trashed). Then it\n" +
 			"rewrites every commit, checkpoint and deleted branch that still holds them (old commit IDs stop\n" +
 			"resolving) and collects garbage, so their bytes leave the chunk store. --keep-history skips the\n" +
 			"rewrite; the report then lists the checkpoints that still hold the content. A legal hold (nas hold)\n" +
-			"on any key found blocks it. The report always lists what no NAS can reach.",
+			"on any key found blocks it. Sensitive files are sealed under a key domain: --domain destroys a\n" +
+			"domain's keys, so nothing sealed under it can be read again anywhere (old commits, exports,\n" +
+			"backups); the domains of forgotten sensitive files go too when no kept file uses them. The report\n" +
+			"always lists what no NAS can reach.",
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Repo = args[0]
-			if len(req.Paths) == 0 {
-				return usagef("forget needs --paths")
+			if len(req.Paths) == 0 && len(req.Domains) == 0 {
+				return usagef("forget needs --paths or --domain")
 			}
 			return runForget(cmd.Context(), req, out)
 		},
 	}
 	cmd.Flags().StringArrayVar(&req.Paths, "paths", nil, "a glob of the files to forget (repeatable)")
 	cmd.Flags().StringVar(&req.Subject, "subject", "", "also forget the notes about this subject")
+	cmd.Flags().StringArrayVar(&req.Domains, "domain", nil, "destroy the keys of this key domain of sensitive files (repeatable)")
 	cmd.Flags().BoolVar(&req.KeepHistory, "keep-history", false, "remove from the branches only; do not rewrite the history that still holds it")
 	cmd.Flags().BoolVar(&req.DryRun, "dry-run", false, "report what would be forgotten and change nothing")
 	cmd.Flags().StringVar(&out, "out", "", "write forget-report.json here")

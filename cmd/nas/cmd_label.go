@@ -29,7 +29,7 @@ func newLabelCmd() *cobra.Command {
 func newLabelSetCmd() *cobra.Command {
 	var r apiv1.LabelSetRequest
 	cmd := &cobra.Command{
-		Use:   "set REPO GLOB [--origin O] [--sensitivity S] [--reviewed]",
+		Use:   "set REPO GLOB [--origin O] [--sensitivity S] [--reviewed] [--retention R [--domain D]]",
 		Short: "Add the rule for GLOB, or replace it",
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -40,6 +40,8 @@ func newLabelSetCmd() *cobra.Command {
 	cmd.Flags().StringVar(&r.Origin, "origin", "", "owner, agent or external")
 	cmd.Flags().StringVar(&r.Sensitivity, "sensitivity", "", "public, private or secret")
 	cmd.Flags().BoolVar(&r.Reviewed, "reviewed", false, "mark the keys reviewed (declassifies external content)")
+	cmd.Flags().StringVar(&r.Retention, "retention", "", "retention class of later writes: scratch or sensitive (sealed under a key domain that forgetting destroys)")
+	cmd.Flags().StringVar(&r.Domain, "domain", "", "key domain of sensitive writes (default: the repository's)")
 	return cmd
 }
 
@@ -69,7 +71,7 @@ func printRules(ctx context.Context, req apiv1.Request) error {
 	}
 	for _, r := range out.Rules {
 		fmt.Printf("%s", r.Glob)
-		for _, kv := range [][2]string{{"origin", r.Origin}, {"sensitivity", r.Sensitivity}} {
+		for _, kv := range [][2]string{{"origin", r.Origin}, {"sensitivity", r.Sensitivity}, {"retention", r.Retention}, {"domain", r.Domain}} {
 			if kv[1] != "" {
 				fmt.Printf(" %s=%s", kv[0], kv[1])
 			}

@@ -29,6 +29,7 @@ type serveOptions struct {
 	deletedKeep     time.Duration
 	shutdownTimeout time.Duration
 	metricsAddr     string
+	keys            string
 }
 
 // newServeCmd builds `nas serve`.
@@ -53,6 +54,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.config, "config", "", "YAML file setting any of these flags by name")
 	f.StringVar(&o.addr, "addr", "127.0.0.1:9000", "listen address")
 	f.StringVar(&o.data, "data", "./nas-data", "data directory")
+	f.StringVar(&o.keys, "keys", "", "keyring of sensitive content's domain keys (default DATA/keys; keep it out of the data directory's backups)")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM; SIGHUP reloads it)")
 	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key (PEM; SIGHUP reloads it)")
 	f.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP on a non-loopback address")
@@ -88,7 +90,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	g, err := gateway.Open(gateway.Config{DataDir: o.data, Owner: owner, Region: o.region, Domains: o.domains, Log: log})
+	g, err := gateway.Open(gateway.Config{DataDir: o.data, KeysDir: o.keys, Owner: owner, Region: o.region, Domains: o.domains, Log: log})
 	if err != nil {
 		return err
 	}

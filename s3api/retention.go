@@ -1,0 +1,63 @@
+package s3api
+
+import (
+	"net/http"
+
+	"github.com/agentnas/nas/manifest"
+)
+
+// Retention classes over S3 look like user metadata too:
+// x-amz-meta-nas-retention (normal, scratch or sensitive) and, for
+// sensitive, x-amz-meta-nas-domain (the key domain). A write asks with
+// them; the repository's rules may make it stricter, never laxer; HEAD
+// and GET answer them. A sensitive version's bytes are sealed under its
+// domain's key (branch.Sealing) as they arrive, so forgetting the domain
+// destroys every copy of them at once.
+
+// The metadata names of the retention class.
+const (
+	metaRetention = "nas-retention"
+	metaDomain    = "nas-domain"
+)
+
+// takeRetentionMeta removes the retention names from e's metadata and
+// returns what they ask for.
+func takeRetentionMeta(e *manifest.Entry) (class, domain string) {
+	keep := e.Meta[:0:0]
+	for _, p := range e.Meta {
+		switch p.Name {
+		case metaRetention:
+			class = p.Value
+		case metaDomain:
+			domain = p.Value
+		default:
+			keep = append(keep, p)
+		}
+	}
+	e.Meta = keep
+	return class, domain
+}
+
+// retention sets e's retention class for a write of key by the request,
+// and returns the key domain its bytes are sealed under ("" when it is
+// not sensitive). A bad class or domain fails here, before the body.
+func (s *Server) retention(req *request, key string, e *manifest.Entry) (string, error) {
+	class, domain := takeRetentionMeta(e)
+	class, domain, err := s.auth.Retention(req.ctx(), req.p, req.repo, key, class, domain)
+	if err != nil {
+		return "", err
+	}
+	e.Retention = class
+	return domain, nil
+}
+
+// retentionHeaders answers e's retention class when it is not normal.
+func retentionHeaders(h http.Header, e *manifest.Entry, c *manifest.Content) {
+	if e.Retention == "" {
+		return
+	}
+	h.Set("X-Amz-Meta-"+metaRetention, e.Retention)
+	if c != nil && c.Seal != nil {
+		h.Set("X-Amz-Meta-"+metaDomain, c.Seal.Domain)
+	}
+}
