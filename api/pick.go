@@ -68,16 +68,18 @@ func (h *Handler) pick(ctx context.Context, c *call, a apiv1.PickRequest, what s
 }
 
 // pickAllow asks the door about each key a revert, cherry-pick or
-// restore on br changes: write, or delete for a key it removes. A key
-// the lease cannot see refuses the whole change without being named.
-func (h *Handler) pickAllow(ctx context.Context, c *call, repo, br string) func(string, bool) error {
-	return func(key string, deleted bool) error {
+// restore on br changes: write, or delete for a key it removes, with no
+// entry of it at the commits involved above a lease's ceiling. A key the
+// lease cannot see, by its view or its ceiling, refuses the whole change
+// without being named.
+func (h *Handler) pickAllow(ctx context.Context, c *call, repo, br string) func(string, bool, []manifest.CommitID) error {
+	return func(key string, deleted bool, at []manifest.CommitID) error {
 		act := lease.Write
 		if deleted {
 			act = lease.Delete
 		}
-		err := h.auth.Authorize(ctx, c.p, act, auth.Target{Repo: repo, Branch: br, Key: key})
-		if err != nil && !c.p.IsOwner() && !c.p.Visible(key, lease.List, lease.Read) {
+		err := h.auth.AuthorizeChange(ctx, c.p, act, auth.Target{Repo: repo, Branch: br, Key: key}, at...)
+		if err != nil && !c.p.IsOwner() && (errors.Is(err, auth.ErrNotFound) || !c.p.Visible(key, lease.List, lease.Read)) {
 			return errHiddenChanges() // the door's refusal would name the key
 		}
 		return err

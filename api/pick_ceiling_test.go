@@ -63,3 +63,44 @@ func TestPickConflictsCeiling(t *testing.T) {
 		t.Fatalf("the lease's revert conflicting only on hidden keys: %d %v", st, out)
 	}
 }
+
+// TestPickChangesCeiling: a lease's revert or checkpoint restore that
+// would write or remove an entry above its ceiling (by a label rule, or
+// a label stored only on the side it would overwrite) is refused without
+// naming the key, and changes nothing; the owner's revert goes through.
+func TestPickChangesCeiling(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	svc := c.srv.Gateway.Branches
+	c.ok("repo/create", map[string]any{"repo": "pch", "protected": false})
+	c.ok("label/set", map[string]any{"repo": "pch", "glob": "secret/**", "sensitivity": "secret"})
+	lc, l := leaseClient(t, c, map[string]any{"repo": "pch", "role": "picker", "fork_from": "main", "paths": []string{"**"},
+		"actions": []string{"list", "read", "write", "delete"}})
+	br := l["branch"].(string)
+	put := func(k string, e *manifest.Entry) string {
+		if _, err := svc.Put(ctx, "pch", br, k, e, branch.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+		return c.ok("commit/create", map[string]any{"repo": "pch", "branch": br, "message": k})["commit"].(map[string]any)["id"].(string)
+	}
+	put("docs/a.md", &manifest.Entry{ETag: "a1"})
+	lc.ok("checkpoint/create", map[string]any{"repo": "pch", "branch": br, "name": "before"})
+	added := put("secret/c.txt", &manifest.Entry{ETag: "c1"})
+	labelled := put("notes/was.txt", &manifest.Entry{ETag: "w1", Label: &label.Label{Sensitivity: label.Secret}})
+	for _, id := range []string{added, labelled} {
+		st, out := lc.call("commit/revert", map[string]any{"repo": "pch", "branch": br, "commit": id})
+		if e, _ := out["error"].(map[string]any); st != 403 || e["code"] != "AccessDenied" || mentionsHidden(out) != "" {
+			t.Fatalf("the lease's revert of %s: %d %v", id, st, out)
+		}
+	}
+	st, out := lc.call("checkpoint/restore", map[string]any{"repo": "pch", "branch": br, "name": "before"})
+	if e, _ := out["error"].(map[string]any); st != 403 || e["code"] != "AccessDenied" || mentionsHidden(out) != "" {
+		t.Fatalf("the lease's restore: %d %v", st, out)
+	}
+	for _, k := range []string{"secret/c.txt", "notes/was.txt"} {
+		if _, err := svc.Get(ctx, "pch", br, k); err != nil {
+			t.Fatalf("%s after the refused changes: %v", k, err)
+		}
+	}
+	c.ok("commit/revert", map[string]any{"repo": "pch", "branch": br, "commit": labelled})
+}
