@@ -108,6 +108,15 @@ func linesOut(ls []gate.ChangeLine) []apiv1.ChangeLine {
 	return out
 }
 
+// gateLines is linesOut's inverse.
+func gateLines(ls []apiv1.ChangeLine) []gate.ChangeLine {
+	out := make([]gate.ChangeLine, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, gate.ChangeLine(l))
+	}
+	return out
+}
+
 func proposalOut(p *gate.Proposal) apiv1.Proposal {
 	return apiv1.Proposal{ID: p.ID, Repo: p.Repo, From: p.From, Into: p.Into, SourceHead: p.SourceHead, TargetHead: p.TargetHead,
 		Base: p.Base, Intent: p.Intent, Run: p.Run, Lease: p.Lease, Principal: p.Principal, Counts: p.Counts,

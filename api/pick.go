@@ -49,7 +49,11 @@ func (h *Handler) pick(ctx context.Context, c *call, a apiv1.PickRequest, what s
 		return h.record(ctx, c, e)
 	}
 	res, err := fn(ctx, a.Repo, a.Branch, a.Commit, o)
-	out := &apiv1.PickResponse{Result: visibleResult(c, mergeOut(res))}
+	result, verr := h.visibleResult(ctx, c, a.Repo, res)
+	if verr != nil {
+		return nil, verr
+	}
+	out := &apiv1.PickResponse{Result: result}
 	if errors.Is(err, branch.ErrMergeConflict) {
 		if len(out.Result.Conflicts) == 0 && !c.p.IsOwner() {
 			return nil, errHiddenChanges() // every conflict is on a key the lease cannot see
@@ -63,39 +67,49 @@ func (h *Handler) pick(ctx context.Context, c *call, a apiv1.PickRequest, what s
 	return out, nil
 }
 
-// errHiddenChanges refuses a lease's revert or cherry-pick of a commit that
-// changes keys outside its view, without naming them.
 // pickAllow asks the door about each key a revert, cherry-pick or
-// restore on br changes: write, or delete for a key it removes. A key
-// the lease cannot see refuses the whole change without being named.
-func (h *Handler) pickAllow(ctx context.Context, c *call, repo, br string) func(string, bool) error {
-	return func(key string, deleted bool) error {
+// restore on br changes: write, or delete for a key it removes, with no
+// entry of it at the commits involved above a lease's ceiling. A key the
+// lease cannot see, by its view or its ceiling, refuses the whole change
+// without being named.
+func (h *Handler) pickAllow(ctx context.Context, c *call, repo, br string) func(string, bool, []manifest.CommitID) error {
+	return func(key string, deleted bool, at []manifest.CommitID) error {
 		act := lease.Write
 		if deleted {
 			act = lease.Delete
 		}
-		err := h.auth.Authorize(ctx, c.p, act, auth.Target{Repo: repo, Branch: br, Key: key})
-		if err != nil && !c.p.IsOwner() && !c.p.Visible(key, lease.List, lease.Read) {
+		err := h.auth.AuthorizeChange(ctx, c.p, act, auth.Target{Repo: repo, Branch: br, Key: key}, at...)
+		if err != nil && !c.p.IsOwner() && (errors.Is(err, auth.ErrNotFound) || !c.p.Visible(key, lease.List, lease.Read)) {
 			return errHiddenChanges() // the door's refusal would name the key
 		}
 		return err
 	}
 }
 
+// errHiddenChanges refuses a lease's revert or cherry-pick of a commit that
+// changes keys outside its view (or only conflicts on keys it may not
+// know of), without naming them.
 func errHiddenChanges() error { return denied("the commit changes keys outside the lease's view") }
 
-// visibleResult keeps, for a lease, only the conflicts on keys it may
-// see.
-func visibleResult(c *call, r apiv1.MergeResult) apiv1.MergeResult {
-	if c.p.IsOwner() {
-		return r
+// visibleResult is res as the caller may see it: for a lease, only the
+// conflicts on keys the door admits as of the pick's three commits (the
+// picked commit, its parent and the branch's head), so neither its view
+// nor its sensitivity ceiling is crossed by naming a key.
+func (h *Handler) visibleResult(ctx context.Context, c *call, repo string, res *branch.MergeResult) (apiv1.MergeResult, error) {
+	r := mergeOut(res)
+	if c.p.IsOwner() || res == nil {
+		return r, nil
 	}
 	var keep []apiv1.Conflict
 	for _, x := range r.Conflicts {
-		if c.p.Visible(x.Key, lease.List, lease.Read) {
+		ok, err := h.auth.AdmitsAt(ctx, c.p, repo, x.Key, res.Base, res.Ours, res.Theirs)
+		if err != nil {
+			return r, fmt.Errorf("conflicts of the pick: %w", err)
+		}
+		if ok {
 			keep = append(keep, x)
 		}
 	}
 	r.Conflicts = keep
-	return r
+	return r, nil
 }

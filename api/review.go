@@ -182,7 +182,9 @@ func commits(ids ...string) ([]manifest.CommitID, error) {
 }
 
 // visibleCard keeps, for a lease, the change lines of gate g's card the
-// door admits as of its proposal's heads.
+// door admits as of its proposal's heads, and what they tell: the count
+// and whether the card is destructive by the lines it shows (a delete of
+// a hidden key is not the lease's to learn).
 func (h *Handler) visibleCard(ctx context.Context, c *call, g *apiv1.Gate) error {
 	if c.p.IsOwner() || g.Proposal == "" {
 		return nil
@@ -200,6 +202,7 @@ func (h *Handler) visibleCard(ctx context.Context, c *call, g *apiv1.Gate) error
 		return err
 	}
 	a.FilesChanged = len(a.Changes)
+	g.Card.Risk.Destructive = gate.Destructive(gateLines(a.Changes))
 	return nil
 }
 

@@ -112,3 +112,56 @@ func TestProposalLinesCeiling(t *testing.T) {
 		t.Fatalf("the lease's conflicting proposal names %q: %v", k, p2)
 	}
 }
+
+// TestGateCardDestructiveCeiling: the owner's delete of a secret on a
+// run's branch makes the owner's card destructive, not the lease's (it
+// would learn that a key it may not know of is deleted); the lease's own
+// delete makes its card destructive too.
+func TestGateCardDestructiveCeiling(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	svc := c.srv.Gateway.Branches
+	c.ok("repo/create", map[string]any{"repo": "dst", "protected": false})
+	for _, k := range []string{"secret/d.txt", "docs/old.md"} {
+		if _, err := svc.Put(ctx, "dst", "main", k, &manifest.Entry{ETag: "v1"}, branch.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.ok("commit/create", map[string]any{"repo": "dst", "branch": "main", "message": "seed"})
+	c.ok("branch/protect", map[string]any{"repo": "dst", "name": "main"})
+	c.ok("label/set", map[string]any{"repo": "dst", "glob": "secret/**", "sensitivity": "secret"})
+	lc, l := leaseClient(t, c, map[string]any{"repo": "dst", "role": "ceil", "fork_from": "main", "paths": []string{"**"},
+		"actions": []string{"list", "read", "write", "delete", "propose"}})
+	br := l["branch"].(string)
+	if _, err := svc.Delete(ctx, "dst", br, "secret/d.txt", branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Put(ctx, "dst", br, "docs/mine.md", &manifest.Entry{ETag: "m1"}, branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	risk := func(cl *client) map[string]any {
+		t.Helper()
+		gs := cl.ok("gate/list", map[string]any{"status": "pending"})["gates"].([]any)
+		if len(gs) != 1 {
+			t.Fatalf("pending gates: %v", gs)
+		}
+		return gs[0].(map[string]any)["card"].(map[string]any)["risk"].(map[string]any)
+	}
+	p := lc.ok("propose/create", map[string]any{"repo": "dst", "into": "main"})["proposal"].(map[string]any)
+	if p["status"] != "pending" {
+		t.Fatalf("the proposal: %v", p)
+	}
+	if r := risk(lc); r["destructive"] != false {
+		t.Fatalf("the lease's card tells of a hidden delete: %v", r)
+	}
+	if r := risk(c); r["destructive"] != true {
+		t.Fatalf("the owner's card: %v", r)
+	}
+	if _, err := svc.Delete(ctx, "dst", br, "docs/old.md", branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	lc.ok("propose/create", map[string]any{"repo": "dst", "into": "main"})
+	if r := risk(lc); r["destructive"] != true {
+		t.Fatalf("the lease's card with its own delete: %v", r)
+	}
+}

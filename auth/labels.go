@@ -264,6 +264,25 @@ func (a *Authority) CopyLabel(ctx context.Context, p *Principal, src Target, e *
 	return &j, nil
 }
 
+// PartsLabel is the label of an object completed from parts: l (what
+// the completing write carries) joined with the stored label of every
+// part that has one (a part copied from a labelled object, or one the
+// scanner found credentials in), so a part's origin and sensitivity
+// carry into the object. Nil when neither l nor any part has a label.
+func PartsLabel(l *label.Label, parts ...*label.Label) *label.Label {
+	for _, pl := range parts {
+		if pl == nil {
+			continue
+		}
+		j := *pl
+		if l != nil {
+			j = label.Join(*l, *pl)
+		}
+		l = &j
+	}
+	return l
+}
+
 // ListFilter is p.Filter(act) that also leaves out of repo's listings
 // every entry above the lease's sensitivity ceiling (nil for the owner).
 func (a *Authority) ListFilter(ctx context.Context, p *Principal, repo string, act lease.Action) *branch.Filter {

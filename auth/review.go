@@ -48,6 +48,24 @@ func (a *Authority) AdmitsAt(ctx context.Context, p *Principal, repo, key string
 	return true, nil
 }
 
+// AuthorizeChange asks whether p may make act (write, or delete) on t.Key
+// as a commit that replays other commits (a revert, a cherry-pick, a
+// restore): Authorize, and for a lease no entry of the key at the commits
+// of at above its sensitivity ceiling. Such an entry refuses the change,
+// recorded and answered as ErrNotFound: for the lease the key does not
+// exist, and a replay must not write or remove what it cannot know of.
+func (a *Authority) AuthorizeChange(ctx context.Context, p *Principal, act lease.Action, t Target, at ...manifest.CommitID) error {
+	if err := a.Authorize(ctx, p, act, t); err != nil {
+		return err
+	}
+	ok, err := a.AdmitsAt(ctx, p, t.Repo, t.Key, at...)
+	if err != nil || ok {
+		return err
+	}
+	v := lease.Verdict{Decision: lease.NotFound, Rule: "an entry the change involves is above the lease's sensitivity ceiling"}
+	return a.refuse(ctx, p, string(act), t, v, ErrNotFound)
+}
+
 // AuthorizeForgetRequest asks whether p's lease may ask to forget paths:
 // only globs every key of which a rule of its view lets it read. Any
 // other glob is refused (ErrDenied, recorded, naming the glob); the owner

@@ -28,10 +28,11 @@ const (
 type PickOptions struct {
 	CommitOptions
 	// Allow, when set, is asked about every key the new commit would
-	// change (deleted: it would remove it) before anything is written; an
-	// error stops the operation. The control plane holds a lease to its
-	// view here.
-	Allow func(key string, deleted bool) error
+	// change (deleted: it would remove it) before anything is written,
+	// with the commits whose entries of the key the change involves (the
+	// result's Base, Ours and Theirs); an error stops the operation. The
+	// control plane holds a lease to its view and its ceiling here.
+	Allow func(key string, deleted bool, at []manifest.CommitID) error
 }
 
 // Revert makes a commit on branch br that undoes commit ref's changes
@@ -96,7 +97,7 @@ func (s *Service) pick(ctx context.Context, repo, br, ref string, revert bool, o
 // pickTree runs the three-way merge res names onto v's head and returns
 // the new tree and the edits that make it; conflicts, an empty result and
 // a key allow refuses stop it.
-func (s *Service) pickTree(ctx context.Context, v *view, res *MergeResult, allow func(string, bool) error) (chunk.Hash, []tree.Edit, error) {
+func (s *Service) pickTree(ctx context.Context, v *view, res *MergeResult, allow func(string, bool, []manifest.CommitID) error) (chunk.Hash, []tree.Edit, error) {
 	var roots [3]chunk.Hash
 	for i, id := range []manifest.CommitID{res.Base, res.Ours, res.Theirs} {
 		var err error
@@ -115,11 +116,12 @@ func (s *Service) pickTree(ctx context.Context, v *view, res *MergeResult, allow
 	if len(edits) == 0 {
 		return chunk.Hash{}, nil, fmt.Errorf("%s/%s already has that state: %w", v.rr.Name, v.br.Name, ErrNothingToCommit)
 	}
+	at := []manifest.CommitID{res.Base, res.Ours, res.Theirs}
 	for _, e := range edits {
 		if allow == nil {
 			break
 		}
-		if err := allow(string(e.Key), e.Delete); err != nil {
+		if err := allow(string(e.Key), e.Delete, at); err != nil {
 			return chunk.Hash{}, nil, err
 		}
 	}

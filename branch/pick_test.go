@@ -95,7 +95,7 @@ func TestPickConflictsAndRefusals(t *testing.T) {
 	}
 
 	refuse := errors.New("not yours")
-	o := branch.PickOptions{Allow: func(key string, _ bool) error { return refuse }}
+	o := branch.PickOptions{Allow: func(string, bool, []manifest.CommitID) error { return refuse }}
 	if _, err := s.Revert(ctx, "merge", "run", later.String(), o); !errors.Is(err, refuse) {
 		t.Errorf("Allow refusing: %v", err)
 	}

@@ -221,6 +221,18 @@ func lines(changes []branch.Change) ([]ChangeLine, map[string]int, bool) {
 	return out, counts, deletes
 }
 
+// Destructive is the card's rule for risk.destructive: some line of
+// changes deletes a key. A card shown with fewer lines (to a lease)
+// applies it to the lines it shows.
+func Destructive(changes []ChangeLine) bool {
+	for _, l := range changes {
+		if l.Kind == string(branch.Deleted) {
+			return true
+		}
+	}
+	return false
+}
+
 // ProposeRequest asks to merge From into Into.
 type ProposeRequest struct {
 	Repo, From, Into string
@@ -424,7 +436,7 @@ func (s *Service) card(p *Proposal, id string) Card {
 	c.Action.FilesChanged, c.Action.DiffSHA256, c.Action.Changes = len(p.Changes), p.Digest, p.Changes
 	c.Why = p.Intent
 	c.Risk.SessionTaint, c.Risk.Sources = append([]string{}, p.Taint...), []string{}
-	c.Risk.Destructive, c.Risk.Egress, c.Risk.Guard = p.Counts["deleted"] > 0, p.Egress, p.GuardReason
+	c.Risk.Destructive, c.Risk.Egress, c.Risk.Guard = Destructive(p.Changes), p.Egress, p.GuardReason
 	c.ReadManifest = p.Reads
 	c.Options, c.Default = []string{"approve", "deny"}, "deny"
 	c.ExpiresAt = p.Created.Add(s.Timeout)

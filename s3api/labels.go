@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -141,14 +142,42 @@ func (s *secretScan) Write(p []byte) (int, error) {
 // found reports whether the scanner found credentials.
 func (s *secretScan) found() bool { return s.sc.Found() }
 
-// anySecret reports whether the scanner found credentials in a part.
-func anySecret(parts []branch.PartInfo) bool {
+// partLabels are the stored labels of parts (nil for a part without).
+func partLabels(parts []branch.PartInfo) []*label.Label {
+	out := make([]*label.Label, 0, len(parts))
 	for _, p := range parts {
-		if p.Entry != nil && p.Entry.Label != nil && p.Entry.Label.Sensitivity == label.Secret {
-			return true
+		if p.Entry != nil {
+			out = append(out, p.Entry.Label)
 		}
 	}
-	return false
+	return out
+}
+
+// labelParts sets the label of the object completed from parts: the
+// write's (asked for at creation, secret when a credential crosses a
+// joint) joined with every part's.
+func (s *Server) labelParts(req *request, e *manifest.Entry, parts []branch.PartInfo) error {
+	if err := s.labelWrite(req, e, jointSecret(parts)); err != nil {
+		return err
+	}
+	e.Label = auth.PartsLabel(e.Label, partLabels(parts)...)
+	return nil
+}
+
+// labelPartCopy sets the label of a part copied from src: the source's
+// effective labels joined with the writer's (as a copy's), secret when
+// the scanner found credentials in the range.
+func (s *Server) labelPartCopy(req *request, part *manifest.Entry, from copySrc, src *manifest.Entry, secret bool) error {
+	l, err := s.auth.CopyLabel(req.ctx(), req.p, auth.Target{Repo: from.repo, Branch: from.branch, Key: from.key}, src)
+	if err != nil {
+		return fmt.Errorf("label of the part copied from %s: %w", from.key, err)
+	}
+	if secret {
+		j := label.Raise(label.Of(l), "", label.Secret)
+		l = &j
+	}
+	part.Label = l
+	return nil
 }
 
 // handoff holds a lease's write under a handoff glob to the owner's JSON

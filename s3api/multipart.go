@@ -269,8 +269,8 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 		return err
 	}
 	part := &manifest.Entry{Size: rng.length, ETag: hex.EncodeToString(md.Sum(nil)), ModTime: time.Now().UnixNano(), Edges: ends.edges()}
-	if scan.found() {
-		part.Label = &label.Label{Sensitivity: label.Secret} // as an uploaded part's
+	if err := s.labelPartCopy(req, part, from, src, scan.found()); err != nil {
+		return err
 	}
 	if sum != nil {
 		part.ChecksumAlgorithm, part.ChecksumValue = string(alg), base64.StdEncoding.EncodeToString(sum.Sum(nil))
@@ -539,7 +539,7 @@ func (s *Server) completeUpload(req *request) error {
 	if err := checkStatedChecksum(req.r.Header, &e); err != nil {
 		return err
 	}
-	if err := s.labelWrite(req, &e, anySecret(parts) || jointSecret(parts)); err != nil {
+	if err := s.labelParts(req, &e, parts); err != nil {
 		return err
 	}
 	cond, err := s.writeCondition(req, req.key)
