@@ -51,6 +51,9 @@
 //	RC/<repo><name>                        a repository's configuration
 //	                                       document called name ("tagging"),
 //	                                       opaque bytes of its owner's format
+//	SX/<expires at><repo><branch><key>     a scratch file's version, to delete
+//	                                       once it expires (value: repo name,
+//	                                       branch name, version ID)
 //
 // Concurrency: Service is safe for concurrent use. Commits on one branch are
 // serialized by an in-process lock; every other write is an optimistic kv

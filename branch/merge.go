@@ -203,8 +203,11 @@ func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs
 		}
 		switch {
 		case okT && (!okO || bytes.Compare(ct.Key, co.Key) < 0):
-			// Only the source changed this key.
-			edits = appendEdit(edits, ct, res)
+			// Only the source changed this key (a scratch file stays
+			// where it was written).
+			if !isScratch(ct.New) {
+				edits = appendEdit(edits, ct, res)
+			}
 			ct, et, okT = nextT()
 		case okO && (!okT || bytes.Compare(co.Key, ct.Key) < 0):
 			// Only the target changed it: keep.
@@ -213,7 +216,7 @@ func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs
 			// Both changed the same key.
 			key := string(co.Key)
 			switch {
-			case sameObject(co.New, ct.New):
+			case sameObject(co.New, ct.New), isScratch(ct.New):
 			case matches(o.Ours, key):
 			case matches(o.Theirs, key):
 				edits = appendEdit(edits, ct, res)
@@ -246,6 +249,16 @@ func appendEdit(edits []tree.Edit, c tree.Change, res *MergeResult) []tree.Edit 
 		return append(edits, tree.Edit{Key: bytes.Clone(c.Key), Delete: true})
 	}
 	return append(edits, tree.Edit{Key: bytes.Clone(c.Key), Value: c.New})
+}
+
+// isScratch reports whether the encoded entry b is of the scratch
+// retention class: such files are never merged out of their branch.
+func isScratch(b []byte) bool {
+	if b == nil {
+		return false
+	}
+	e, err := manifest.DecodeEntry(b)
+	return err == nil && e.Retention == manifest.RetentionScratch
 }
 
 func decodeOpt(b []byte) (*manifest.Entry, error) {

@@ -230,6 +230,9 @@ func (s *Service) CompleteUpload(ctx context.Context, repo, key, id string, e *m
 		if err := s.stage(txn, v, key, staged{seq: seq, vid: out.VersionID, entry: enc, by: cond.By}); err != nil {
 			return err
 		}
+		if err := s.noteScratch(txn, v, key, &out); err != nil {
+			return err
+		}
 		for _, r := range recs {
 			if err := r.Record(txn); err != nil {
 				return err

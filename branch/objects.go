@@ -247,6 +247,9 @@ func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest
 		if err := s.stage(txn, v, key, st); err != nil {
 			return err
 		}
+		if err := s.noteScratch(txn, v, key, &out); err != nil {
+			return err
+		}
 		for _, r := range recs {
 			if err := r.Record(txn); err != nil {
 				return err

@@ -47,6 +47,7 @@ type Service struct {
 	usage        usageTracker                 // per branch with a quota
 	deletedKeep  atomic.Int64                 // nanoseconds deleted branches stay restorable (0: the default)
 	keys         atomic.Pointer[keyring.Ring] // the domain keys of sealed content (SetKeys); nil: none
+	scratchTTL   atomic.Int64                 // nanoseconds scratch files live (0: DefaultScratchTTL)
 
 	// gcMu is held for writing by Collect and for reading by everything
 	// that creates tree nodes or commits, so a sweep never deletes a node a

@@ -27,6 +27,9 @@ func (g *Gateway) runExpiry(ctx context.Context) {
 		if _, err := g.ExpireBranches(ctx); err != nil && ctx.Err() == nil {
 			g.log.Error("recycling expired branches", "err", err)
 		}
+		if _, err := g.ExpireScratch(ctx); err != nil && ctx.Err() == nil {
+			g.log.Error("deleting expired scratch files", "err", err)
+		}
 	}
 }
 
@@ -40,5 +43,16 @@ func (g *Gateway) ExpireBranches(ctx context.Context) (int, error) {
 			g.log.Error("recording a recycled branch", "repo", e.Repo, "branch", e.Name, "err", err)
 		}
 		g.log.Info("recycled an expired branch", "repo", e.Repo, "branch", e.Name, "expired_at", e.ExpiredAt)
+	})
+}
+
+// ExpireScratch deletes every scratch file whose time to live ran out
+// now, recording each, and returns how many it deleted.
+func (g *Gateway) ExpireScratch(ctx context.Context) (int, error) {
+	return g.Branches.ExpireScratch(ctx, time.Now(), func(repo, br, key string) {
+		ev := record.Event{Kind: record.KindScratchExpired, Principal: "gateway", Repo: repo, Branch: br, Subject: record.Subject{Path: key}}
+		if _, err := g.Recorder.Append(context.WithoutCancel(ctx), ev); err != nil {
+			g.log.Error("recording an expired scratch file", "repo", repo, "branch", br, "err", err)
+		}
 	})
 }

@@ -29,6 +29,8 @@ const (
 	RepoConfig   = "RC/"
 	// DeletedBranch keeps a deleted branch restorable for a while.
 	DeletedBranch = "BD/"
+	// Scratch indexes scratch files by when they expire.
+	Scratch = "SX/"
 
 	// manifest: immutable values keyed by their hash.
 	Node    = "n/"
@@ -93,6 +95,7 @@ var All = []Space{
 	{TrashJournal, "branch", "trash entries a large merge still owes (a crash left them)"},
 	{RepoConfig, "branch", "a repository's named configuration document (bucket tagging, ...)"},
 	{DeletedBranch, "branch", "a deleted branch's head and fork point, restorable for a retention window"},
+	{Scratch, "branch", "scratch files by expiry, for the sweep that deletes them"},
 	{Node, "manifest", "tree node"},
 	{Content, "manifest", "content list"},
 	{Commit, "manifest", "commit"},

@@ -30,6 +30,7 @@ const (
 	KindBranchUnprotected Kind = "branch.unprotected"
 	KindBranchLimits      Kind = "branch.limits"
 	KindBranchExpired     Kind = "branch.expired"
+	KindScratchExpired    Kind = "scratch.expired" // the sweep deleted an expired scratch file
 	KindDelete            Kind = "delete"
 	KindDenied            Kind = "denied"
 	KindGateRequested     Kind = "gate.requested"

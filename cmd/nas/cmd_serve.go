@@ -27,6 +27,7 @@ type serveOptions struct {
 	gcInterval      time.Duration
 	retention       time.Duration
 	deletedKeep     time.Duration
+	scratchTTL      time.Duration
 	shutdownTimeout time.Duration
 	metricsAddr     string
 	keys            string
@@ -65,6 +66,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.logFile, "log-file", "", "append logs to this file, reopened on SIGHUP for log rotation (default: standard error)")
 	f.DurationVar(&o.gcInterval, "gc-interval", 6*time.Hour, "run garbage collection this often (0 disables; 'nas gc' runs it on demand)")
 	f.DurationVar(&o.retention, "retention", branch.DefaultRetention, "keep history (commits and versions) younger than this")
+	f.DurationVar(&o.scratchTTL, "scratch-ttl", branch.DefaultScratchTTL, "delete scratch files (retention class scratch) this long after they were written")
 	f.DurationVar(&o.deletedKeep, "deleted-retention", branch.DefaultDeletedRetention, "keep deleted branches restorable ('nas branch restore') this long")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM or SIGINT, wait this long for in-flight requests")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /_nas/metrics and the health endpoints, without authentication, on this address (bind it to a private interface)")
@@ -96,6 +98,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	}
 	defer g.Close()
 	g.Branches.SetDeletedRetention(o.deletedKeep)
+	g.Branches.SetScratchTTL(o.scratchTTL)
 	g.Start()
 	if o.gcInterval > 0 {
 		go collectEvery(ctx, g, o, log)
