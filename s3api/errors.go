@@ -17,8 +17,8 @@ import (
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/postform"
-	"github.com/agentnas/nas/sigv4"
 	"github.com/agentnas/nas/seal"
+	"github.com/agentnas/nas/sigv4"
 	"github.com/agentnas/nas/source"
 )
 
