@@ -1,6 +1,7 @@
 package branch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -164,4 +165,46 @@ func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// SealBytes seals b, a small value kept beside content sealed under sl
+// (a part's edges), under sl's key: a fresh salt, then the sealed bytes.
+func (s *Service) SealBytes(sl *manifest.Seal, b []byte) ([]byte, error) {
+	dk, err := s.domainKey(sl)
+	if err != nil {
+		return nil, err
+	}
+	salt := seal.NewSalt()
+	k, err := seal.Derive(dk, salt)
+	if err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(k.Encrypt(bytes.NewReader(b)))
+	return append(salt, out...), err
+}
+
+// OpenBytes opens what SealBytes sealed under sl.
+func (s *Service) OpenBytes(sl *manifest.Seal, b []byte) ([]byte, error) {
+	dk, err := s.domainKey(sl)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < seal.SaltSize+seal.Overhead {
+		return nil, fmt.Errorf("sealed value of %d bytes: %w", len(b), seal.ErrOpen)
+	}
+	k, err := seal.Derive(dk, b[:seal.SaltSize])
+	if err != nil {
+		return nil, err
+	}
+	body := b[seal.SaltSize:]
+	plain := int64(len(body)) - seal.Overhead*seal.Frames(int64(len(body))-seal.Overhead)
+	if plain < 0 || seal.CipherSize(plain) != int64(len(body)) {
+		return nil, fmt.Errorf("sealed value of %d bytes: %w", len(b), seal.ErrOpen)
+	}
+	var out bytes.Buffer
+	_, _, o := k.Range(&out, plain, 0, plain)
+	if _, err := o.Write(body); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), o.Close()
 }

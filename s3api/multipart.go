@@ -165,7 +165,11 @@ func (s *Server) uploadPart(req *request) error {
 		return err
 	}
 	defer in.up.Close()
-	part := &manifest.Entry{Size: in.size, ETag: in.md5, ModTime: time.Now().UnixNano(), Edges: in.edges}
+	edges, err := s.sealEdges(in.content.Seal, in.edges)
+	if err != nil {
+		return err
+	}
+	part := &manifest.Entry{Size: in.size, ETag: in.md5, ModTime: time.Now().UnixNano(), Edges: edges}
 	if in.secret {
 		part.Label = &label.Label{Sensitivity: label.Secret} // completion labels the object secret
 	}
@@ -268,7 +272,11 @@ func (s *Server) uploadPartCopy(req *request) (err error) {
 	if err := cu.Sync(req.ctx()); err != nil {
 		return err
 	}
-	part := &manifest.Entry{Size: rng.length, ETag: hex.EncodeToString(md.Sum(nil)), ModTime: time.Now().UnixNano(), Edges: ends.edges()}
+	edges, err := s.sealEdges(sl, ends.edges())
+	if err != nil {
+		return err
+	}
+	part := &manifest.Entry{Size: rng.length, ETag: hex.EncodeToString(md.Sum(nil)), ModTime: time.Now().UnixNano(), Edges: edges}
 	if err := s.labelPartCopy(req, part, from, src, scan.found()); err != nil {
 		return err
 	}
@@ -624,6 +632,9 @@ func (s *Server) joinParts(req *request, e *manifest.Entry, listed []completePar
 		if err := joinSeal(content, pc, uploadDomain(e), p.Number); err != nil {
 			return nil, err
 		}
+		if p.Entry.Edges, err = s.openEdges(pc.Seal, p.Entry.Edges); err != nil {
+			return nil, err
+		}
 		content.Chunks = append(content.Chunks, pc.Chunks...)
 		content.Parts = append(content.Parts, manifest.Part{Size: p.Entry.Size, Checksum: p.Entry.ChecksumValue})
 		e.Size += p.Entry.Size
@@ -652,6 +663,34 @@ func (s *Server) joinParts(req *request, e *manifest.Entry, listed []completePar
 		return nil, err
 	}
 	return content, nil
+}
+
+// sealEdges seals a sealed part's edges (kept in its stored entry, in the
+// metadata store) under the part's key, so no plaintext of a sensitive
+// upload lies there; plain parts keep them as they are.
+func (s *Server) sealEdges(sl *manifest.Seal, x *manifest.Edges) (*manifest.Edges, error) {
+	if sl == nil || x == nil {
+		return x, nil
+	}
+	head, err := s.b.SealBytes(sl, x.Head)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := s.b.SealBytes(sl, x.Tail)
+	return &manifest.Edges{Head: head, Tail: tail}, err
+}
+
+// openEdges opens what sealEdges sealed, for the joint scan.
+func (s *Server) openEdges(sl *manifest.Seal, x *manifest.Edges) (*manifest.Edges, error) {
+	if sl == nil || x == nil {
+		return x, nil
+	}
+	head, err := s.b.OpenBytes(sl, x.Head)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := s.b.OpenBytes(sl, x.Tail)
+	return &manifest.Edges{Head: head, Tail: tail}, err
 }
 
 // joinSeal appends part n's seal to content's: every part of a
