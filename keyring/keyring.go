@@ -58,9 +58,6 @@ func Open(dir string) (*Ring, error) {
 	return &Ring{dir: dir, cache: map[string][]byte{}}, nil
 }
 
-// Dir is the keyring's directory.
-func (r *Ring) Dir() string { return r.dir }
-
 func (r *Ring) path(domain, id, ext string) string {
 	return filepath.Join(r.dir, domain+"@"+id+ext)
 }
@@ -200,25 +197,6 @@ func (r *Ring) destroy(domain, id string) error {
 		return fmt.Errorf("keyring: %w", err)
 	}
 	return nil
-}
-
-// Domains lists the domains with a live key.
-func (r *Ring) Domains() ([]string, error) {
-	ms, err := filepath.Glob(filepath.Join(r.dir, "*.key"))
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, m := range ms {
-		d, _, _ := strings.Cut(filepath.Base(m), "@")
-		if !seen[d] {
-			seen[d] = true
-			out = append(out, d)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // writeSynced writes b to p (0600) and syncs it.
