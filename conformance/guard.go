@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/agentnas/nas/apiv1"
 )
 
@@ -241,8 +244,59 @@ func checkForget(ctx context.Context, r *run) (bool, string, string) {
 	if _, err := r.owner.get(ctx, r.repo, key); code(err) != "NoSuchKey" {
 		return false, "after the forget, GET of the file on main answered " + code(err), ""
 	}
-	return true, fmt.Sprintf("a legal hold blocked the forget; lifted, %s removed the file from %d branch(es) and reports not_covered %v (history: %s)",
-		rep.ForgetID, len(rep.Commits), rep.Report.NotCovered, rep.Report.History), ""
+	shred, failed := checkShred(ctx, r)
+	if failed != "" {
+		return false, failed, ""
+	}
+	return true, fmt.Sprintf("a legal hold blocked the forget; lifted, %s removed the file from %d branch(es) and reports not_covered %v (history: %s); %s",
+		rep.ForgetID, len(rep.Commits), rep.Report.NotCovered, rep.Report.History, shred), ""
+}
+
+// checkShred is L3.4's sensitive class: a file written under a rule that
+// makes it sensitive is sealed under a key domain; a forget that
+// destroys the domain reports the key, and neither the current version
+// nor an older one reads any more.
+func checkShred(ctx context.Context, r *run) (string, string) {
+	o := r.owner.api
+	const key = "shared/sealed/card.md"
+	domain := r.repo + "-sealed"
+	rule := apiv1.LabelRule{Glob: "shared/sealed/**", Retention: "sensitive", Domain: domain}
+	if err := o.Do(ctx, apiv1.LabelSetRequest{Repo: r.repo, LabelRule: rule}, nil); err != nil {
+		return "", "label/set --retention sensitive: " + err.Error()
+	}
+	defer o.Do(context.WithoutCancel(ctx), apiv1.LabelDeleteRequest{Repo: r.repo, Glob: rule.Glob}, nil)
+	if err := r.seedMain(ctx, map[string]string{key: "card 4111 1111 1111 1111\n"}); err != nil {
+		return "", err.Error()
+	}
+	h, err := r.owner.s3().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(r.repo), Key: aws.String(key)})
+	if err != nil || h.Metadata["nas-retention"] != "sensitive" {
+		return "", fmt.Sprintf("a file under a sensitive rule: HEAD %v, metadata %v", err, h)
+	}
+	old := aws.ToString(h.VersionId)
+	if err := r.seedMain(ctx, map[string]string{key: "card replaced\n"}); err != nil {
+		return "", err.Error()
+	}
+	var rep apiv1.ForgetReport
+	if err := o.Do(ctx, apiv1.ForgetRequest{Repo: r.repo, Domains: []string{domain}, KeepHistory: true}, &rep); err != nil {
+		return "", "forget/run --domain: " + err.Error()
+	}
+	if len(rep.Report.KeysDestroyed) == 0 {
+		return "", "the forget of a domain reports no keys_destroyed"
+	}
+	for _, vid := range []string{"", old} {
+		in := &s3.GetObjectInput{Bucket: aws.String(r.repo), Key: aws.String(key)}
+		if vid != "" {
+			in.VersionId = aws.String(vid)
+		}
+		out, err := r.owner.s3().GetObject(ctx, in)
+		if err == nil {
+			out.Body.Close()
+		}
+		if code(err) != "InvalidObjectState" {
+			return "", fmt.Sprintf("GET of a version sealed under a destroyed domain (version %q) answered %s", vid, code(err))
+		}
+	}
+	return fmt.Sprintf("destroying domain %s (%v) made its current and older versions unreadable", domain, rep.Report.KeysDestroyed), ""
 }
 
 // checkPolicyAuditable is L3.5, black-box: the guard decides the same
