@@ -420,3 +420,45 @@ func TestGuardIsTheOwners(t *testing.T) {
 		t.Fatalf("the rules changed: %v", rules)
 	}
 }
+
+// TestGateApprovalReviews: declassification through a gate. A tainted
+// run's output waits at the gate; once a person approves it, what merged
+// is reviewed on main, so a fresh run that reads it stays clean, while
+// what merges by a policy rule stays unreviewed.
+func TestGateApprovalReviews(t *testing.T) {
+	f := newGuardFixture(t)
+	ctx := context.Background()
+	lc, ls3, br := f.lease(t, "cleo", "")
+	onBranch := s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", br))
+	if _, err := ls3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("grd"), Key: aws.String("web/page.html")}, onBranch); err != nil {
+		t.Fatal(err)
+	}
+	f.put(t, ls3, "notes/summary.md", "what the page said", nil, onBranch)
+	p := lc.ok("propose/create", map[string]any{"repo": "grd", "into": "main", "intent": "summary"})["proposal"].(map[string]any)
+	if p["status"] != "pending" {
+		t.Fatalf("a tainted proposal: %v", p)
+	}
+	f.c.ok("gate/approve", map[string]any{"gate_id": p["gate_id"]})
+	h, err := f.owner.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("grd"), Key: aws.String("notes/summary.md")})
+	if err != nil || h.Metadata["nas-origin"] != "external" || h.Metadata["nas-reviewed"] != "true" {
+		t.Fatalf("the approved file on main: %v %v", h, err)
+	}
+	fresh, fs3, fbr := f.lease(t, "reader", "")
+	if _, err := fs3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("grd"), Key: aws.String("notes/summary.md")},
+		s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", fbr))); err != nil {
+		t.Fatal(err)
+	}
+	if got := fresh.ok("lease/get", map[string]any{})["session_taint"].([]any); slices.Contains(got, any("external")) {
+		t.Fatalf("reading approved content tainted a fresh run: %v", got)
+	}
+	// A clean run's proposal merges by the policy rule: not reviewed.
+	cc, cs3, cbr := f.lease(t, "clean", "")
+	f.put(t, cs3, "notes/own.md", "mine", nil, s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", cbr)))
+	if p := cc.ok("propose/create", map[string]any{"repo": "grd", "into": "main"})["proposal"].(map[string]any); p["status"] != "merged" {
+		t.Fatalf("a clean proposal: %v", p)
+	}
+	if h, err := f.owner.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("grd"), Key: aws.String("notes/own.md")}); err != nil ||
+		h.Metadata["nas-reviewed"] == "true" {
+		t.Fatalf("a merge by policy marked content reviewed: %v %v", h, err)
+	}
+}

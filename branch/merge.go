@@ -10,6 +10,7 @@ import (
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/glob"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/tree"
 )
@@ -32,6 +33,10 @@ type MergeOptions struct {
 	ExpectSource, ExpectTarget manifest.CommitID
 	// DryRun computes the result without committing.
 	DryRun bool
+	// Review marks every version the merge carries into the target
+	// reviewed (its label's Reviewed): a person approved the diff, which
+	// declassifies it (external content no longer taints who reads it).
+	Review bool
 }
 
 // Conflict is a key both sides changed differently.
@@ -206,7 +211,7 @@ func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs
 			// Only the source changed this key (a scratch file stays
 			// where it was written).
 			if !isScratch(ct.New) {
-				edits = appendEdit(edits, ct, res)
+				edits = appendEdit(edits, ct, res, o.Review)
 			}
 			ct, et, okT = nextT()
 		case okO && (!okT || bytes.Compare(co.Key, ct.Key) < 0):
@@ -219,7 +224,7 @@ func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs
 			case sameObject(co.New, ct.New), isScratch(ct.New):
 			case matches(o.Ours, key):
 			case matches(o.Theirs, key):
-				edits = appendEdit(edits, ct, res)
+				edits = appendEdit(edits, ct, res, o.Review)
 			default:
 				c := Conflict{Key: key}
 				var err error
@@ -241,14 +246,34 @@ func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs
 	return edits, nil
 }
 
-func appendEdit(edits []tree.Edit, c tree.Change, res *MergeResult) []tree.Edit {
+func appendEdit(edits []tree.Edit, c tree.Change, res *MergeResult, review bool) []tree.Edit {
 	if c.New == nil {
 		if e, err := manifest.DecodeEntry(c.Old); err == nil {
 			res.Deleted = append(res.Deleted, Object{Key: string(c.Key), Entry: e})
 		}
 		return append(edits, tree.Edit{Key: bytes.Clone(c.Key), Delete: true})
 	}
-	return append(edits, tree.Edit{Key: bytes.Clone(c.Key), Value: c.New})
+	v := c.New
+	if review {
+		v = markReviewed(v)
+	}
+	return append(edits, tree.Edit{Key: bytes.Clone(c.Key), Value: v})
+}
+
+// markReviewed is the encoded entry b with its label marked reviewed (b
+// itself if it does not decode: the merge then carries it unchanged).
+func markReviewed(b []byte) []byte {
+	e, err := manifest.DecodeEntry(b)
+	if err != nil {
+		return b
+	}
+	l := label.Of(e.Label)
+	if l.Reviewed {
+		return b
+	}
+	l.Reviewed = true
+	e.Label = &l
+	return e.Encode()
 }
 
 // isScratch reports whether the encoded entry b is of the scratch

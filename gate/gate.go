@@ -352,7 +352,7 @@ func (s *Service) act(ctx context.Context, p *Proposal) (*Proposal, error) {
 		}
 		return p, s.save(ctx, p, nil)
 	case Merge:
-		if err := s.merge(ctx, p, "policy: "+p.Rule); err != nil {
+		if err := s.merge(ctx, p, "policy: "+p.Rule, false); err != nil {
 			return nil, err
 		}
 		return p, nil
@@ -443,8 +443,9 @@ func (s *Service) card(p *Proposal, id string) Card {
 	return c
 }
 
-// merge performs an approved proposal, bound to its heads.
-func (s *Service) merge(ctx context.Context, p *Proposal, why string) error {
+// merge performs an approved proposal, bound to its heads; review marks
+// what it merges reviewed (a person's approval, not a policy's).
+func (s *Service) merge(ctx context.Context, p *Proposal, why string, review bool) error {
 	src, err := manifest.ParseCommitID(p.SourceHead)
 	if err != nil {
 		return err
@@ -453,7 +454,7 @@ func (s *Service) merge(ctx context.Context, p *Proposal, why string) error {
 	if err != nil {
 		return err
 	}
-	o := branch.MergeOptions{AllowProtected: true, ExpectSource: src, ExpectTarget: dst,
+	o := branch.MergeOptions{AllowProtected: true, ExpectSource: src, ExpectTarget: dst, Review: review,
 		CommitOptions: branch.CommitOptions{Message: fmt.Sprintf("merge %s into %s (%s)", p.From, p.Into, why), Principal: p.Principal, Run: p.Run, Lease: p.Lease,
 			Extra: []manifest.Pair{{Name: "proposal", Value: p.ID}, {Name: "diff_sha256", Value: p.Digest}}}}
 	o.Intent = func(id manifest.CommitID) error {
@@ -618,7 +619,8 @@ func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, r
 		return nil, err
 	}
 	if g.Status == "approved" {
-		if err := s.merge(ctx, p, "approved by "+by); err != nil {
+		// A person approved this diff: what it merges is reviewed.
+		if err := s.merge(ctx, p, "approved by "+by, true); err != nil {
 			if !errors.Is(err, ErrVoid) {
 				return nil, err
 			}
