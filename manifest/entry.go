@@ -151,11 +151,15 @@ type SealSegment struct {
 	Size int64  // plaintext bytes
 }
 
-// PlainSize is the plaintext size of the sealed content.
+// PlainSize is the plaintext size of the sealed content; -1 when it
+// exceeds MaxSize (no object is that large: a hostile list, as an import
+// can carry, cannot overflow the sum).
 func (s *Seal) PlainSize() int64 {
 	var n int64
 	for _, g := range s.Segments {
-		n += g.Size
+		if n += g.Size; n > MaxSize {
+			return -1
+		}
 	}
 	return n
 }
@@ -559,11 +563,15 @@ func (c *Content) PlainSize() (n int64, ok bool) {
 	if c.Seal == nil {
 		return c.Size(), true
 	}
+	n = c.Seal.PlainSize()
+	if n < 0 {
+		return n, false
+	}
 	var sealed int64
 	for _, g := range c.Seal.Segments {
-		sealed += seal.CipherSize(g.Size)
+		sealed += seal.CipherSize(g.Size) // at most MaxSize plus 16 bytes a frame: no overflow
 	}
-	return c.Seal.PlainSize(), sealed == c.Size()
+	return n, sealed == c.Size()
 }
 
 // StoredSize is the bytes e's chunks hold, given its content c (nil for
