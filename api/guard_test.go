@@ -462,3 +462,66 @@ func TestGateApprovalReviews(t *testing.T) {
 		t.Fatalf("a merge by policy marked content reviewed: %v %v", h, err)
 	}
 }
+
+// TestRuleOfTwoEgress: for a lease that may communicate outward (C) and
+// read private data (B), the read that would bring unreviewed external
+// content (A) is refused with the rule, and recorded; without B (the
+// guard's threshold raised) or in log-only mode it is allowed (log-only
+// records what it would have done); reviewed external content reads.
+func TestRuleOfTwoEgress(t *testing.T) {
+	f := newGuardFixture(t)
+	ctx := context.Background()
+	f.c.ok("role/put", map[string]any{"name": "courier", "repo": "grd", "egress": true,
+		"view": []map[string]any{{"path": "**", "actions": []string{"list", "read", "write", "propose"}}}})
+	mk := func() (*client, *s3.Client, func(*s3.Options)) {
+		l := f.c.ok("lease/create", map[string]any{"repo": "grd", "role": "courier", "fork_from": "main", "paths": []string{"**"},
+			"actions": []string{"list", "read"}, "egress": true})["lease"].(map[string]any)
+		lc := &client{t: t, srv: f.c.srv, creds: aws.Credentials{AccessKeyID: l["access_key_id"].(string),
+			SecretAccessKey: l["secret_access_key"].(string), SessionToken: l["session_token"].(string)}}
+		if l["egress"] != true {
+			t.Fatalf("the lease lost its egress: %v", l)
+		}
+		return lc, s3Of(f.c, lc.creds), s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", l["branch"].(string)))
+	}
+	get := func(cl *s3.Client, on func(*s3.Options), key string) error {
+		out, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("grd"), Key: aws.String(key)}, on)
+		if err == nil {
+			out.Body.Close()
+		}
+		return err
+	}
+	lc, ls3, on := mk()
+	if err := get(ls3, on, "crm/acme.md"); err != nil {
+		t.Fatalf("private data, clean session: %v", err)
+	}
+	err := get(ls3, on, "web/page.html")
+	if errCode(err) != "AccessDenied" || !strings.Contains(err.Error(), "rule-of-two") {
+		t.Fatalf("the read that completes A+B+C: %v", err)
+	}
+	if got := lc.ok("lease/get", map[string]any{})["session_taint"].([]any); slices.Contains(got, any("external")) {
+		t.Fatalf("the refused read tainted the session: %v", got)
+	}
+	evs := f.c.ok("record/list", map[string]any{"repo": "grd", "kinds": []string{"denied"}})["records"].([]any)
+	found := false
+	for _, e := range evs {
+		d, _ := e.(map[string]any)["decision"].(map[string]any)
+		r, _ := d["rule"].(string)
+		found = found || strings.HasPrefix(r, "rule-of-two")
+	}
+	if !found {
+		t.Fatal("the refused read is not recorded with its rule")
+	}
+	for _, pol := range []map[string]any{{"mode": "log-only"}, {"sensitive_at": "secret"}} {
+		f.c.ok("policy/set", map[string]any{"repo": "grd", "policy": map[string]any{"rules": []map[string]any{}, "guard": pol}})
+		_, s3c, on2 := mk()
+		if err := get(s3c, on2, "web/page.html"); err != nil {
+			t.Fatalf("guard %v: %v", pol, err)
+		}
+	}
+	f.c.ok("policy/set", map[string]any{"repo": "grd", "policy": map[string]any{"rules": []map[string]any{}}})
+	f.c.ok("label/set", map[string]any{"repo": "grd", "glob": "web/**", "origin": "external", "reviewed": true})
+	_, s3r, on3 := mk()
+	if err := get(s3r, on3, "web/page.html"); err != nil {
+		t.Fatalf("reviewed external content: %v", err)
+	}
+}

@@ -100,6 +100,7 @@ type Authority struct {
 	limit    *limiter // bounds the records of refusals
 	obs      Observer
 	web      *webKeys // the key sets of web identity issuers
+	guardOf  GuardOf  // repositories' guards (SetGuard); nil: reads are not guarded
 }
 
 // New returns an Authority.

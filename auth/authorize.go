@@ -211,6 +211,9 @@ func (a *Authority) Read(ctx context.Context, p *Principal, t Target, e *manifes
 	if err != nil {
 		return nil, err
 	}
+	if err := a.egressGuard(ctx, p, t, l); err != nil {
+		return nil, err
+	}
 	c, err := a.charge(ctx, p, string(lease.Read), t, n, readBudget)
 	if err != nil {
 		return nil, err
@@ -249,6 +252,9 @@ func (a *Authority) Copy(ctx context.Context, p *Principal, dst Target, n int64,
 		t.Branch = p.Branch(t.Repo, t.Branch)
 		var err error
 		if ls[i], err = a.ceiling(ctx, p, t, s.Entry); err != nil {
+			return nil, err
+		}
+		if err := a.egressGuard(ctx, p, t, ls[i]); err != nil {
 			return nil, err
 		}
 	}

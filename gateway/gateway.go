@@ -23,6 +23,7 @@ import (
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
 	"github.com/agentnas/nas/metrics"
+	"github.com/agentnas/nas/policy"
 	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/s3api"
 	"github.com/agentnas/nas/search"
@@ -169,6 +170,13 @@ func assemble(c Config, st stores) *Gateway {
 	g.S3 = s3api.New(s3api.Config{Branches: b, Auth: g.Auth, OwnerKey: c.Owner.AccessKey, Region: c.Region, Domains: c.Domains, Log: c.Log,
 		Lazy: g.Sources.Materializer()})
 	g.Gates = gate.New(b, kdb, st.leases, g.Recorder)
+	g.Auth.SetGuard(func(ctx context.Context, repo string) (*policy.Guard, error) {
+		pol, err := g.Gates.Policy(ctx, repo)
+		if err != nil {
+			return nil, err
+		}
+		return pol.Guard, nil
+	})
 	g.API = api.New(api.Config{Branches: b, Auth: g.Auth, Recorder: g.Recorder, Gates: g.Gates, Log: c.Log})
 	g.API.SetSources(g.Sources)
 	g.Search = search.New(filepath.Join(c.DataDir, "index"), b)

@@ -9,9 +9,12 @@ import (
 // Guard is a policy's session invariant, the Rule of Two: a session may
 // not hold all three of A (it has read unreviewed external content), B
 // (its lease may read data at or above SensitiveAt) and C (it changes
-// protected state: a proposal that would merge into a protected branch).
-// The proposal that would complete A+B+C goes to a person (gate) or is
-// refused, never merged by policy; in log-only mode it is only recorded.
+// protected state: a proposal that would merge into a protected branch;
+// or its lease may communicate outward, egress). The proposal that would
+// complete A+B+C goes to a person (gate) or is refused, never merged by
+// policy; the read that would complete it for a lease with egress is
+// refused (a read cannot wait for a person); in log-only mode either is
+// only recorded.
 // Evaluation is pure: the taint, the lease and the target decide.
 type Guard struct {
 	// OnWouldCompleteABC is gate (the default) or refuse; merge is refused
@@ -71,4 +74,22 @@ func (g *Guard) Completes(ceiling string, t label.Taint, into string, protected 
 	}
 	return true, fmt.Sprintf("%s: the session read unreviewed external content (A), its lease may read %s data (B), and this would merge into protected %s (C)",
 		RuleOfTwo, ceiling, into)
+}
+
+// CompletesByRead reports whether reading content labelled l completes
+// A+B+C for a lease whose ceiling is ceiling and that may communicate
+// outward (egress): C is the egress, B the ceiling, and the read brings
+// A. Why is in a reviewer's words.
+func (g *Guard) CompletesByRead(ceiling string, egress bool, l label.Label) (bool, string) {
+	at := label.Private
+	if g != nil && g.SensitiveAt != "" {
+		at = g.SensitiveAt
+	}
+	ceiling = label.Label{Sensitivity: ceiling}.Norm().Sensitivity
+	l = l.Norm()
+	if !egress || l.Reviewed || l.Origin != label.External || !label.AtLeast(ceiling, at) {
+		return false, ""
+	}
+	return true, fmt.Sprintf("%s: this read would bring unreviewed external content (A) into a session whose lease may read %s data (B) and communicate outward (C, egress)",
+		RuleOfTwo, ceiling)
 }
