@@ -519,6 +519,16 @@ func TestRuleOfTwoEgress(t *testing.T) {
 		}
 	}
 	f.c.ok("policy/set", map[string]any{"repo": "grd", "policy": map[string]any{"rules": []map[string]any{}}})
+	// A run that read the page without egress cannot be given egress.
+	quiet := f.c.ok("lease/create", map[string]any{"repo": "grd", "role": "courier", "fork_from": "main", "paths": []string{"**"},
+		"actions": []string{"list", "read"}})["lease"].(map[string]any)
+	qc := &client{t: t, srv: f.c.srv, creds: aws.Credentials{AccessKeyID: quiet["access_key_id"].(string),
+		SecretAccessKey: quiet["secret_access_key"].(string), SessionToken: quiet["session_token"].(string)}}
+	if err := get(s3Of(f.c, qc.creds), s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-nas-branch", quiet["branch"].(string))), "web/page.html"); err != nil {
+		t.Fatalf("a lease without egress reads the page: %v", err)
+	}
+	f.c.fails("lease/create", map[string]any{"repo": "grd", "role": "courier", "run": quiet["run"], "branch": quiet["branch"],
+		"paths": []string{"**"}, "actions": []string{"list", "read"}, "egress": true}, 403, "AccessDenied")
 	f.c.ok("label/set", map[string]any{"repo": "grd", "glob": "web/**", "origin": "external", "reviewed": true})
 	_, s3r, on3 := mk()
 	if err := get(s3r, on3, "web/page.html"); err != nil {

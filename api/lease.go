@@ -114,6 +114,9 @@ func (h *Handler) childLease(ctx context.Context, c *call, a *apiv1.LeaseCreateR
 		req.View = p.View
 	}
 	req.Parent = p
+	if err := h.auth.GuardLease(ctx, c.p, req); err != nil {
+		return nil, err
+	}
 	created, err := h.childFork(ctx, c, a, &req, p)
 	if err != nil {
 		return nil, err
@@ -234,6 +237,9 @@ func (h *Handler) ownerLease(ctx context.Context, c *call, a *apiv1.LeaseCreateR
 	}
 	if req.Run == "" {
 		req.Run = lease.NewRunID()
+	}
+	if err := h.auth.GuardLease(ctx, c.p, req); err != nil {
+		return nil, err
 	}
 	created, err := h.runBranch(ctx, c, a, &req)
 	if err != nil {
