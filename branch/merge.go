@@ -208,11 +208,8 @@ func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs
 		}
 		switch {
 		case okT && (!okO || bytes.Compare(ct.Key, co.Key) < 0):
-			// Only the source changed this key (a scratch file stays
-			// where it was written).
-			if !isScratch(ct.New) {
-				edits = appendEdit(edits, ct, res, o.Review)
-			}
+			// Only the source changed this key.
+			edits = appendEdit(edits, ct, res, o.Review)
 			ct, et, okT = nextT()
 		case okO && (!okT || bytes.Compare(co.Key, ct.Key) < 0):
 			// Only the target changed it: keep.
@@ -246,6 +243,10 @@ func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs
 	return edits, nil
 }
 
+// appendEdit carries the source's change c into the target, unless it
+// writes a scratch file (which stays where it was written). The entry is
+// decoded once, to see both its class and, for a reviewed merge, its
+// label.
 func appendEdit(edits []tree.Edit, c tree.Change, res *MergeResult, review bool) []tree.Edit {
 	if c.New == nil {
 		if e, err := manifest.DecodeEntry(c.Old); err == nil {
@@ -254,23 +255,21 @@ func appendEdit(edits []tree.Edit, c tree.Change, res *MergeResult, review bool)
 		return append(edits, tree.Edit{Key: bytes.Clone(c.Key), Delete: true})
 	}
 	v := c.New
-	if review {
-		v = markReviewed(v)
+	e, err := manifest.DecodeEntry(v)
+	switch {
+	case err != nil: // carried unchanged: fsck reports it
+	case e.Retention == manifest.RetentionScratch:
+		return edits
+	case review && !label.Of(e.Label).Reviewed:
+		v = markReviewed(e)
 	}
 	return append(edits, tree.Edit{Key: bytes.Clone(c.Key), Value: v})
 }
 
-// markReviewed is the encoded entry b with its label marked reviewed (b
-// itself if it does not decode: the merge then carries it unchanged).
-func markReviewed(b []byte) []byte {
-	e, err := manifest.DecodeEntry(b)
-	if err != nil {
-		return b
-	}
+// markReviewed is e, encoded, with its label marked reviewed: a person
+// approved the diff, which declassifies it.
+func markReviewed(e *manifest.Entry) []byte {
 	l := label.Of(e.Label)
-	if l.Reviewed {
-		return b
-	}
 	l.Reviewed = true
 	e.Label = &l
 	return e.Encode()
