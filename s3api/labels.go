@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/agentnas/nas/auth"
@@ -32,16 +33,12 @@ const (
 // takeLabelMeta removes the label names from e's metadata and returns
 // the label they ask for (nil when none is named).
 func takeLabelMeta(e *manifest.Entry) (*label.Label, error) {
-	var asked *label.Label
-	keep := e.Meta[:0:0]
-	for _, p := range e.Meta {
-		if p.Name != metaOrigin && p.Name != metaSensitivity && p.Name != metaReviewed {
-			keep = append(keep, p)
-			continue
-		}
-		if asked == nil {
-			asked = &label.Label{}
-		}
+	taken := takeMeta(e, metaOrigin, metaSensitivity, metaReviewed)
+	if len(taken) == 0 {
+		return nil, nil
+	}
+	asked := &label.Label{}
+	for _, p := range taken {
 		switch p.Name {
 		case metaOrigin:
 			asked.Origin = p.Value
@@ -55,13 +52,25 @@ func takeLabelMeta(e *manifest.Entry) (*label.Label, error) {
 			asked.Reviewed = r
 		}
 	}
-	e.Meta = keep
-	if asked != nil {
-		if err := asked.Validate(); err != nil {
-			return nil, errInvalidArgument(err.Error())
-		}
+	if err := asked.Validate(); err != nil {
+		return nil, errInvalidArgument(err.Error())
 	}
 	return asked, nil
+}
+
+// takeMeta removes the pairs named names from e's metadata and returns
+// them, in order.
+func takeMeta(e *manifest.Entry, names ...string) []manifest.Pair {
+	keep, taken := e.Meta[:0:0], []manifest.Pair(nil)
+	for _, p := range e.Meta {
+		if slices.Contains(names, p.Name) {
+			taken = append(taken, p)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	e.Meta = keep
+	return taken
 }
 
 // labelWrite sets the label of a new version e written by the request:

@@ -23,18 +23,13 @@ const (
 // takeRetentionMeta removes the retention names from e's metadata and
 // returns what they ask for.
 func takeRetentionMeta(e *manifest.Entry) (class, domain string) {
-	keep := e.Meta[:0:0]
-	for _, p := range e.Meta {
-		switch p.Name {
-		case metaRetention:
+	for _, p := range takeMeta(e, metaRetention, metaDomain) {
+		if p.Name == metaRetention {
 			class = p.Value
-		case metaDomain:
+		} else {
 			domain = p.Value
-		default:
-			keep = append(keep, p)
 		}
 	}
-	e.Meta = keep
 	return class, domain
 }
 
