@@ -75,43 +75,63 @@ func decodeScratch(k, v []byte) (scratchRecord, error) {
 	return r, nil
 }
 
+// scratchBatch is how many due SX/ records one pass of the sweep holds.
+const scratchBatch = 512
+
 // ExpireScratch deletes every scratch file whose time to live ran out
 // before now, from the branch it was written on (a delete marker, as a
 // DELETE would), unless its key holds another version since, and calls
-// done for each deleted. A branch that refuses writes keeps the file.
+// done for each deleted. A branch that refuses writes keeps the file. It
+// works in batches, so a sweep holds scratchBatch records at a time
+// whatever is due.
 func (s *Service) ExpireScratch(ctx context.Context, now time.Time, done func(repo, branch, key string)) (int, error) {
+	n := 0
+	for {
+		due, err := s.dueScratch(ctx, now)
+		if err != nil || len(due) == 0 {
+			return n, err
+		}
+		for _, rec := range due {
+			gone, err := s.expireOne(ctx, rec)
+			if err != nil {
+				return n, err
+			}
+			if gone {
+				n++
+				if done != nil {
+					done(rec.repo, rec.branch, rec.key)
+				}
+			}
+		}
+	}
+}
+
+// dueScratch reads up to scratchBatch SX/ records due before now. A
+// record that does not decode comes back with an empty repo: expireOne
+// only drops it.
+func (s *Service) dueScratch(ctx context.Context, now time.Time) ([]scratchRecord, error) {
 	var due []scratchRecord
 	end := binary.BigEndian.AppendUint64([]byte(keyspace.Scratch), uint64(now.UnixNano()))
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		return r.Scan(kv.Range{Start: []byte(keyspace.Scratch), End: end}, func(k, v []byte) error {
 			rec, err := decodeScratch(k, v)
-			if err == nil {
-				due = append(due, rec)
+			if err != nil {
+				rec = scratchRecord{kvKey: append([]byte(nil), k...)}
 			}
-			return nil // a record that does not decode is dropped below
+			if due = append(due, rec); len(due) == scratchBatch {
+				return kv.ErrStop
+			}
+			return nil
 		})
 	})
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, rec := range due {
-		gone, err := s.expireOne(ctx, rec)
-		if err != nil {
-			return n, err
-		}
-		if gone {
-			n++
-			if done != nil {
-				done(rec.repo, rec.branch, rec.key)
-			}
-		}
-	}
-	return n, nil
+	return due, err
 }
 
 // expireOne deletes rec's version if it is still current, and the record.
 func (s *Service) expireOne(ctx context.Context, rec scratchRecord) (bool, error) {
+	if rec.repo == "" {
+		return false, s.db.Update(ctx, func(txn kv.Txn) error { return txn.Delete(rec.kvKey) })
+	}
 	e, err := s.Get(ctx, rec.repo, rec.branch, rec.key)
 	gone := false
 	switch {
