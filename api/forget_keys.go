@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/keyring"
@@ -17,7 +18,9 @@ import (
 // dumps, exports and backups of the chunk store, and in chunks the
 // metadata store keeps until its compaction. A forget destroys the
 // domains it names, and the domains of the sensitive files its paths
-// forget when no file it keeps at a head uses them.
+// forget when no file it keeps at a head uses them. A domain is its
+// repository's (keyring.Scoped): a forget never destroys another
+// repository's keys, not even those sealing a copy it forgets.
 
 // sealedAt counts, by domain, the sensitive files a forget plan meets at
 // the heads: forgotten ones and kept ones (with the kept keys, for holds).
@@ -50,7 +53,10 @@ func (h *Handler) noteSealed(ctx context.Context, plan *forgetPlan, key string, 
 // and those of forgotten files that nothing kept uses (the others are
 // listed in the report as kept).
 func domainsToDestroy(a *apiv1.ForgetRequest, plan *forgetPlan, rep *apiv1.ForgetReport) []string {
-	out := slices.Clone(a.Domains)
+	var out []string
+	for _, d := range a.Domains {
+		out = append(out, keyring.Scoped(a.Repo, d))
+	}
 	var auto []string
 	for d := range plan.sealed.forgotten {
 		auto = append(auto, d)
@@ -59,9 +65,11 @@ func domainsToDestroy(a *apiv1.ForgetRequest, plan *forgetPlan, rep *apiv1.Forge
 	for _, d := range auto {
 		switch {
 		case slices.Contains(out, d):
+		case !strings.HasPrefix(d, a.Repo+"/"):
+			rep.Report.KeysKept = append(rep.Report.KeysKept, fmt.Sprintf("%s: kept, it is not a key domain of this repository (forget it in its own)", d))
 		case len(plan.sealed.kept[d]) > 0:
 			rep.Report.KeysKept = append(rep.Report.KeysKept, fmt.Sprintf("%s: kept, it still seals %d files this forget keeps (name it in domains to destroy it with them)",
-				d, len(plan.sealed.kept[d])))
+				keyring.Unscoped(d), len(plan.sealed.kept[d])))
 		default:
 			out = append(out, d)
 		}
@@ -80,7 +88,7 @@ func (h *Handler) checkDomains(ctx context.Context, c *call, a *apiv1.ForgetRequ
 		if err := keyring.ValidDomain(d); err != nil {
 			return invalid(err.Error())
 		}
-		if err := h.refuseHeld(ctx, c, a.Repo, hs, plan.sealed.kept[d], "sealed under domain "+d); err != nil {
+		if err := h.refuseHeld(ctx, c, a.Repo, hs, plan.sealed.kept[keyring.Scoped(a.Repo, d)], "sealed under domain "+d); err != nil {
 			return err
 		}
 	}

@@ -186,7 +186,7 @@ func TestForgetDestroysKeys(t *testing.T) {
 	if err := typed(f.c.srv, f.c.creds).Do(ctx, apiv1.ForgetRequest{Repo: "sns", Domains: []string{"acme"}, KeepHistory: true}, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Report.KeysDestroyed) != 1 || !strings.HasPrefix(rep.Report.KeysDestroyed[0], "acme/") || rep.RetentionClass != "sensitive" {
+	if len(rep.Report.KeysDestroyed) != 1 || !strings.HasPrefix(rep.Report.KeysDestroyed[0], "sns/acme/") || rep.RetentionClass != "sensitive" {
 		t.Fatalf("report: %+v", rep)
 	}
 	for _, tc := range []struct{ key, version string }{{"crm/acme/contract.bin", first}, {"crm/acme/contract.bin", ""}, {"elsewhere/copy.bin", ""}} {
@@ -204,7 +204,43 @@ func TestForgetDestroysKeys(t *testing.T) {
 	if err := typed(f.c.srv, f.c.creds).Do(ctx, apiv1.ForgetRequest{Repo: "sns", Paths: []string{"notes/**"}}, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Report.KeysDestroyed) != 1 || !strings.HasPrefix(rep.Report.KeysDestroyed[0], "sns/") {
+	if len(rep.Report.KeysDestroyed) != 1 || !strings.HasPrefix(rep.Report.KeysDestroyed[0], "sns/sns/") {
 		t.Fatalf("forgetting the only file of a domain: %+v", rep.Report)
+	}
+}
+
+// TestForgetOtherRepositoryDomain: a writer in one repository that names
+// another repository's key domain gets its own domain of that name, so
+// forgetting the file (which destroys its domain) cannot shred the
+// other repository's sensitive files; nor can a forget in the other
+// repository destroy the first's by naming the domain.
+func TestForgetOtherRepositoryDomain(t *testing.T) {
+	f := newSensitiveFixture(t)
+	ctx := context.Background()
+	f.put(t, "crm/acme/contract.bin", []byte("acme's contract\n"), nil)
+	f.c.ok("repo/create", map[string]any{"repo": "evil", "protected": false})
+	if _, err := f.cl.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("evil"), Key: aws.String("bait.txt"), Body: strings.NewReader("bait\n"),
+		Metadata: map[string]string{"nas-retention": "sensitive", "nas-domain": "acme"}}); err != nil {
+		t.Fatal(err)
+	}
+	head, err := f.cl.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("evil"), Key: aws.String("bait.txt")})
+	if err != nil || head.Metadata["nas-domain"] != "acme" {
+		t.Fatalf("HEAD bait: %v %v", head, err)
+	}
+	var rep apiv1.ForgetReport
+	if err := typed(f.c.srv, f.c.creds).Do(ctx, apiv1.ForgetRequest{Repo: "evil", Paths: []string{"bait.txt"}}, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Report.KeysDestroyed) != 1 || !strings.HasPrefix(rep.Report.KeysDestroyed[0], "evil/acme/") {
+		t.Fatalf("forgetting the bait: %+v", rep.Report)
+	}
+	if got, err := f.get("crm/acme/contract.bin", "", ""); err != nil || string(got) != "acme's contract\n" {
+		t.Fatalf("sns's acme file after evil's acme was forgotten: %q %v", got, err)
+	}
+	if err := typed(f.c.srv, f.c.creds).Do(ctx, apiv1.ForgetRequest{Repo: "evil", Domains: []string{"acme"}, KeepHistory: true}, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.get("crm/acme/contract.bin", "", ""); err != nil || string(got) != "acme's contract\n" {
+		t.Fatalf("sns's acme file after a forget of domain acme in evil: %q %v", got, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/keyring"
 	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -318,7 +319,9 @@ func (a *Authority) DerivedLabel(ctx context.Context, p *Principal, srcs ...Sour
 // Retention is the retention class and key domain of p's write of key in
 // repo that asks for class and domain (metadata of the request): the
 // strictest of that and the repository's rules; a sensitive write
-// without a domain is sealed under the repository's own.
+// without a domain is sealed under the repository's own. The key domain
+// returned is the keyring's name of it (keyring.Scoped): a domain is the
+// repository's, whatever its name.
 func (a *Authority) Retention(ctx context.Context, p *Principal, repo, key, class, domain string) (string, string, error) {
 	if err := label.ValidRetention(class, domain); err != nil {
 		return "", "", fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -328,8 +331,11 @@ func (a *Authority) Retention(ctx context.Context, p *Principal, repo, key, clas
 		return "", "", err
 	}
 	class, domain = label.Retention(key, class, domain, rules)
-	if class == label.Sensitive && domain == "" {
+	if class != label.Sensitive {
+		return class, "", nil
+	}
+	if domain == "" {
 		domain = repo
 	}
-	return class, domain, nil
+	return class, keyring.Scoped(repo, domain), nil
 }

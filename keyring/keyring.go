@@ -5,8 +5,14 @@
 //
 // A domain has at most one live key, which seals new content; a
 // destroyed key leaves a tombstone, so reading content it sealed answers
-// ErrDestroyed instead of a vague failure. The files are
-// DIR/DOMAIN@ID.key (32 random bytes, mode 0600) and DIR/DOMAIN@ID.destroyed.
+// ErrDestroyed instead of a vague failure.
+//
+// A domain belongs to one repository: the ring names it REPO/DOMAIN
+// (Scoped), so a forget in one repository can never destroy the keys of
+// another's, whatever domain names its writers chose. The files are
+// DIR/REPO/DOMAIN@ID.key (32 random bytes, mode 0600) and
+// DIR/REPO/DOMAIN@ID.destroyed. A name without a repository (content
+// sealed before domains were scoped) is DIR/DOMAIN@ID.key.
 package keyring
 
 import (
@@ -43,6 +49,31 @@ func ValidDomain(d string) error {
 	return nil
 }
 
+// Scoped is the ring's name of repo's domain.
+func Scoped(repo, domain string) string { return repo + "/" + domain }
+
+// Unscoped is the domain part of a ring's name (the name itself when it
+// has no repository).
+func Unscoped(name string) string {
+	_, d, ok := strings.Cut(name, "/")
+	if !ok {
+		return name
+	}
+	return d
+}
+
+// validName checks a ring's name: a domain, or REPO/DOMAIN.
+func validName(name string) error {
+	repo, d, ok := strings.Cut(name, "/")
+	if !ok {
+		return ValidDomain(name)
+	}
+	if !domainRE.MatchString(repo) {
+		return fmt.Errorf("%w: repository %q", ErrInvalid, repo)
+	}
+	return ValidDomain(d)
+}
+
 // Ring is the keys in one directory.
 type Ring struct {
 	dir   string
@@ -58,14 +89,19 @@ func Open(dir string) (*Ring, error) {
 	return &Ring{dir: dir, cache: map[string][]byte{}}, nil
 }
 
-func (r *Ring) path(domain, id, ext string) string {
-	return filepath.Join(r.dir, domain+"@"+id+ext)
+func (r *Ring) path(name, id, ext string) string {
+	return filepath.Join(r.dir, name+"@"+id+ext)
 }
 
-// Current returns the ID and key that seal new content of domain,
-// creating the domain's key when it has no live one.
+// dirOf is the directory holding name's files.
+func (r *Ring) dirOf(name string) string {
+	return filepath.Dir(r.path(name, "", ""))
+}
+
+// Current returns the ID and key that seal new content of the domain
+// named (Scoped), creating the domain's key when it has no live one.
 func (r *Ring) Current(domain string) (string, []byte, error) {
-	if err := ValidDomain(domain); err != nil {
+	if err := validName(domain); err != nil {
 		return "", nil, err
 	}
 	r.mu.Lock()
@@ -88,6 +124,15 @@ func (r *Ring) create(domain string) (string, []byte, error) {
 	id := hex.EncodeToString(b[:])
 	key := make([]byte, KeySize)
 	rand.Read(key)
+	if dir := r.dirOf(domain); dir != r.dir {
+		if err := os.Mkdir(dir, 0o700); err == nil {
+			if err := syncDir(r.dir); err != nil {
+				return "", nil, err
+			}
+		} else if !errors.Is(err, os.ErrExist) {
+			return "", nil, fmt.Errorf("keyring: %w", err)
+		}
+	}
 	p := r.path(domain, id, ".key")
 	tmp := p + ".tmp"
 	if err := writeSynced(tmp, key); err != nil {
@@ -96,7 +141,7 @@ func (r *Ring) create(domain string) (string, []byte, error) {
 	if err := os.Rename(tmp, p); err != nil {
 		return "", nil, fmt.Errorf("keyring: %w", err)
 	}
-	if err := syncDir(r.dir); err != nil {
+	if err := syncDir(r.dirOf(domain)); err != nil {
 		return "", nil, err
 	}
 	r.cache[domain+"."+id] = key
@@ -106,7 +151,7 @@ func (r *Ring) create(domain string) (string, []byte, error) {
 // Key returns domain's key id: ErrDestroyed when it was destroyed,
 // ErrNoKey when the keyring never held it.
 func (r *Ring) Key(domain, id string) ([]byte, error) {
-	if err := ValidDomain(domain); err != nil {
+	if err := validName(domain); err != nil {
 		return nil, err
 	}
 	if _, err := hex.DecodeString(id); err != nil || len(id) != 16 {
@@ -145,13 +190,14 @@ func (r *Ring) load(domain, id string) ([]byte, error) {
 // ids lists domain's key IDs with files ending in ext, in name order
 // (r.mu held).
 func (r *Ring) ids(domain, ext string) ([]string, error) {
-	ms, err := filepath.Glob(filepath.Join(r.dir, domain+"@*"+ext))
+	ms, err := filepath.Glob(r.path(domain, "*", ext))
 	if err != nil {
 		return nil, err
 	}
+	base := filepath.Base(r.path(domain, "", ""))
 	var ids []string
 	for _, m := range ms {
-		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), domain+"@"), ext)
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), base), ext)
 		if len(id) == 16 {
 			ids = append(ids, id)
 		}
@@ -160,11 +206,11 @@ func (r *Ring) ids(domain, ext string) ([]string, error) {
 	return ids, nil
 }
 
-// Destroy destroys every live key of domain: each file is overwritten
+// Destroy destroys every live key of the domain named: each file is overwritten
 // with zeros and synced, a tombstone is written, the file is unlinked and
 // the directory synced. It returns the destroyed keys as "domain/id".
 func (r *Ring) Destroy(domain string) ([]string, error) {
-	if err := ValidDomain(domain); err != nil {
+	if err := validName(domain); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
@@ -180,7 +226,10 @@ func (r *Ring) Destroy(domain string) ([]string, error) {
 		}
 		done = append(done, domain+"/"+id)
 	}
-	return done, syncDir(r.dir)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return done, syncDir(r.dirOf(domain))
 }
 
 // destroy shreds one key file (r.mu held).

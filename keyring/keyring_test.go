@@ -45,9 +45,42 @@ func TestCurrentDestroy(t *testing.T) {
 	if _, err := r.Key("other", id); !errors.Is(err, ErrNoKey) {
 		t.Fatalf("a key never held: %v", err)
 	}
-	for _, bad := range []string{"", "../x", "A", "a/b", "a@b", ".a"} {
+	for _, bad := range []string{"", "../x", "A", "a/b/c", "a/../x", "../a/x", "a/", "/a", "a@b", ".a"} {
 		if _, _, err := r.Current(bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("domain %q: %v", bad, err)
 		}
+	}
+}
+
+// TestScoped keeps one domain name of two repositories apart: destroying
+// one repository's leaves the other's.
+func TestScoped(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ida, ka, err := r.Current(Scoped("repo-a", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idb, kb, err := r.Current(Scoped("repo-b", "x"))
+	if err != nil || bytes.Equal(ka, kb) {
+		t.Fatalf("two repositories share a key: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "repo-a", "x@"+ida+".key")); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := r.Destroy(Scoped("repo-a", "x")); err != nil || len(gone) != 1 {
+		t.Fatalf("destroy: %v %v", gone, err)
+	}
+	if _, err := r.Key(Scoped("repo-a", "x"), ida); !errors.Is(err, ErrDestroyed) {
+		t.Fatalf("repo-a's key: %v", err)
+	}
+	if got, err := r.Key(Scoped("repo-b", "x"), idb); err != nil || !bytes.Equal(got, kb) {
+		t.Fatalf("repo-b's key after repo-a's forget: %v", err)
+	}
+	if Unscoped(Scoped("repo-b", "x")) != "x" || Unscoped("x") != "x" {
+		t.Fatal("Unscoped")
 	}
 }

@@ -307,7 +307,7 @@ func (s *Server) copyPartBytes(req *request, cu *cas.Upload, w io.Writer, src *m
 		return s.copyLazy(req, cu, w, src, rng, domain)
 	case content.Seal != nil && content.Seal.Domain != domain:
 		return nil, nil, errInvalidRequest(fmt.Sprintf("the source is sensitive, sealed under key domain %s: copy its bytes only into an upload "+
-			"sealed under it (x-amz-meta-nas-retention: sensitive, x-amz-meta-nas-domain: %s)", content.Seal.Domain, content.Seal.Domain))
+			"sealed under it (x-amz-meta-nas-retention: sensitive, x-amz-meta-nas-domain: %[1]s)", domainIn(req.repo, content.Seal.Domain)))
 	case content.Seal != nil || domain != "":
 		if err := s.b.CheckContent(content); err != nil {
 			return nil, nil, err

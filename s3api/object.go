@@ -345,7 +345,7 @@ func (s *Server) getObject(req *request, head bool) error {
 	}
 	status := setGetHeaders(req, e, rng, partial)
 	s.labelHeaders(req, req.w.Header(), e)
-	retentionHeaders(req.w.Header(), e, content)
+	retentionHeaders(req.w.Header(), req.repo, e, content)
 	setPartChecksum(req, e, content)
 	req.started = true
 	req.w.WriteHeader(status)

@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/agentnas/nas/manifest"
 )
@@ -46,13 +47,24 @@ func (s *Server) retention(req *request, key string, e *manifest.Entry) (string,
 	return domain, nil
 }
 
-// retentionHeaders answers e's retention class when it is not normal.
-func retentionHeaders(h http.Header, e *manifest.Entry, c *manifest.Content) {
+// retentionHeaders answers e's retention class when it is not normal,
+// and the key domain of a sealed e in repo (by its name in the
+// repository it belongs to when that is another, a copy's source).
+func retentionHeaders(h http.Header, repo string, e *manifest.Entry, c *manifest.Content) {
 	if e.Retention == "" {
 		return
 	}
 	h.Set("X-Amz-Meta-"+metaRetention, e.Retention)
 	if c != nil && c.Seal != nil {
-		h.Set("X-Amz-Meta-"+metaDomain, c.Seal.Domain)
+		h.Set("X-Amz-Meta-"+metaDomain, domainIn(repo, c.Seal.Domain))
 	}
+}
+
+// domainIn is how a key domain (the keyring's name) reads in repo: by its
+// own name when it is repo's.
+func domainIn(repo, domain string) string {
+	if d, ok := strings.CutPrefix(domain, repo+"/"); ok {
+		return d
+	}
+	return domain
 }
