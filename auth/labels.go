@@ -7,9 +7,9 @@ import (
 	"fmt"
 
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/keyring"
 	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
-	"github.com/agentnas/nas/keyring"
 	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
