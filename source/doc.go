@@ -5,10 +5,11 @@
 // Vocabulary:
 //   - Source: a read-only tree of objects outside the gateway, behind a
 //     three-method interface (List, Stat, ReadRange). S3 (aws-sdk-go-v2,
-//     its own endpoint, region and credentials) and Dir (a local folder
-//     opened through os.Root) are the implementations; others (a git
-//     commit, an HTTP API) can be added without touching branches or the
-//     chunk store.
+//     its own endpoint, region and credentials), Dir (a local folder
+//     opened through os.Root) and Git (the tree of one revision of a
+//     local repository, through go-git) are the implementations; others
+//     (an HTTP API) can be added without touching branches or the chunk
+//     store.
 //   - Attachment: a Source bound to a prefix of a repository's branch,
 //     recorded by the Registry. Attaching lists the source and imports
 //     one lazy entry per object (branch.ImportWith, in pages, one commit

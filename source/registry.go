@@ -268,8 +268,8 @@ func (r *Registry) Add(ctx context.Context, s Spec) (*Info, error) {
 	if _, err := r.b.GetBranch(ctx, s.Repo, s.Branch); err != nil {
 		return nil, err
 	}
-	if loc.Kind == KindDir && (s.Endpoint != "" || s.AccessKey != "") {
-		return nil, fmt.Errorf("a folder source takes no endpoint or credentials: %w", ErrInvalid)
+	if loc.Kind != KindS3 && (s.Endpoint != "" || s.AccessKey != "") {
+		return nil, fmt.Errorf("a %s source takes no endpoint or credentials: %w", loc.Kind, ErrInvalid)
 	}
 	if (s.AccessKey == "") != (s.SecretKey == "") {
 		return nil, fmt.Errorf("give both the access key and the secret key of the remote: %w", ErrInvalid)
@@ -301,6 +301,9 @@ func (r *Registry) Add(ctx context.Context, s Spec) (*Info, error) {
 		}
 		rec.Versioned = s3src.DetectVersioning(ctx)
 		s3src.c.Versioned = rec.Versioned
+	}
+	if _, ok := src.(*Git); ok {
+		rec.Versioned = true // pinned to blobs, which never change
 	}
 	err = r.db.Update(ctx, func(txn kv.Txn) error {
 		return txn.Scan(kv.Prefix([]byte(registryPrefix)), func(_, v []byte) error {
@@ -337,8 +340,11 @@ func (r *Registry) openRecord(rec *record) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	if loc.Kind == KindDir {
+	switch loc.Kind {
+	case KindDir:
 		return OpenDir(loc.Path)
+	case KindGit:
+		return OpenGit(context.Background(), loc.Path, loc.Rev)
 	}
 	return NewS3(S3Config{Endpoint: rec.Endpoint, Region: rec.Region, Bucket: loc.Bucket, Prefix: loc.Prefix,
 		AccessKey: rec.AccessKey, SecretKey: rec.SecretKey, SessionToken: rec.SessionToken,

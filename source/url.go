@@ -8,22 +8,26 @@ import (
 )
 
 // Location is where a source's objects are: a bucket and prefix of an S3
-// endpoint, or a folder on the gateway's host.
+// endpoint, a folder on the gateway's host, or a revision of a Git
+// repository there.
 type Location struct {
-	Kind   string // KindS3 or KindDir
+	Kind   string // KindS3, KindDir or KindGit
 	Bucket string // s3
 	Prefix string // s3: "" or ending in "/"
-	Path   string // dir: absolute, cleaned
+	Path   string // dir, git: absolute, cleaned
+	Rev    string // git: the revision ("HEAD" when not given)
 }
 
 // Kinds of Location.
 const (
 	KindS3  = "s3"
 	KindDir = "dir"
+	KindGit = "git"
 )
 
-// ParseLocation parses "s3://BUCKET[/PREFIX]" or "dir:/ABSOLUTE/PATH"
-// (also "file:///ABSOLUTE/PATH"). A non-empty S3 prefix gets a trailing
+// ParseLocation parses "s3://BUCKET[/PREFIX]", "dir:/ABSOLUTE/PATH"
+// (also "file:///ABSOLUTE/PATH") or "git:/ABSOLUTE/PATH[@REV]" (the last
+// "@" starts the revision). A non-empty S3 prefix gets a trailing
 // "/", so s3://b/data and s3://b/data/ name the same objects.
 func ParseLocation(s string) (Location, error) {
 	switch {
@@ -53,14 +57,36 @@ func ParseLocation(s string) (Location, error) {
 			return Location{}, fmt.Errorf("source %q: a folder must be an absolute path (dir:/path/to/folder): %w", s, ErrInvalid)
 		}
 		return Location{Kind: KindDir, Path: filepath.Clean(p)}, nil
+	case strings.HasPrefix(s, "git:"):
+		return parseGit(s)
 	}
-	return Location{}, fmt.Errorf("source %q: want s3://BUCKET/PREFIX or dir:/ABSOLUTE/PATH: %w", s, ErrInvalid)
+	return Location{}, fmt.Errorf("source %q: want s3://BUCKET/PREFIX, dir:/ABSOLUTE/PATH or git:/ABSOLUTE/PATH@REV: %w", s, ErrInvalid)
+}
+
+// parseGit parses "git:/ABSOLUTE/PATH[@REV]". A repository must be on
+// the gateway's host: clone a remote one there first.
+func parseGit(s string) (Location, error) {
+	p, rev := strings.TrimPrefix(s, "git:"), "HEAD"
+	if i := strings.LastIndexByte(p, '@'); i >= 0 {
+		p, rev = p[:i], p[i+1:]
+	}
+	if p == "" || !filepath.IsAbs(p) {
+		return Location{}, fmt.Errorf("source %q: a Git repository must be an absolute path on the gateway's host "+
+			"(git:/path/to/repo@REV; clone a remote one there first): %w", s, ErrInvalid)
+	}
+	if rev == "" || len(rev) > 255 || strings.ContainsAny(rev, " \t\n\x00") || strings.HasPrefix(rev, "-") {
+		return Location{}, fmt.Errorf("source %q: revision %q: %w", s, rev, ErrInvalid)
+	}
+	return Location{Kind: KindGit, Path: filepath.Clean(p), Rev: rev}, nil
 }
 
 // String returns the canonical form of l.
 func (l Location) String() string {
-	if l.Kind == KindDir {
+	switch l.Kind {
+	case KindDir:
 		return "dir:" + l.Path
+	case KindGit:
+		return "git:" + l.Path + "@" + l.Rev
 	}
 	return "s3://" + l.Bucket + "/" + l.Prefix
 }

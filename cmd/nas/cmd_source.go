@@ -34,15 +34,19 @@ type sourceAddOptions struct {
 func newSourceAddCmd() *cobra.Command {
 	var o sourceAddOptions
 	cmd := &cobra.Command{
-		Use:   "add REPO s3://BUCKET[/PREFIX] | dir:/ABSOLUTE/PATH [--prefix P] [--branch B] [--source-endpoint URL] [--source-region R]",
-		Short: "Attach a bucket or a folder of the gateway's host under a prefix of the repository",
+		Use:   "add REPO s3://BUCKET[/PREFIX] | dir:/ABSOLUTE/PATH | git:/ABSOLUTE/PATH[@REV] [--prefix P] [--branch B] [--source-endpoint URL] [--source-region R]",
+		Short: "Attach a bucket, or a folder or Git revision of the gateway's host, under a prefix of the repository",
 		Long: "Attaching transfers no object bytes: the listing becomes entries in a commit on the branch (the repository's " +
 			"default branch unless --branch; protected branches included), imported in pages with progress.\n\n" +
 			"--source-endpoint and --source-region name the remote S3 endpoint (--endpoint, as everywhere, names the gateway). " +
 			"The remote's credentials (--source-access-key/--source-secret-key, or $NAS_SOURCE_ACCESS_KEY/" +
 			"$NAS_SOURCE_SECRET_KEY) are given once to the gateway, which keeps them: no run reading through the " +
 			"gateway ever sees them. Without credentials requests are anonymous.\n\n" +
-			"A folder (dir:/path) is read through os.Root: neither \"..\" nor a symbolic link leads outside it, and it is never written.",
+			"A folder (dir:/path) is read through os.Root: neither \"..\" nor a symbolic link leads outside it, and it is never written.\n\n" +
+			"A Git repository (git:/path@REV, a work tree or a bare one; REV a branch, tag or commit ID, HEAD when omitted) " +
+			"is attached as the tree of REV's commit, each file pinned to its blob; a refresh follows a branch or tag " +
+			"and shows where it moved as a diff. Symbolic links read as their target, submodules as \"Subproject commit ID\", " +
+			"LFS pointers as the pointer file. Clone a remote repository onto the gateway's host first.",
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.repo, o.url = args[0], args[1]
