@@ -67,6 +67,10 @@ func objectOut(key string, e *manifest.Entry) apiv1.Object {
 // statOut describes e with its chunk map, as seen at commit head.
 func statOut(key string, e *manifest.Entry, head string, c *manifest.Content) apiv1.Stat {
 	st := apiv1.Stat{Object: objectOut(key, e), Commit: head, Chunks: []apiv1.Chunk{}}
+	if c == nil {
+		st.Lazy = true // not all local: read it by range, which fetches only what it touches
+		return st
+	}
 	if c.Seal != nil {
 		st.Sealed = true // its chunks hold sealed bytes: read it by range, never from a chunk cache
 		return st

@@ -79,7 +79,7 @@ func (h *Handler) objectStat(ctx context.Context, c *call, a *apiv1.ObjectStatRe
 	if err := h.auth.Ceiling(ctx, c.p, t, e); err != nil {
 		return nil, err
 	}
-	content, err := h.contentOf(ctx, e)
+	content, err := h.statContent(ctx, e, a.InlineMax)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (h *Handler) objectStat(ctx context.Context, c *call, a *apiv1.ObjectStatRe
 // budget and recorded; a budget that does not cover them leaves them out
 // (the client's GET then answers the quota).
 func (h *Handler) inline(ctx context.Context, c *call, a *apiv1.ObjectStatRequest, t auth.Target, e *manifest.Entry, content *manifest.Content) (*string, error) {
-	if a.InlineMax <= 0 || e.Size > min(a.InlineMax, apiv1.MaxInline) || content.Seal != nil {
+	if a.InlineMax <= 0 || e.Size > min(a.InlineMax, apiv1.MaxInline) || content == nil || content.Seal != nil {
 		return nil, nil // a sealed object's bytes go by GET only, never into a client's chunk cache
 	}
 	if err := h.auth.Authorize(ctx, c.p, lease.Read, t); err != nil {

@@ -185,6 +185,20 @@ func (s *sourceHandler) remove(ctx context.Context, c *call, a *apiv1.SourceRemo
 	return &apiv1.SourceRemoveResponse{Removed: a.ID, Source: sourceOut(info)}, nil
 }
 
+// statContent is e's content for an object/stat answer: nil for a lazy
+// entry not all local that the answer will not inline, which the client
+// then reads by range (a chunk map would mean fetching all of it).
+func (h *Handler) statContent(ctx context.Context, e *manifest.Entry, inlineMax int64) (*manifest.Content, error) {
+	if !e.Lazy() || h.lazy == nil || (inlineMax > 0 && e.Size <= min(inlineMax, apiv1.MaxInline)) {
+		return h.contentOf(ctx, e)
+	}
+	refs, local, err := h.lazy.LocalMap(ctx, e)
+	if err != nil || !local {
+		return nil, lazyError(err)
+	}
+	return &manifest.Content{Chunks: refs}, nil
+}
+
 // contentOf returns what an entry's bytes are made of. A lazy entry (of an
 // attached source) is made local first, fetching what is not, so stat and
 // compose work on it like on any other object.

@@ -35,6 +35,11 @@ type Stat struct {
 	// Chunks is empty and its bytes are read by range (S3 GET), which
 	// the gateway opens; a client keeps no copy of them.
 	Sealed bool `json:"sealed,omitempty"`
+	// Lazy is an object of an attached source not all of whose bytes are
+	// local yet: Chunks is empty (a chunk map would mean fetching all of
+	// it), and its bytes are read by range (S3 GET), which fetches only
+	// the blocks the range touches.
+	Lazy bool `json:"lazy,omitempty"`
 }
 
 // ObjectRef names an object on a branch ("" branch: the caller's

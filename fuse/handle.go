@@ -256,7 +256,7 @@ func (rd *reader) mapped(ctx context.Context, c *content) (*content, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.chunks, c.mapped, c.sealed = s.chunks, true, s.sealed
+	c.chunks, c.mapped, c.ranged = s.chunks, true, s.ranged
 	return c, nil
 }
 
@@ -273,8 +273,8 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 		}
 		return 0, nil
 	}
-	if c.sealed {
-		return rd.readSealed(ctx, c, p, off, end)
+	if c.ranged {
+		return rd.readRanged(ctx, c, p, off, end)
 	}
 	want := chunksIn(c.chunks, off, end)
 	// Which chunks must come over the network.
@@ -306,10 +306,11 @@ func (rd *reader) read(ctx context.Context, c *content, p []byte, off int64) (in
 	return int(end - off), nil
 }
 
-// readSealed reads [off, end) of a sealed object straight from the
-// gateway, which opens it (and charges the read): its bytes never enter
-// the chunk cache.
-func (rd *reader) readSealed(ctx context.Context, c *content, p []byte, off, end int64) (int, error) {
+// readRanged reads [off, end) of a sealed object, or of a lazy one, straight
+// from the gateway, which opens it or fetches the source's blocks the
+// range touches (and charges the read): its bytes never enter the chunk
+// cache.
+func (rd *reader) readRanged(ctx context.Context, c *content, p []byte, off, end int64) (int, error) {
 	err := rd.m.r.get(ctx, c.Key, c.VersionID, off, end-off, func(body io.Reader, _ client.Info) error {
 		_, err := io.ReadFull(body, p[:end-off])
 		return err

@@ -181,9 +181,10 @@ type content struct {
 	mu     sync.Mutex // guards chunks and mapped
 	chunks []chunkAt
 	mapped bool // chunks is the chunk map (stat answered)
-	// sealed is a sensitive object: no chunk map; its bytes are read by
-	// range from the gateway and never enter the chunk cache.
-	sealed bool
+	// ranged is an object the gateway gives no chunk map of (a sealed
+	// one, or a lazy one not yet all local): its bytes are read by range
+	// from the gateway and never enter the chunk cache.
+	ranged bool
 }
 
 // chunkAt is one chunk of a content: its hash and where it lies.
@@ -205,7 +206,7 @@ func (r *remote) stat(ctx context.Context, key, version string, inlineMax int64)
 	if err := r.c.Do(ctx, req, &out); err != nil {
 		return nil, nil, err
 	}
-	c := &content{entry: entry(out.Object.Object), mapped: true, sealed: out.Object.Sealed}
+	c := &content{entry: entry(out.Object.Object), mapped: true, ranged: out.Object.Sealed || out.Object.Lazy}
 	c.Key = key
 	var off int64
 	for _, ch := range out.Object.Chunks {
@@ -216,7 +217,7 @@ func (r *remote) stat(ctx context.Context, key, version string, inlineMax int64)
 		c.chunks = append(c.chunks, chunkAt{hash: h, off: off, size: int64(ch.Size)})
 		off += int64(ch.Size)
 	}
-	if off != c.Size && !c.sealed {
+	if off != c.Size && !c.ranged {
 		return nil, nil, fmt.Errorf("stat %s: chunks of %d bytes for %d: %w", key, off, c.Size, syscall.EIO)
 	}
 	var data []byte

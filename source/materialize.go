@@ -176,6 +176,27 @@ func (m *Materializer) ChunkMap(ctx context.Context, e *manifest.Entry) ([]chunk
 	return refs, nil
 }
 
+// LocalMap returns the chunks of lazy entry e in order when every block
+// of it is local, and false (fetching nothing) when some are not.
+func (m *Materializer) LocalMap(ctx context.Context, e *manifest.Entry) ([]chunk.Ref, bool, error) {
+	r, err := m.reader(e, 0, e.Size)
+	if err != nil || e.Size == 0 {
+		return nil, err == nil, err
+	}
+	if err := r.load(ctx, 0, (r.end-1)/BlockSize); err != nil {
+		return nil, false, err
+	}
+	var refs []chunk.Ref
+	for b := int64(0); b < blockCount(e.Size); b++ {
+		c := r.local[b]
+		if c == nil {
+			return nil, false, nil
+		}
+		refs = append(refs, c.Chunks...)
+	}
+	return refs, true, nil
+}
+
 // Local reports whether every byte of the range is already local.
 func (r *Reader) Local() bool {
 	for b := r.off / BlockSize; b*BlockSize < r.end; b++ {
