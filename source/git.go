@@ -9,15 +9,19 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Git is the tree of one revision of a Git repository on the gateway's
@@ -96,15 +100,39 @@ func (g *Git) take(ctx context.Context) (*git.Repository, error) {
 	case r := <-g.handles:
 		return r, nil
 	case <-g.slots:
-		r, err := git.PlainOpenWithOptions(g.path, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+		r, _, err := openGit(g.path, filesystem.Options{})
 		if err != nil {
 			g.slots <- struct{}{}
-			return nil, fmt.Errorf("git repository %s: %v: %w", g.path, err, ErrUnavailable)
+			return nil, err
 		}
 		return r, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// openGit opens the repository at p (a work tree's .git, or p itself when
+// bare) on storage with options o, returned to be closed. A linked work
+// tree (.git is a file) is opened the way go-git opens it, without o.
+func openGit(p string, o filesystem.Options) (*git.Repository, *filesystem.Storage, error) {
+	fail := func(err error) error { return fmt.Errorf("git repository %s: %v: %w", p, err, ErrUnavailable) }
+	dot := p
+	if fi, err := os.Stat(filepath.Join(p, ".git")); err == nil && !fi.IsDir() {
+		r, err := git.PlainOpenWithOptions(p, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+		if err != nil {
+			return nil, nil, fail(err)
+		}
+		return r, nil, nil
+	} else if err == nil {
+		dot = filepath.Join(p, ".git")
+	}
+	st := filesystem.NewStorageWithOptions(osfs.New(dot), cache.NewObjectLRUDefault(), o)
+	r, err := git.Open(st, nil)
+	if err != nil {
+		st.Close()
+		return nil, nil, fail(err)
+	}
+	return r, st, nil
 }
 
 // give returns a handle taken.
@@ -139,12 +167,22 @@ func gitError(what string, err error) error {
 // List walks the revision's tree in byte order of keys (Git orders a
 // tree's entries as if a folder's name ended in "/", which is that
 // order), skipping whole folders at or before after.
+//
+// A listing reads the size of every blob, so it opens a handle of its own
+// that keeps its files open and lists the object folders once (the
+// repository may change meanwhile: the listing is of what it held when
+// it started, and a refresh sees the rest).
 func (g *Git) List(ctx context.Context, after string, fn func(Object) error) error {
-	r, err := g.take(ctx)
+	if _, err := os.Stat(g.path); err != nil {
+		return fmt.Errorf("git repository %s: %v: %w", g.path, err, ErrUnavailable)
+	}
+	r, st, err := openGit(g.path, filesystem.Options{ExclusiveAccess: true, KeepDescriptors: true})
 	if err != nil {
 		return err
 	}
-	defer g.give(r)
+	if st != nil {
+		defer st.Close()
+	}
 	t, at, err := g.tree(r)
 	if err != nil {
 		return err
