@@ -28,8 +28,15 @@ func TestStatPartCopyAndRemove(t *testing.T) {
 	id := gw.attach(t, "data", "ds/", "s3://remote/r", rm.URL, nil)["id"].(string)
 	ctx := context.Background()
 
-	// object/stat materialises a lazy object and answers its chunk map.
+	// object/stat of a lazy object not yet local fetches nothing and
+	// answers lazy, with no chunk map (the mount then reads by range);
+	// once it is local, the chunk map.
 	st := gw.owner(t, "object/stat", map[string]any{"repo": "data", "key": "ds/big.bin"})["object"].(map[string]any)
+	if st["lazy"] != true || len(st["chunks"].([]any)) != 0 || rm.gets.Load() != 0 {
+		t.Fatalf("stat before a read: %v, %d remote GETs", st, rm.gets.Load())
+	}
+	mustGet(t, gw.S3, "data", "ds/big.bin", big)
+	st = gw.owner(t, "object/stat", map[string]any{"repo": "data", "key": "ds/big.bin"})["object"].(map[string]any)
 	var sum float64
 	for _, c := range st["chunks"].([]any) {
 		sum += c.(map[string]any)["size"].(float64)
