@@ -315,6 +315,9 @@ func (s *Server) getObject(req *request, head bool) error {
 	if err != nil {
 		return err
 	}
+	if s.lazy != nil {
+		s.lazy.FillMeta(req.ctx(), e) // listed without it: asked of the source once
+	}
 	if ce := conditions(req.r.Header, e); ce != nil {
 		if ce.Status == http.StatusNotModified {
 			h := req.w.Header()

@@ -59,7 +59,7 @@ func prefetch(ctx context.Context, src Source, n int) (next func() (Object, erro
 // lazyEntry returns the entry standing for o of attachment id: external
 // content (an import point's default label), whoever attached it.
 func lazyEntry(id string, o Object) *manifest.Entry {
-	e := &manifest.Entry{Size: o.Size, ETag: o.ETag, ContentType: cmp.Or(o.ContentType, "binary/octet-stream"), Meta: o.Meta,
+	e := &manifest.Entry{Size: o.Size, ETag: o.ETag, ContentType: cmp.Or(o.ContentType, defaultContentType), Meta: foreignMeta(o.Meta),
 		Remote: &manifest.Remote{Source: id, Key: o.Key, ETag: o.ETag, VersionID: o.VersionID}, Label: &label.Label{Origin: label.External}}
 	if !o.ModTime.IsZero() {
 		e.ModTime = o.ModTime.UnixNano()

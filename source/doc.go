@@ -83,7 +83,10 @@
 //	MI/<len id><id><len key><key><len pin><pin><4-byte block>
 //	                                           side index: the block's
 //	                                           chunk list (manifest.Content
-//	                                           encoding), ~35 bytes a chunk
+//	                                           encoding), ~35 bytes a chunk;
+//	                                           block 2^32-1 is the object's
+//	                                           metadata, asked at its first
+//	                                           HEAD or GET (meta.go)
 //
 // where each <len x> is a uvarint and pin is the ETag, plus "\x00" and the
 // version ID when pinned. Keys of one pinned object are contiguous, in

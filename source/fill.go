@@ -17,9 +17,12 @@ import (
 // remote's whole-object checksum gates it), but nothing of the blocks
 // already local is read. The fetches' bodies are read through pace (nil:
 // at full speed); its error aborts a fetch and nothing of it is
-// recorded. fill returns the bytes it fetched and recorded, also when it
+// recorded. The entry's metadata is asked for too, when it was listed
+// without it (FillMeta). fill returns the bytes it fetched and recorded, also when it
 // then failed: 0 when e was already local.
 func (m *Materializer) fill(ctx context.Context, e *manifest.Entry, pace *pacer) (int64, error) {
+	meta := *e
+	m.FillMeta(ctx, &meta) // so a read after the prefetch asks the remote nothing
 	r, err := m.reader(e, 0, e.Size)
 	if err != nil || e.Size == 0 {
 		return 0, err

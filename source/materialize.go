@@ -554,10 +554,14 @@ func (x *window) release() error {
 }
 
 // MarkRoots implements branch.RootSource: every chunk of the side index is
-// live. Undecodable records are skipped (a read fetches their block again).
+// live. Undecodable records are skipped (a read fetches their block
+// again), and so are metadata records.
 func (m *Materializer) MarkRoots(ctx context.Context, mark func(chunk.Hash)) error {
 	return m.db.View(ctx, func(rd kv.Reader) error {
-		return rd.Scan(kv.Prefix([]byte(indexPrefix)), func(_, v []byte) error {
+		return rd.Scan(kv.Prefix([]byte(indexPrefix)), func(k, v []byte) error {
+			if _, b, ok := parseIndexKey(k); ok && b == metaBlock {
+				return nil // an object's metadata, no chunks
+			}
 			c, err := manifest.DecodeContent(v)
 			if err != nil {
 				return nil

@@ -21,7 +21,7 @@ func TestAttachWithMetadata(t *testing.T) {
 	ctx := context.Background()
 	_, err := rm.cl.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("remote"), Key: aws.String("docs/a.json"),
 		Body: strings.NewReader(`{"a":1}`), ContentType: aws.String("application/json"),
-		Metadata: map[string]string{"Owner": "alice", "batch": "7"}})
+		Metadata: map[string]string{"Owner": "alice", "batch": "7", "nas-sensitivity": "public", "nas-retention": "scratch"}})
 	must(t, err)
 	rm.put(t, "remote", "docs/b.bin", []byte("plain"))
 	gw := startGateway(t, source.Options{})
@@ -38,15 +38,45 @@ func TestAttachWithMetadata(t *testing.T) {
 	}
 	h, err := gw.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("data"), Key: aws.String("ds/a.json")})
 	must(t, err)
-	if aws.ToString(h.ContentType) != "application/json" || h.Metadata["owner"] != "alice" || h.Metadata["batch"] != "7" {
+	if aws.ToString(h.ContentType) != "application/json" || h.Metadata["owner"] != "alice" || h.Metadata["batch"] != "7" ||
+		h.Metadata["nas-retention"] != "" || h.Metadata["nas-sensitivity"] == "public" {
 		t.Fatalf("HEAD with metadata: %q %v", aws.ToString(h.ContentType), h.Metadata)
 	}
 	mustGet(t, gw.S3, "data", "ds/a.json", []byte(`{"a":1}`))
+	// Without it, the first HEAD asks the remote once (a HEAD, no GET);
+	// later ones, on any branch, answer from the side index. While the
+	// remote is down the listing's defaults are served and nothing is
+	// kept.
+	rm.down.Store(true)
 	h, err = gw.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bare"), Key: aws.String("ds/a.json")})
 	must(t, err)
-	// Only the gateway's trust labels: an attached object is external.
 	if aws.ToString(h.ContentType) != "binary/octet-stream" || len(h.Metadata) != 3 || h.Metadata["nas-origin"] != "external" {
-		t.Fatalf("HEAD without metadata: %q %v", aws.ToString(h.ContentType), h.Metadata)
+		t.Fatalf("HEAD without metadata, the remote down: %q %v", aws.ToString(h.ContentType), h.Metadata)
+	}
+	rm.down.Store(false)
+	g0 = rm.gets.Load()
+	for i := range 2 {
+		r0 := rm.reqs.Load()
+		h, err = gw.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bare"), Key: aws.String("ds/a.json")})
+		must(t, err)
+		if aws.ToString(h.ContentType) != "application/json" || h.Metadata["owner"] != "alice" || h.Metadata["nas-origin"] != "external" ||
+			h.Metadata["nas-retention"] != "" {
+			t.Fatalf("HEAD %d without metadata: %q %v", i, aws.ToString(h.ContentType), h.Metadata)
+		}
+		if d := rm.reqs.Load() - r0; (i == 0) != (d > 0) {
+			t.Fatalf("HEAD %d made %d remote requests", i, d)
+		}
+	}
+	if rm.gets.Load() != g0 {
+		t.Fatal("asking for metadata fetched the object")
+	}
+	gw.owner(t, "branch/create", map[string]any{"repo": "bare", "name": "fork", "from": "main"})
+	r0 := rm.reqs.Load()
+	o, err := gw.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bare_fork"), Key: aws.String("ds/a.json")})
+	must(t, err)
+	o.Body.Close()
+	if aws.ToString(o.ContentType) != "application/json" || rm.reqs.Load()-r0 != 1 {
+		t.Fatalf("GET: %q after %d remote requests (want the one fetch)", aws.ToString(o.ContentType), rm.reqs.Load()-r0)
 	}
 	// A refresh of a changed object pins its new metadata too.
 	_, err = rm.cl.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("remote"), Key: aws.String("docs/b.bin"),
