@@ -3,6 +3,7 @@ package fuse_test
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -51,5 +52,45 @@ func TestLazyRangesOnTheMount(t *testing.T) {
 	}
 	if got := local(); got != size {
 		t.Fatalf("after reading it all, %d bytes are local", got)
+	}
+}
+
+// TestGitSourceOnTheMount: the files of an attached Git revision read
+// through the mount, whole and by range, with the link and submodule
+// forms the source lists.
+func TestGitSourceOnTheMount(t *testing.T) {
+	e := newEnv(t)
+	repo := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.org"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	git("init", "-q", "-b", "main")
+	doc := bytes.Repeat([]byte("a line of the handbook\n"), 20000)
+	must(t, os.MkdirAll(filepath.Join(repo, "docs"), 0o700))
+	must(t, os.WriteFile(filepath.Join(repo, "docs/handbook.md"), doc, 0o600))
+	must(t, os.Symlink("docs/handbook.md", filepath.Join(repo, "latest")))
+	git("add", "-A")
+	git("commit", "-q", "-m", "first")
+	call(t, e.owner, "source/add", map[string]any{"repo": e.repo, "prefix": "git/", "url": "git:" + repo + "@main", "wait": true}, nil)
+	dir, _ := e.mount(t, mountOpts{branch: "main"})
+	if got := readFile(t, filepath.Join(dir, "git/docs/handbook.md")); !bytes.Equal(got, doc) {
+		t.Fatalf("the handbook through the mount: %d bytes, want %d", len(got), len(doc))
+	}
+	if got := readFile(t, filepath.Join(dir, "git/latest")); string(got) != "docs/handbook.md" {
+		t.Fatalf("the link reads %q, want its target", got)
+	}
+	f, err := os.Open(filepath.Join(dir, "git/docs/handbook.md"))
+	must(t, err)
+	defer f.Close()
+	buf := make([]byte, 23)
+	if _, err := f.ReadAt(buf, 23*1000); err != nil || !bytes.Equal(buf, doc[:23]) {
+		t.Fatalf("pread: %q %v", buf, err)
 	}
 }
