@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/source"
 )
 
@@ -26,6 +29,7 @@ func (h *Handler) sourceRoutes(m map[string]verb) {
 	route(m, writes, s.refresh)
 	route(m, writes, s.remove)
 	route(m, writes, s.prefetch)
+	route(m, writes, s.push)
 	route(m, owner, s.status)
 }
 
@@ -212,4 +216,56 @@ func (h *Handler) contentOf(ctx context.Context, e *manifest.Entry) (*manifest.C
 		return nil, lazyError(err)
 	}
 	return &manifest.Content{Chunks: refs}, nil
+}
+
+// push writes a branch's changes back to an S3 source. The plan (a dry
+// run) is recorded first, with the keys it would write; a push whose
+// record cannot be written does not happen.
+func (s *sourceHandler) push(ctx context.Context, c *call, a *apiv1.SourcePushRequest) (*apiv1.SourcePushResponse, error) {
+	r, err := s.registry()
+	if err != nil {
+		return nil, err
+	}
+	if err := required("id", a.ID); err != nil {
+		return nil, err
+	}
+	if err := required("from", a.From); err != nil {
+		return nil, err
+	}
+	o := source.PushOptions{From: a.From, Paths: a.Paths, DryRun: true}
+	plan, err := r.Push(ctx, a.ID, o)
+	if err != nil || a.DryRun {
+		return pushOut(plan), sourceError(err)
+	}
+	info, err := r.Get(ctx, a.ID)
+	if err != nil {
+		return nil, sourceError(err)
+	}
+	var keys []string
+	for _, x := range plan.Actions {
+		if x.Result == "would write" {
+			keys = append(keys, x.Op+" "+x.Key)
+		}
+	}
+	ev := record.Event{Kind: record.KindSourcePush, Repo: info.Repo, Branch: a.From, Subject: record.Subject{Path: info.Prefix},
+		Details: map[string]string{"source": a.ID, "count": strconv.Itoa(len(keys)), "keys": strings.Join(keys[:min(len(keys), 20)], ", ")}}
+	if err := s.h.record(ctx, c, ev); err != nil {
+		return nil, err
+	}
+	o.DryRun = false
+	rep, err := r.Push(ctx, a.ID, o)
+	return pushOut(rep), sourceError(err)
+}
+
+// pushOut is a push report on the wire.
+func pushOut(r *source.PushReport) *apiv1.SourcePushResponse {
+	if r == nil {
+		return nil
+	}
+	out := &apiv1.SourcePushResponse{Source: r.Source, From: r.From, DryRun: r.DryRun, Actions: []apiv1.SourcePushAction{},
+		Written: r.Written, Conflicts: r.Conflicts, Commit: r.Commit}
+	for _, x := range r.Actions {
+		out.Actions = append(out.Actions, apiv1.SourcePushAction(x))
+	}
+	return out
 }

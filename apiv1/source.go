@@ -195,3 +195,39 @@ func (SourcePrefetchRequest) Op() string { return "source/prefetch" }
 
 // Op implements Request.
 func (SourceStatusRequest) Op() string { return "source/status" }
+
+// SourcePushRequest writes the committed changes of branch From under the
+// attachment's prefix back to its S3 source (owner only; From cannot be
+// the attachment's own branch). Paths are globs of repository keys (none:
+// every change); DryRun lists what would be written and writes nothing.
+type SourcePushRequest struct {
+	ID     string   `json:"id"`
+	From   string   `json:"from"`
+	Paths  []string `json:"paths,omitempty"`
+	DryRun bool     `json:"dry_run,omitempty"`
+}
+
+// Op implements Request.
+func (SourcePushRequest) Op() string { return "source/push" }
+
+// SourcePushAction is what a push did, or would do, with one key.
+type SourcePushAction struct {
+	Key    string `json:"key"`
+	Op     string `json:"op"`     // put or delete
+	Result string `json:"result"` // written, would write, conflict, skipped, failed
+	Reason string `json:"reason,omitempty"`
+	ETag   string `json:"etag,omitempty"` // the remote's new ETag of a written put
+}
+
+// SourcePushResponse answers source/push: every key it considered,
+// written and conflicting counts, and the commit that pins what was
+// written on the attachment's branch.
+type SourcePushResponse struct {
+	Source    string             `json:"source"`
+	From      string             `json:"from"`
+	DryRun    bool               `json:"dry_run,omitempty"`
+	Actions   []SourcePushAction `json:"actions"`
+	Written   int                `json:"written"`
+	Conflicts int                `json:"conflicts"`
+	Commit    string             `json:"commit,omitempty"`
+}

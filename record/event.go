@@ -40,6 +40,7 @@ const (
 	KindHoldSet           Kind = "hold.set"
 	KindHoldLifted        Kind = "hold.lifted"
 	KindForget            Kind = "forget"
+	KindSourcePush        Kind = "source.push" // changes written back to an attached source
 )
 
 // Effect is the outcome of the authorization decision an event records.

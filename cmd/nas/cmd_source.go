@@ -17,9 +17,9 @@ func newSourceCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "source", Short: "Attach remote buckets and local folders (lazy sources)",
 		Long: "A source's objects appear in the repository without being copied: attaching imports the remote listing " +
 			"(one entry per object, pinned to its ETag and version), and each object is fetched on its first read, " +
-			"after which every branch and fork reads it locally. The remote is never written."}
+			"after which every branch and fork reads it locally. The remote is written only by `nas source push`."}
 	cmd.AddCommand(newSourceAddCmd(), newSourceListCmd(), newSourceRefreshCmd(), newSourceRemoveCmd(),
-		newSourcePrefetchCmd(), newSourceStatusCmd())
+		newSourcePrefetchCmd(), newSourceStatusCmd(), newSourcePushCmd())
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,5 +86,42 @@ func TestCLISourceEndpoint(t *testing.T) {
 	}
 	if code, out := runCLI(t, "--endpoint", remote.Endpoint, "source", "list"); code != 0 || strings.Contains(out, "mirror") {
 		t.Errorf("the source landed on the remote: %d %q", code, out)
+	}
+
+	// A run's change written back to the remote (another nas serve, which
+	// checks the If-Match), then a second push of a stale change conflicts.
+	_, list := runCLI(t, "--endpoint", srv.Endpoint, "source", "list", "mirror")
+	id := strings.Fields(list)[0]
+	if code, out := runCLI(t, "--endpoint", srv.Endpoint, "branch", "create", "mirror", "run", "--from", "main"); code != 0 {
+		t.Fatalf("branch create: %d %s", code, out)
+	}
+	s := ownerClient(srv.Endpoint)
+	if _, err := s.Put(context.Background(), nasclient.Object{Repo: "mirror", Branch: "run", Key: "set/a.csv"}, strings.NewReader("a,b\n1,2\n"), 8, nasclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runCLI(t, "--endpoint", srv.Endpoint, "commit", "mirror", "run", "-m", "a run's output"); code != 0 {
+		t.Fatalf("commit: %d %s", code, out)
+	}
+	if code, out := runCLI(t, "--endpoint", srv.Endpoint, "source", "push", "mirror", id, "--from", "run", "--dry-run"); code != 0 || !strings.Contains(out, "would write put    set/a.csv") {
+		t.Fatalf("push --dry-run: %d %q", code, out)
+	}
+	code, out = runCLI(t, "--endpoint", srv.Endpoint, "source", "push", "mirror", id, "--from", "run")
+	if code != 0 || !strings.Contains(out, "written     put    set/a.csv") || !strings.Contains(out, "1 written, 0 conflicts") {
+		t.Fatalf("push: %d %q", code, out)
+	}
+	var got strings.Builder
+	if err := c.Get(context.Background(), o, "", 0, -1, func(r io.Reader, _ nasclient.Info) error { _, err := io.Copy(&got, r); return err }); err != nil || got.String() != "a,b\n1,2\n" {
+		t.Fatalf("the remote after the push: %q %v", got.String(), err)
+	}
+	if _, err := c.Put(context.Background(), o, strings.NewReader("changed\n"), 8, nasclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(context.Background(), nasclient.Object{Repo: "mirror", Branch: "run", Key: "set/a.csv"}, strings.NewReader("stale\n"), 6, nasclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runCLI(t, "--endpoint", srv.Endpoint, "commit", "mirror", "run", "-m", "a stale change")
+	code, out = runCLI(t, "--endpoint", srv.Endpoint, "source", "push", "mirror", id, "--from", "run")
+	if code != 1 || !strings.Contains(out, "conflict    put    set/a.csv") {
+		t.Fatalf("a push over a remote change: %d %q", code, out)
 	}
 }

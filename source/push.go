@@ -1,0 +1,265 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/glob"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
+)
+
+// Write-back. A push writes chosen changes of a branch back to an S3
+// source: what the branch's committed state holds under the attachment's
+// prefix that the attachment's own branch does not. Each write is
+// conditional on the version the attachment pinned (If-Match its ETag,
+// or If-None-Match: * for a key the remote did not have), so a remote
+// that changed meanwhile is a conflict, listed, never overwritten. What
+// was written is then pinned again on the attachment's branch (one
+// commit), so the next refresh sees no drift and the next push starts
+// from there. Pushes are never automatic and only the owner can ask for
+// one.
+
+// ErrWriteConflict is a remote object that is no longer the version a
+// write back was conditional on.
+var ErrWriteConflict = errors.New("the remote object is not the pinned version")
+
+// PushOptions says what a push writes.
+type PushOptions struct {
+	From   string   // the branch whose changes are written (not the attachment's own)
+	Paths  []string // globs of repository keys (none: every change)
+	DryRun bool     // list what would be written, write nothing
+}
+
+// PushAction is what a push did, or would do, with one key.
+type PushAction struct {
+	Key    string `json:"key"`
+	Op     string `json:"op"`     // "put" or "delete"
+	Result string `json:"result"` // "written", "would write", "conflict", "skipped", "failed"
+	Reason string `json:"reason,omitempty"`
+	ETag   string `json:"etag,omitempty"` // the remote's new ETag of a written put
+}
+
+// PushReport is the outcome of a push.
+type PushReport struct {
+	Source    string       `json:"source"`
+	From      string       `json:"from"`
+	DryRun    bool         `json:"dry_run,omitempty"`
+	Actions   []PushAction `json:"actions"`
+	Written   int          `json:"written"`
+	Conflicts int          `json:"conflicts"`
+	Commit    string       `json:"commit,omitempty"` // the re-pin on the attachment's branch
+}
+
+// Push writes the changes of o.From back to attachment id's S3 source.
+func (r *Registry) Push(ctx context.Context, id string, o PushOptions) (*PushReport, error) {
+	rec, err := r.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if o.From == "" || o.From == rec.Branch {
+		return nil, fmt.Errorf("push from another branch than the attachment's own (%s): its changes against it are what is written: %w", rec.Branch, ErrInvalid)
+	}
+	src, err := r.Source(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s3src, ok := src.(*S3)
+	if !ok {
+		return nil, fmt.Errorf("source %s is %s: only an S3 source takes writes back: %w", id, rec.URL, ErrInvalid)
+	}
+	rep := &PushReport{Source: id, From: o.From, DryRun: o.DryRun, Actions: []PushAction{}}
+	var repin []branch.ImportEntry
+	f := &branch.Filter{Ranges: []branch.KeyRange{{Start: rec.Prefix, End: string(kv.PrefixEnd([]byte(rec.Prefix)))}},
+		Match: func(key string) bool { return strings.HasPrefix(key, rec.Prefix) && matchAny(o.Paths, key) }}
+	err = r.b.Diff(ctx, rec.Repo, rec.Branch, o.From, "", f, func(c branch.Change) error {
+		a, e := r.pushOne(ctx, rec, s3src, c, o.DryRun)
+		rep.Actions = append(rep.Actions, a)
+		switch a.Result {
+		case "written":
+			rep.Written++
+			repin = append(repin, e)
+		case "conflict":
+			rep.Conflicts++
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, err
+	}
+	if len(repin) > 0 {
+		commit, err := r.b.ImportWith(ctx, rec.Repo, rec.Branch, entriesOf(repin), branch.ImportOptions{AllowProtected: true,
+			CommitOptions: branch.CommitOptions{Message: fmt.Sprintf("push %s: %d written back from %s", id, len(repin), o.From)}})
+		if err != nil {
+			return rep, fmt.Errorf("written back, but pinning what was written failed (a refresh pins it): %w", err)
+		}
+		rep.Commit = commit.String()
+	}
+	return rep, nil
+}
+
+// matchAny reports whether key matches one of globs (any key when none).
+func matchAny(globs []string, key string) bool {
+	if len(globs) == 0 {
+		return true
+	}
+	for _, g := range globs {
+		if glob.Match(glob.Clean(g), key) {
+			return true
+		}
+	}
+	return false
+}
+
+// entriesOf is es as an import's sequence.
+func entriesOf(es []branch.ImportEntry) func(func(branch.ImportEntry, error) bool) {
+	return func(yield func(branch.ImportEntry, error) bool) {
+		for _, e := range es {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// pushOne writes back one change (Old: the attachment's entry, New: the
+// pushed branch's), returning what it did and, when written, the entry
+// that pins the remote's new version.
+func (r *Registry) pushOne(ctx context.Context, rec *record, s *S3, c branch.Change, dry bool) (PushAction, branch.ImportEntry) {
+	rel := strings.TrimPrefix(c.Key, rec.Prefix)
+	a := PushAction{Key: c.Key, Op: "put"}
+	if c.New == nil {
+		a.Op = "delete"
+	}
+	pinned := c.Old != nil && c.Old.Lazy() && c.Old.Remote.Source == rec.ID
+	switch {
+	case c.Old != nil && !pinned:
+		a.Result, a.Reason = "skipped", "the attachment's branch holds a local object there, not the source's: nothing pins the remote version"
+	case c.New != nil && c.New.Lazy():
+		a.Result, a.Reason = "skipped", "the branch holds another source's object or another pin there, not local bytes"
+	case c.New != nil && c.New.Retention == manifest.RetentionSensitive:
+		a.Result, a.Reason = "skipped", "sensitive: its bytes never leave the gateway"
+	case dry:
+		a.Result = "would write"
+	default:
+		return r.write(ctx, rec, s, c, rel, pinned, a)
+	}
+	return a, branch.ImportEntry{}
+}
+
+// write does a put or delete of pushOne.
+func (r *Registry) write(ctx context.Context, rec *record, s *S3, c branch.Change, rel string, pinned bool, a PushAction) (PushAction, branch.ImportEntry) {
+	var ifMatch string
+	if pinned {
+		ifMatch = c.Old.Remote.ETag
+	}
+	fail := func(err error) (PushAction, branch.ImportEntry) {
+		a.Result, a.Reason = "failed", err.Error()
+		if errors.Is(err, ErrWriteConflict) {
+			a.Result = "conflict"
+		}
+		return a, branch.ImportEntry{}
+	}
+	if c.New == nil {
+		if err := s.Delete(ctx, rel, ifMatch); err != nil {
+			return fail(err)
+		}
+		a.Result = "written"
+		return a, branch.ImportEntry{Key: c.Key, Delete: true}
+	}
+	o, err := r.putBack(ctx, s, rel, c.New, ifMatch)
+	if err != nil {
+		return fail(err)
+	}
+	a.Result, a.ETag = "written", o.ETag
+	return a, branch.ImportEntry{Key: c.Key, Entry: lazyEntry(rec.ID, o)}
+}
+
+// putBack writes entry e's bytes to rel at the remote, spooled through a
+// temporary file (the SDK signs a seekable body).
+func (r *Registry) putBack(ctx context.Context, s *S3, rel string, e *manifest.Entry, ifMatch string) (Object, error) {
+	content, err := r.b.Manifest().Content(ctx, e)
+	if err != nil {
+		return Object{}, err
+	}
+	f, err := os.CreateTemp("", "nas-push-*")
+	if err != nil {
+		return Object{}, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if err := r.b.ReadContent(ctx, f, content, 0, e.Size); err != nil {
+		return Object{}, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return Object{}, err
+	}
+	return s.Put(ctx, rel, f, e, ifMatch)
+}
+
+// Put writes body (e's bytes, with its content type and user metadata)
+// to key: If-Match ifMatch, or If-None-Match: * when ifMatch is "".
+// ErrWriteConflict when the remote's object is not that version.
+func (s *S3) Put(ctx context.Context, key string, body io.ReadSeeker, e *manifest.Entry, ifMatch string) (Object, error) {
+	in := &s3.PutObjectInput{Bucket: &s.c.Bucket, Key: aws.String(s.c.Prefix + key), Body: body, ContentLength: aws.Int64(e.Size),
+		Metadata: map[string]string{}}
+	if e.ContentType != "" {
+		in.ContentType = aws.String(e.ContentType)
+	}
+	for _, p := range foreignMeta(e.Meta) {
+		in.Metadata[p.Name] = p.Value
+	}
+	if ifMatch != "" {
+		in.IfMatch = aws.String(`"` + ifMatch + `"`)
+	} else {
+		in.IfNoneMatch = aws.String("*")
+	}
+	out, err := s.cl.PutObject(ctx, in)
+	if err != nil {
+		return Object{}, s.classifyWrite(ctx, err, key)
+	}
+	o := Object{Key: key, Size: e.Size, ETag: unquote(aws.ToString(out.ETag)), ModTime: time.Now().UTC(), ContentType: e.ContentType, Meta: foreignMeta(e.Meta)}
+	if s.c.Versioned {
+		o.VersionID = aws.ToString(out.VersionId)
+	}
+	return o, nil
+}
+
+// Delete deletes key If-Match ifMatch. A remote that ignores the
+// condition on DELETE is asked first (a HEAD), which leaves a window
+// between the two in which a new version would be deleted.
+func (s *S3) Delete(ctx context.Context, key, ifMatch string) error {
+	st, err := s.Stat(ctx, key)
+	if errors.Is(err, ErrChanged) {
+		return fmt.Errorf("remote object %s: already gone", key) // nothing to delete: reported, not a conflict
+	}
+	if err != nil {
+		return err
+	}
+	if st.ETag != ifMatch {
+		return fmt.Errorf("remote object %s: now %q, pinned %q: %w", key, st.ETag, ifMatch, ErrWriteConflict)
+	}
+	_, err = s.cl.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.c.Bucket, Key: aws.String(s.c.Prefix + key), IfMatch: aws.String(`"` + ifMatch + `"`)})
+	return s.classifyWrite(ctx, err, key)
+}
+
+// classifyWrite maps an SDK error of a write back: a failed condition
+// (or a key that exists, for If-None-Match) is a conflict.
+func (s *S3) classifyWrite(ctx context.Context, err error, key string) error {
+	if err == nil {
+		return nil
+	}
+	if status, code := remoteStatus(err); status == 412 || code == "PreconditionFailed" || status == 409 || code == "ConditionalRequestConflict" {
+		return fmt.Errorf("remote object %s: %s: %w", key, statusText(status, code), ErrWriteConflict)
+	}
+	return s.classify(ctx, err, key)
+}
