@@ -13,18 +13,7 @@ func TestGitAttachWorkloadTiny(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
 	}
-	p, err := ProfileFor("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Run(context.Background(), Options{Profile: p, Workloads: []string{"git-attach"}, Dir: t.TempDir(),
-		Progress: func(f string, a ...any) { t.Logf(f, a...) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range rep.Failures {
-		t.Fatalf("workload %s failed: %s", f.Workload, f.Error)
-	}
+	rep := runTiny(t, "git-attach")
 	if len(rep.Results) != 1 || len(rep.Results[0].Rows) != 2 {
 		t.Fatalf("results: %+v", rep.Results)
 	}
@@ -36,4 +25,23 @@ func TestGitAttachWorkloadTiny(t *testing.T) {
 			t.Errorf("%s: no ratio", row.Subject)
 		}
 	}
+}
+
+// runTiny runs one workload alone in the tiny profile and fails the test
+// when it failed.
+func runTiny(t *testing.T, workload string) *Report {
+	t.Helper()
+	p, err := ProfileFor("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), Options{Profile: p, Workloads: []string{workload}, Dir: t.TempDir(),
+		Progress: func(f string, a ...any) { t.Logf(f, a...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Failures {
+		t.Fatalf("workload %s failed: %s", f.Workload, f.Error)
+	}
+	return rep
 }

@@ -1,26 +1,12 @@
 package bench
 
-import (
-	"context"
-	"testing"
-)
+import "testing"
 
 // TestSourcePrefetchWorkloadTiny runs the source-prefetch workload in the
 // tiny profile and checks its shape: both subjects have figures and the
 // direct GETs a ratio.
 func TestSourcePrefetchWorkloadTiny(t *testing.T) {
-	p, err := ProfileFor("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Run(context.Background(), Options{Profile: p, Workloads: []string{"source-prefetch"}, Dir: t.TempDir(),
-		Progress: func(f string, a ...any) { t.Logf(f, a...) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range rep.Failures {
-		t.Fatalf("workload %s failed: %s", f.Workload, f.Error)
-	}
+	rep := runTiny(t, "source-prefetch")
 	if len(rep.Results) != 1 || len(rep.Results[0].Rows) != 2 {
 		t.Fatalf("results: %+v", rep.Results)
 	}

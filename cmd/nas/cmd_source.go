@@ -336,12 +336,8 @@ func runSourceRemove(ctx context.Context, o sourceRemoveOptions) error {
 	if err != nil {
 		return err
 	}
-	var got apiv1.SourceResponse
-	if err := c.do(ctx, apiv1.SourceGetRequest{ID: o.id}, &got); err != nil {
+	if err := checkSourceRepo(ctx, c, o.repo, o.id); err != nil {
 		return err
-	}
-	if got.Source.Repo != o.repo {
-		return usagef("source %s belongs to repository %s, not %s", o.id, got.Source.Repo, o.repo)
 	}
 	var out apiv1.SourceRemoveResponse
 	if err := c.do(ctx, apiv1.SourceRemoveRequest{ID: o.id, Evict: o.evict}, &out); err != nil {

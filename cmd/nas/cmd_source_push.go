@@ -53,12 +53,8 @@ func runSourcePush(ctx context.Context, o sourcePushOptions) error {
 	if err != nil {
 		return err
 	}
-	var got apiv1.SourceResponse
-	if err := c.do(ctx, apiv1.SourceGetRequest{ID: o.id}, &got); err != nil {
+	if err := checkSourceRepo(ctx, c, o.repo, o.id); err != nil {
 		return err
-	}
-	if got.Source.Repo != o.repo {
-		return usagef("source %s belongs to repository %s, not %s", o.id, got.Source.Repo, o.repo)
 	}
 	var out apiv1.SourcePushResponse
 	if err := c.do(ctx, apiv1.SourcePushRequest{ID: o.id, From: o.from, Paths: o.paths, DryRun: o.dryRun}, &out); err != nil {
