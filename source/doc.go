@@ -51,8 +51,9 @@
 // clean S3 errors; later failures abort the response.
 //
 // Invariants:
-//   - The remote is never written. Writes, copies and deletes on a branch
-//     are ordinary branch changes over the pinned entries.
+//   - The remote is written only by an owner's push (push.go), each write
+//     conditional on the pinned version. Writes, copies and deletes on a
+//     branch are ordinary branch changes over the pinned entries.
 //   - Nothing is recorded in the side index before it is verified: the
 //     bytes' length and, for a whole-object fetch, the checksum the remote
 //     offers (a full-object x-amz-checksum-*, or the MD5 a single-part,
