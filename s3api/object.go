@@ -671,6 +671,9 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return err
 	}
+	if s.lazy != nil {
+		s.lazy.FillMeta(req.ctx(), src) // a copy keeps the metadata a GET of the source answers
+	}
 	dst := *src
 	dst.VersionID, dst.ModTime = "", 0
 	if err := copyTags(h, &dst); err != nil {

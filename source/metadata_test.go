@@ -70,6 +70,14 @@ func TestAttachWithMetadata(t *testing.T) {
 	if rm.gets.Load() != g0 {
 		t.Fatal("asking for metadata fetched the object")
 	}
+	// A copy keeps what a GET of the source answers.
+	_, err = gw.S3.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bare"), Key: aws.String("copy.json"), CopySource: aws.String("bare/ds/a.json")})
+	must(t, err)
+	h, err = gw.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bare"), Key: aws.String("copy.json")})
+	must(t, err)
+	if aws.ToString(h.ContentType) != "application/json" || h.Metadata["owner"] != "alice" {
+		t.Fatalf("HEAD of a copy: %q %v", aws.ToString(h.ContentType), h.Metadata)
+	}
 	gw.owner(t, "branch/create", map[string]any{"repo": "bare", "name": "fork", "from": "main"})
 	r0 := rm.reqs.Load()
 	o, err := gw.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bare_fork"), Key: aws.String("ds/a.json")})
