@@ -232,7 +232,7 @@ func (s *sourceHandler) push(ctx context.Context, c *call, a *apiv1.SourcePushRe
 	if err := required("from", a.From); err != nil {
 		return nil, err
 	}
-	o := source.PushOptions{From: a.From, Paths: a.Paths, DryRun: true}
+	o := source.PushOptions{From: a.From, Paths: a.Paths, DryRun: true, Principal: c.p.AccessKey}
 	plan, err := r.Push(ctx, a.ID, o)
 	if err != nil || a.DryRun {
 		return pushOut(plan), sourceError(err)

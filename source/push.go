@@ -38,6 +38,9 @@ type PushOptions struct {
 	From   string   // the branch whose changes are written (not the attachment's own)
 	Paths  []string // globs of repository keys (none: every change)
 	DryRun bool     // list what would be written, write nothing
+	// Principal is who pushes: the re-pin commit is theirs, and recorded
+	// (Options.OnCommit) before the branch moves, as an attach's are.
+	Principal string
 }
 
 // PushAction is what a push did, or would do, with one key.
@@ -97,8 +100,15 @@ func (r *Registry) Push(ctx context.Context, id string, o PushOptions) (*PushRep
 		return rep, err
 	}
 	if len(repin) > 0 {
-		commit, err := r.b.ImportWith(ctx, rec.Repo, rec.Branch, entriesOf(repin), branch.ImportOptions{AllowProtected: true,
-			CommitOptions: branch.CommitOptions{Message: fmt.Sprintf("push %s: %d written back from %s", id, len(repin), o.From)}})
+		msg := fmt.Sprintf("push %s: %d written back from %s", id, len(repin), o.From)
+		imp := branch.ImportOptions{AllowProtected: true, CommitOptions: branch.CommitOptions{Message: msg, Principal: o.Principal,
+			Extra: []manifest.Pair{{Name: "source", Value: id}}}}
+		if r.o.OnCommit != nil {
+			imp.Intent = func(cid manifest.CommitID) error {
+				return r.o.OnCommit(ctx, rec.Repo, rec.Branch, cid, msg, o.Principal)
+			}
+		}
+		commit, err := r.b.ImportWith(ctx, rec.Repo, rec.Branch, entriesOf(repin), imp)
 		if err != nil {
 			return rep, fmt.Errorf("written back, but pinning what was written failed (a refresh pins it): %w", err)
 		}

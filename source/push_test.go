@@ -117,6 +117,10 @@ func TestPushWritesBack(t *testing.T) {
 	if len(recs) != 1 || !strings.Contains(fmt.Sprint(recs[0]), "put ds/new.txt") {
 		t.Fatalf("records of the push: %v", recs)
 	}
+	// The re-pin is a commit recorded like an attach's.
+	if commits := gw.owner(t, "record/list", map[string]any{"commit": out["commit"], "kinds": []string{"commit"}})["records"].([]any); len(commits) != 1 {
+		t.Fatalf("records of the re-pin commit %v: %v", out["commit"], commits)
+	}
 	// The attachment's own branch cannot push (its changes are the pins).
 	if st, _ := ctl(t, gw.URL, ownerCreds, "source/push", map[string]any{"id": id, "from": "main"}); st != http.StatusBadRequest {
 		t.Fatalf("a push from main: %d", st)
