@@ -15,6 +15,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/glob"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/manifest"
 )
 
@@ -158,6 +159,8 @@ func (r *Registry) pushOne(ctx context.Context, rec *record, s *S3, c branch.Cha
 		a.Result, a.Reason = "skipped", "the branch holds another source's object or another pin there, not local bytes"
 	case c.New != nil && c.New.Retention == manifest.RetentionSensitive:
 		a.Result, a.Reason = "skipped", "sensitive: its bytes never leave the gateway"
+	case c.New != nil && label.Of(c.New.Label).Sensitivity == label.Secret:
+		a.Result, a.Reason = "skipped", "labelled secret (the secret scanner or a rule): not written outside the gateway"
 	case dry:
 		a.Result = "would write"
 	default:

@@ -60,6 +60,7 @@ func TestPushWritesBack(t *testing.T) {
 	_, err = gw.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("data_run"), Key: aws.String("ds/secret.txt"), Body: strings.NewReader("sealed"),
 		Metadata: map[string]string{"nas-retention": "sensitive"}})
 	must(t, err)
+	run("ds/key.pem", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq0\n-----END RSA PRIVATE KEY-----\n")
 	gw.owner(t, "commit/create", map[string]any{"repo": "data", "branch": "run", "message": "the run's outputs"})
 	rm.put(t, "remote", "p/c.txt", []byte("c, changed at the remote meanwhile"))
 
@@ -73,7 +74,7 @@ func TestPushWritesBack(t *testing.T) {
 		return got
 	}
 	dry := gw.owner(t, "source/push", map[string]any{"id": id, "from": "run", "dry_run": true})
-	want := "delete ds/b.txt would write,put ds/a.txt would write,put ds/c.txt would write,put ds/new.txt would write,put ds/secret.txt skipped"
+	want := "delete ds/b.txt would write,put ds/a.txt would write,put ds/c.txt would write,put ds/key.pem skipped,put ds/new.txt would write,put ds/secret.txt skipped"
 	if got := strings.Join(results(dry), ","); got != want {
 		t.Fatalf("dry run: %s, want %s", got, want)
 	}
@@ -91,12 +92,12 @@ func TestPushWritesBack(t *testing.T) {
 	}
 
 	out := gw.owner(t, "source/push", map[string]any{"id": id, "from": "run"})
-	want = "delete ds/b.txt written,put ds/a.txt written,put ds/c.txt conflict,put ds/new.txt written,put ds/secret.txt skipped"
+	want = "delete ds/b.txt written,put ds/a.txt written,put ds/c.txt conflict,put ds/key.pem skipped,put ds/new.txt written,put ds/secret.txt skipped"
 	if got := strings.Join(results(out), ","); got != want || out["written"] != 3.0 || out["conflicts"] != 1.0 || out["commit"] == "" {
 		t.Fatalf("push: %s (%v), want %s", got, out, want)
 	}
 	for key, body := range map[string]string{"p/a.txt": "a, edited by the run", "p/new.txt": "written by the run", "p/b.txt": "",
-		"p/c.txt": "c, changed at the remote meanwhile", "p/d.txt": "remote d.txt", "p/secret.txt": ""} {
+		"p/c.txt": "c, changed at the remote meanwhile", "p/d.txt": "remote d.txt", "p/secret.txt": "", "p/key.pem": ""} {
 		if got := rm.body(t, "remote", key); got != body {
 			t.Errorf("remote %s: %q, want %q", key, got, body)
 		}
