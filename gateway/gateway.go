@@ -163,6 +163,9 @@ func assemble(c Config, st stores) *Gateway {
 		so.Log = c.Log
 	}
 	so.OnCommit = g.recordSourceCommit
+	if so.GitMirrors == "" {
+		so.GitMirrors = filepath.Join(c.DataDir, "sources", "git")
+	}
 	g.Sources = source.New(kdb, b, so)
 	b.AddRoots(g.Sources.Materializer()) // the side index is a GC root
 	g.Auth = auth.New(auth.Config{Owner: c.Owner, Leases: st.leases, Branches: b, Recorder: g.Recorder, Reads: g.Manifests,

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -49,6 +51,7 @@ import (
 // concurrent use, so each call takes one of a few handles of its own.
 type Git struct {
 	path, rev string
+	url       string               // a mirrored remote: fetched before each listing ("": a local repository)
 	handles   chan *git.Repository // idle handles
 	slots     chan struct{}        // one per handle that may be opened
 }
@@ -176,6 +179,11 @@ func (g *Git) List(ctx context.Context, after string, fn func(Object) error) err
 	if _, err := os.Stat(g.path); err != nil {
 		return fmt.Errorf("git repository %s: %v: %w", g.path, err, ErrUnavailable)
 	}
+	if g.url != "" {
+		if err := g.fetch(ctx); err != nil {
+			return err
+		}
+	}
 	r, st, err := openGit(g.path, filesystem.Options{ExclusiveAccess: true, KeepDescriptors: true})
 	if err != nil {
 		return err
@@ -258,11 +266,22 @@ func submoduleText(h plumbing.Hash) string { return "Subproject commit " + h.Str
 
 // Stat returns what key is in the revision's tree now.
 func (g *Git) Stat(ctx context.Context, key string) (Object, error) {
-	r, err := g.take(ctx)
-	if err != nil {
-		return Object{}, err
+	for fresh := false; ; fresh = true {
+		r, err := g.take(ctx)
+		if err != nil {
+			return Object{}, err
+		}
+		o, err := g.stat(r, key)
+		if err == nil || !errors.Is(err, ErrChanged) || fresh {
+			g.give(r)
+			return o, err
+		}
+		g.drop(r)
+		g.flush()
 	}
-	defer g.give(r)
+}
+
+func (g *Git) stat(r *git.Repository, key string) (Object, error) {
 	e, at, err := g.entry(r, key)
 	if err != nil {
 		return Object{}, err
@@ -294,16 +313,41 @@ func (g *Git) ReadRange(ctx context.Context, p Pin, off, n int64) (io.ReadCloser
 	if off < 0 || n < 0 || off > p.Size || n > p.Size-off {
 		return nil, fmt.Errorf("range %d+%d of %s (%d bytes): %w", off, n, p.Key, p.Size, ErrInvalid)
 	}
-	r, err := g.take(ctx)
-	if err != nil {
-		return nil, err
+	for fresh := false; ; fresh = true {
+		r, err := g.take(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rc, err := g.open(r, p, off, n)
+		if err == nil {
+			return &gitReader{ReadCloser: rc, give: func() { g.give(r) }}, nil
+		}
+		if !errors.Is(err, ErrChanged) || fresh {
+			g.give(r)
+			return nil, err
+		}
+		g.drop(r)
+		g.flush()
 	}
-	rc, err := g.open(r, p, off, n)
-	if err != nil {
-		g.give(r)
-		return nil, err
+}
+
+// A handle knows the packs that were there when it first looked, so an
+// object packed since (a fetch, git gc) is looked for again through new
+// handles: drop discards one taken, flush the idle ones.
+
+// drop discards a handle taken, freeing its slot for a new one.
+func (g *Git) drop(*git.Repository) { g.slots <- struct{}{} }
+
+// flush discards every idle handle.
+func (g *Git) flush() {
+	for {
+		select {
+		case <-g.handles:
+			g.slots <- struct{}{}
+		default:
+			return
+		}
 	}
-	return &gitReader{ReadCloser: rc, give: func() { g.give(r) }}, nil
 }
 
 // open opens the pinned object at off, for n bytes, checked.
@@ -374,4 +418,55 @@ func (r *gitReader) Close() error {
 	err := r.ReadCloser.Close()
 	r.once.Do(r.give)
 	return err
+}
+
+// OpenGitURL mirrors the repository at url (https:// or file://) into a
+// folder of cache named by the URL, cloning it the first time, and opens
+// rev of the mirror. Every listing (an attach, a refresh) fetches first,
+// so a refresh follows the remote; reads use the mirror, so a remote that
+// is down fails listings, not reads of what was mirrored.
+func OpenGitURL(ctx context.Context, url, rev, cache string) (*Git, error) {
+	if cache == "" {
+		return nil, fmt.Errorf("git %s: this gateway keeps no mirror folder for remote repositories: %w", url, ErrInvalid)
+	}
+	sum := sha256.Sum256([]byte(url))
+	dir := filepath.Join(cache, hex.EncodeToString(sum[:12])+".git")
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(cache, 0o700); err != nil {
+			return nil, fmt.Errorf("git mirror folder: %w", err)
+		}
+		tmp, err := os.MkdirTemp(cache, "clone-")
+		if err != nil {
+			return nil, fmt.Errorf("git mirror folder: %w", err)
+		}
+		if _, err := git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{URL: url, Mirror: true}); err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("git clone %s: %v: %w", url, err, ErrInvalid)
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			os.RemoveAll(tmp)
+			if _, serr := os.Stat(dir); serr != nil { // not another attach's clone of the same URL
+				return nil, fmt.Errorf("git mirror folder: %w", err)
+			}
+		}
+	}
+	g, err := OpenGit(ctx, dir, rev)
+	if err != nil {
+		return nil, err
+	}
+	g.url = url
+	return g, nil
+}
+
+// fetch brings the mirror up to date with its remote.
+func (g *Git) fetch(ctx context.Context) error {
+	r, _, err := openGit(g.path, filesystem.Options{})
+	if err != nil {
+		return err
+	}
+	err = r.FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{"+refs/*:refs/*"}, Force: true, Prune: true})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return fmt.Errorf("git fetch %s: %v: %w", g.url, err, ErrUnavailable)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -277,5 +278,40 @@ func TestGitLyingObject(t *testing.T) {
 	}
 	if !errors.Is(err, source.ErrCorrupt) {
 		t.Fatalf("a lying object: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestGitURLAttach attaches a remote repository by URL (file://, through
+// git's own transport): the gateway mirrors it, a refresh fetches and
+// follows the branch, and reads come from the mirror, so they go on
+// while the remote is gone.
+func TestGitURLAttach(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	g := newGitRepo(t, map[string][]byte{"a.txt": []byte("alpha, version 1\n"), "b.txt": []byte("bravo\n")})
+	gw := startGateway(t, source.Options{})
+	gw.mkRepo(t, "data")
+	url := "git:file://" + g.dir + "@main"
+	info := gw.attach(t, "data", "src/", url, "", nil)
+	if info["url"] != url || info["listed"] != 2.0 {
+		t.Fatalf("attach: %v", info)
+	}
+	mustGet(t, gw.S3, "data", "src/a.txt", []byte("alpha, version 1\n"))
+	g.files["a.txt"] = gitFile{mode: filemode.Regular, data: []byte("alpha, version 2\n")}
+	g.commit(t, "second")
+	head := gw.owner(t, "branch/get", map[string]any{"repo": "data", "name": "main"})["branch"].(map[string]any)["head"].(string)
+	info = gw.refresh(t, info["id"].(string))
+	if got := gw.diff(t, "data", head, info["commit"].(string)); strings.Join(got, ",") != "M src/a.txt" {
+		t.Fatalf("diff after refresh: %q", got)
+	}
+	must(t, os.RemoveAll(g.dir)) // the remote is gone: the mirror serves
+	mustGet(t, gw.S3, "data", "src/a.txt", []byte("alpha, version 2\n"))
+	mustGet(t, gw.S3, "data", "src/b.txt", []byte("bravo\n"))
+	for _, bad := range []string{"git:https://user:pw@example.org/r.git@main", "git:http://example.org/r.git", "git:https:///r.git"} {
+		if _, err := source.ParseLocation(bad); err == nil {
+			t.Errorf("ParseLocation(%q) accepted", bad)
+		}
 	}
 }

@@ -110,6 +110,9 @@ type Options struct {
 	Retry                       Retry
 	HeaderTimeout, StallTimeout time.Duration
 	Materializer                MaterializerOptions
+	// GitMirrors is the folder where remote Git repositories (git:https://…)
+	// are mirrored ("": none can be attached).
+	GitMirrors string
 }
 
 // Registry keeps the attached sources: their records (credentials
@@ -344,6 +347,9 @@ func (r *Registry) openRecord(rec *record) (Source, error) {
 	case KindDir:
 		return OpenDir(loc.Path)
 	case KindGit:
+		if loc.URL != "" {
+			return OpenGitURL(context.Background(), loc.URL, loc.Rev, r.o.GitMirrors)
+		}
 		return OpenGit(context.Background(), loc.Path, loc.Rev)
 	}
 	return NewS3(S3Config{Endpoint: rec.Endpoint, Region: rec.Region, Bucket: loc.Bucket, Prefix: loc.Prefix,

@@ -15,6 +15,7 @@ type Location struct {
 	Bucket string // s3
 	Prefix string // s3: "" or ending in "/"
 	Path   string // dir, git: absolute, cleaned
+	URL    string // git: a remote repository (https:// or file://) instead of Path
 	Rev    string // git: the revision ("HEAD" when not given)
 }
 
@@ -63,19 +64,29 @@ func ParseLocation(s string) (Location, error) {
 	return Location{}, fmt.Errorf("source %q: want s3://BUCKET/PREFIX, dir:/ABSOLUTE/PATH or git:/ABSOLUTE/PATH@REV: %w", s, ErrInvalid)
 }
 
-// parseGit parses "git:/ABSOLUTE/PATH[@REV]". A repository must be on
-// the gateway's host: clone a remote one there first.
+// parseGit parses "git:/ABSOLUTE/PATH[@REV]" or "git:URL[@REV]" (an
+// https:// or file:// URL, which the gateway mirrors).
 func parseGit(s string) (Location, error) {
 	p, rev := strings.TrimPrefix(s, "git:"), "HEAD"
 	if i := strings.LastIndexByte(p, '@'); i >= 0 {
 		p, rev = p[:i], p[i+1:]
 	}
+	if rev == "" || len(rev) > 255 || strings.ContainsAny(rev, " \t\n\x00") || strings.HasPrefix(rev, "-") {
+		return Location{}, fmt.Errorf("source %q: revision %q: %w", s, rev, ErrInvalid)
+	}
+	if strings.HasPrefix(p, "https://") || strings.HasPrefix(p, "file:///") {
+		u, err := url.Parse(p)
+		if err != nil || u.RawQuery != "" || u.Fragment != "" || (u.Scheme == "https" && u.Host == "") {
+			return Location{}, fmt.Errorf("source %q: a Git URL is https://HOST/PATH or file:///PATH: %w", s, ErrInvalid)
+		}
+		if u.User != nil {
+			return Location{}, fmt.Errorf("source %q: no credentials in a Git URL (only public repositories are mirrored): %w", s, ErrInvalid)
+		}
+		return Location{Kind: KindGit, URL: u.String(), Rev: rev}, nil
+	}
 	if p == "" || !filepath.IsAbs(p) {
 		return Location{}, fmt.Errorf("source %q: a Git repository must be an absolute path on the gateway's host "+
 			"(git:/path/to/repo@REV; clone a remote one there first): %w", s, ErrInvalid)
-	}
-	if rev == "" || len(rev) > 255 || strings.ContainsAny(rev, " \t\n\x00") || strings.HasPrefix(rev, "-") {
-		return Location{}, fmt.Errorf("source %q: revision %q: %w", s, rev, ErrInvalid)
 	}
 	return Location{Kind: KindGit, Path: filepath.Clean(p), Rev: rev}, nil
 }
@@ -86,6 +97,9 @@ func (l Location) String() string {
 	case KindDir:
 		return "dir:" + l.Path
 	case KindGit:
+		if l.URL != "" {
+			return "git:" + l.URL + "@" + l.Rev
+		}
 		return "git:" + l.Path + "@" + l.Rev
 	}
 	return "s3://" + l.Bucket + "/" + l.Prefix

@@ -34,7 +34,7 @@ type sourceAddOptions struct {
 func newSourceAddCmd() *cobra.Command {
 	var o sourceAddOptions
 	cmd := &cobra.Command{
-		Use:   "add REPO s3://BUCKET[/PREFIX] | dir:/ABSOLUTE/PATH | git:/ABSOLUTE/PATH[@REV] [--prefix P] [--branch B] [--source-endpoint URL] [--source-region R]",
+		Use:   "add REPO s3://BUCKET[/PREFIX] | dir:/ABSOLUTE/PATH | git:/ABSOLUTE/PATH[@REV] | git:https://URL[@REV] [--prefix P] [--branch B] [--source-endpoint URL] [--source-region R]",
 		Short: "Attach a bucket, or a folder or Git revision of the gateway's host, under a prefix of the repository",
 		Long: "Attaching transfers no object bytes: the listing becomes entries in a commit on the branch (the repository's " +
 			"default branch unless --branch; protected branches included), imported in pages with progress.\n\n" +
@@ -46,7 +46,8 @@ func newSourceAddCmd() *cobra.Command {
 			"A Git repository (git:/path@REV, a work tree or a bare one; REV a branch, tag or commit ID, HEAD when omitted) " +
 			"is attached as the tree of REV's commit, each file pinned to its blob; a refresh follows a branch or tag " +
 			"and shows where it moved as a diff. Symbolic links read as their target, submodules as \"Subproject commit ID\", " +
-			"LFS pointers as the pointer file. Clone a remote repository onto the gateway's host first.",
+			"LFS pointers as the pointer file. A public remote repository (git:https://HOST/PATH.git@REV) is mirrored by the gateway " +
+			"and fetched before every listing.",
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.repo, o.url = args[0], args[1]
