@@ -99,7 +99,7 @@ func TestParseLocation(t *testing.T) {
 }
 
 func FuzzParseLocation(f *testing.F) {
-	for _, s := range []string{"s3://bucket/data", "dir:/srv/x", "file:///a/b", "s3://b..c/%00", "dir:/../..", "git:/srv/r.git@main", "git:/a@b@c", "git:/x/../y"} {
+	for _, s := range []string{"s3://bucket/data", "dir:/srv/x", "file:///a/b", "s3://b..c/%00", "dir:/../..", "git:/srv/r.git@main", "git:/a@b@c", "git:/x/../y", "git:https://h.example/r.git@main", "git:file:///srv/r@v1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
