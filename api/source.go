@@ -241,14 +241,17 @@ func (s *sourceHandler) push(ctx context.Context, c *call, a *apiv1.SourcePushRe
 	if err != nil {
 		return nil, sourceError(err)
 	}
-	var keys []string
+	n, keys := 0, ""
 	for _, x := range plan.Actions {
-		if x.Result == "would write" {
-			keys = append(keys, x.Op+" "+x.Key)
+		if x.Result != "would write" {
+			continue
+		}
+		if n++; len(keys) < pushKeysRecorded {
+			keys += x.Op + " " + strconv.Quote(x.Key) + " "
 		}
 	}
 	ev := record.Event{Kind: record.KindSourcePush, Repo: info.Repo, Branch: a.From, Subject: record.Subject{Path: info.Prefix},
-		Details: map[string]string{"source": a.ID, "count": strconv.Itoa(len(keys)), "keys": strings.Join(keys[:min(len(keys), 20)], ", ")}}
+		Details: map[string]string{"source": a.ID, "count": strconv.Itoa(n), "keys": strings.TrimSpace(keys)}}
 	if err := s.h.record(ctx, c, ev); err != nil {
 		return nil, err
 	}
@@ -256,6 +259,10 @@ func (s *sourceHandler) push(ctx context.Context, c *call, a *apiv1.SourcePushRe
 	rep, err := r.Push(ctx, a.ID, o)
 	return pushOut(rep), sourceError(err)
 }
+
+// pushKeysRecorded bounds the bytes of keys a push's record names (the
+// first ones; a record's field holds 16 KiB, and a key 1 KiB).
+const pushKeysRecorded = 4 << 10
 
 // pushOut is a push report on the wire.
 func pushOut(r *source.PushReport) *apiv1.SourcePushResponse {

@@ -115,7 +115,7 @@ func TestPushWritesBack(t *testing.T) {
 		t.Fatalf("refresh after the push: %v", info)
 	}
 	recs := gw.owner(t, "record/list", map[string]any{"repo": "data", "kinds": []string{"source.push"}})["records"].([]any)
-	if len(recs) != 1 || !strings.Contains(fmt.Sprint(recs[0]), "put ds/new.txt") {
+	if len(recs) != 1 || !strings.Contains(fmt.Sprint(recs[0]), `put "ds/new.txt"`) {
 		t.Fatalf("records of the push: %v", recs)
 	}
 	// The re-pin is a commit recorded like an attach's.
@@ -125,5 +125,32 @@ func TestPushWritesBack(t *testing.T) {
 	// The attachment's own branch cannot push (its changes are the pins).
 	if st, _ := ctl(t, gw.URL, ownerCreds, "source/push", map[string]any{"id": id, "from": "main"}); st != http.StatusBadRequest {
 		t.Fatalf("a push from main: %d", st)
+	}
+}
+
+// TestPushRecordsLongKeys: a push of many long keys is recorded (its
+// record names the first keys, within a record's limits) and written.
+func TestPushRecordsLongKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rm := startRemote(t)
+	rm.mkBucket(t, "remote")
+	rm.put(t, "remote", "p/seed", []byte("seed"))
+	gw := startGateway(t, source.Options{})
+	gw.mkRepo(t, "data")
+	id := gw.attach(t, "data", "ds/", "s3://remote/p", rm.URL, nil)["id"].(string)
+	gw.owner(t, "branch/create", map[string]any{"repo": "data", "name": "run", "from": "main"})
+	for i := range 24 {
+		key := fmt.Sprintf("ds/%02d-%s", i, strings.Repeat("k", 900))
+		_, err := gw.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("data_run"), Key: aws.String(key), Body: strings.NewReader("x")})
+		must(t, err)
+	}
+	gw.owner(t, "commit/create", map[string]any{"repo": "data", "branch": "run", "message": "long keys"})
+	if out := gw.owner(t, "source/push", map[string]any{"id": id, "from": "run"}); out["written"] != 24.0 {
+		t.Fatalf("push of 24 long keys: %v", out["written"])
+	}
+	recs := gw.owner(t, "record/list", map[string]any{"repo": "data", "kinds": []string{"source.push"}})["records"].([]any)
+	if len(recs) != 1 || !strings.Contains(fmt.Sprint(recs[0]), "count:24") {
+		t.Fatalf("records of the push: %v", recs)
 	}
 }
