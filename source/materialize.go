@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/chunk"
@@ -28,9 +29,12 @@ type Materializer struct {
 	chunks *cas.Store
 	open   Opener
 	maxRun int64
+	// metaRetry: MaterializerOptions.MetaRetry
+	metaRetry time.Duration
 
-	mu      sync.Mutex         // guards flights
-	flights map[string]*flight // side-index key of a block -> its fetch in progress
+	mu       sync.Mutex           // guards flights and metaMiss
+	flights  map[string]*flight   // side-index key of a block -> its fetch in progress
+	metaMiss map[string]time.Time // metadata record key -> when its source may be asked again (meta.go)
 
 	fetches      atomic.Int64 // remote reads started
 	fetchedBytes atomic.Int64 // bytes fetched from remotes and stored
@@ -49,6 +53,9 @@ type MaterializerOptions struct {
 	// A first read of a whole object up to MaxRun blocks is one GET, which
 	// lets the remote's whole-object checksum gate the recording.
 	MaxRun int
+	// MetaRetry is how long a source that failed to answer for an
+	// object's metadata is left alone (0 means 30 s).
+	MetaRetry time.Duration
 }
 
 // NewMaterializer returns a Materializer storing into chunks and the side
@@ -57,7 +64,10 @@ func NewMaterializer(db kv.DB, chunks *cas.Store, open Opener, o MaterializerOpt
 	if o.MaxRun <= 0 {
 		o.MaxRun = 128
 	}
-	return &Materializer{db: db, chunks: chunks, open: open, maxRun: int64(o.MaxRun), flights: map[string]*flight{}}
+	if o.MetaRetry <= 0 {
+		o.MetaRetry = 30 * time.Second
+	}
+	return &Materializer{db: db, chunks: chunks, open: open, maxRun: int64(o.MaxRun), metaRetry: o.MetaRetry, flights: map[string]*flight{}}
 }
 
 // Stats counts remote traffic.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
@@ -26,10 +27,13 @@ const defaultContentType = "binary/octet-stream"
 
 // FillMeta gives lazy entry e, listed without metadata, the content type
 // and user metadata its source gives the pinned object, asking the
-// source once. It leaves e as it is when the source cannot say (it is
-// down, or no longer holds the pinned version as its current one): the
-// read goes on with what the listing knew. User metadata in the
-// gateway's own names (nas-*) is never taken from a source.
+// source once. A source that no longer holds the pinned version as its
+// current one cannot say: that is kept as the listing's defaults, so it
+// is not asked again. One that fails (it is down) is not asked again for
+// MaterializerOptions.MetaRetry, so reads of local objects do not wait on a dead remote each
+// time. Either way the read goes on with what the listing knew. User
+// metadata in the gateway's own names (nas-*) is never taken from a
+// source.
 func (m *Materializer) FillMeta(ctx context.Context, e *manifest.Entry) {
 	if !e.Lazy() || e.ContentType != defaultContentType || len(e.Meta) > 0 {
 		return
@@ -45,7 +49,11 @@ func (m *Materializer) FillMeta(ctx context.Context, e *manifest.Entry) {
 		return err
 	})
 	if errors.Is(err, kv.ErrNotFound) || (err != nil && rec == nil) {
-		if rec, err = m.askMeta(ctx, e); err != nil || rec == nil {
+		if !m.metaDue(string(key)) {
+			return
+		}
+		if rec, err = m.askMeta(ctx, e); err != nil {
+			m.metaFailed(string(key))
 			return
 		}
 		_ = m.db.Update(ctx, func(txn kv.Txn) error { return txn.Set(key, rec.Encode()) })
@@ -56,8 +64,8 @@ func (m *Materializer) FillMeta(ctx context.Context, e *manifest.Entry) {
 	e.Meta = rec.Meta
 }
 
-// askMeta asks e's source for the metadata of the pinned object (nil
-// when it is not the source's current version any more).
+// askMeta asks e's source for the metadata of the pinned object (the
+// listing's defaults when it is not the source's current version).
 func (m *Materializer) askMeta(ctx context.Context, e *manifest.Entry) (*manifest.Entry, error) {
 	src, err := m.open.Source(ctx, e.Remote.Source)
 	if err != nil {
@@ -68,7 +76,7 @@ func (m *Materializer) askMeta(ctx context.Context, e *manifest.Entry) (*manifes
 		return nil, err
 	}
 	if o.ETag != e.Remote.ETag || (e.Remote.VersionID != "" && o.VersionID != e.Remote.VersionID) {
-		return nil, nil
+		return &manifest.Entry{ContentType: defaultContentType}, nil // not the pinned version's: unknown for good
 	}
 	return &manifest.Entry{ContentType: o.ContentType, Meta: foreignMeta(o.Meta)}, nil
 }
@@ -83,4 +91,25 @@ func foreignMeta(meta []manifest.Pair) []manifest.Pair {
 		}
 	}
 	return out
+}
+
+// metaMisses bounds the objects remembered as failed (beyond it they are
+// forgotten, and asked again).
+const metaMisses = 10000
+
+// metaDue reports whether the metadata record key may be asked for now.
+func (m *Materializer) metaDue(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return time.Now().After(m.metaMiss[key])
+}
+
+// metaFailed remembers that asking for key failed.
+func (m *Materializer) metaFailed(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.metaMiss == nil || len(m.metaMiss) >= metaMisses {
+		m.metaMiss = map[string]time.Time{}
+	}
+	m.metaMiss[key] = time.Now().Add(m.metaRetry)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -24,7 +25,8 @@ func TestAttachWithMetadata(t *testing.T) {
 		Metadata: map[string]string{"Owner": "alice", "batch": "7", "nas-sensitivity": "public", "nas-retention": "scratch"}})
 	must(t, err)
 	rm.put(t, "remote", "docs/b.bin", []byte("plain"))
-	gw := startGateway(t, source.Options{})
+	const retry = time.Second
+	gw := startGateway(t, source.Options{Materializer: source.MaterializerOptions{MetaRetry: retry}})
 	gw.mkRepo(t, "data")
 	gw.mkRepo(t, "bare")
 	g0 := rm.gets.Load()
@@ -45,15 +47,22 @@ func TestAttachWithMetadata(t *testing.T) {
 	mustGet(t, gw.S3, "data", "ds/a.json", []byte(`{"a":1}`))
 	// Without it, the first HEAD asks the remote once (a HEAD, no GET);
 	// later ones, on any branch, answer from the side index. While the
-	// remote is down the listing's defaults are served and nothing is
-	// kept.
+	// remote is down the listing's defaults are served, nothing is kept,
+	// and the remote is left alone for a while.
 	rm.down.Store(true)
-	h, err = gw.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bare"), Key: aws.String("ds/a.json")})
-	must(t, err)
-	if aws.ToString(h.ContentType) != "binary/octet-stream" || len(h.Metadata) != 3 || h.Metadata["nas-origin"] != "external" {
-		t.Fatalf("HEAD without metadata, the remote down: %q %v", aws.ToString(h.ContentType), h.Metadata)
+	for i := range 2 {
+		r0 := rm.reqs.Load()
+		h, err = gw.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bare"), Key: aws.String("ds/a.json")})
+		must(t, err)
+		if aws.ToString(h.ContentType) != "binary/octet-stream" || len(h.Metadata) != 3 || h.Metadata["nas-origin"] != "external" {
+			t.Fatalf("HEAD %d without metadata, the remote down: %q %v", i, aws.ToString(h.ContentType), h.Metadata)
+		}
+		if d := rm.reqs.Load() - r0; (i == 0) != (d > 0) {
+			t.Fatalf("HEAD %d with the remote down made %d remote requests", i, d)
+		}
 	}
 	rm.down.Store(false)
+	time.Sleep(retry)
 	g0 = rm.gets.Load()
 	for i := range 2 {
 		r0 := rm.reqs.Load()
