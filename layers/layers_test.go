@@ -15,6 +15,7 @@ const module = "github.com/agentnas/nas/"
 // on purpose.
 var rank = map[string]int{
 	// Leaves: vocabularies every side shares.
+	"adapter": 0, // the source adapter protocol (stdio JSON lines)
 	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0, "keyspace": 0, "postform": 0, "acl": 0, "cors": 0,
 	"lease": 1, // the lease model (glob)
 	"label": 1, // trust labels, taint, retention classes and the owner's label rules (glob, keyring)
@@ -50,7 +51,7 @@ var rank = map[string]int{
 	"fuse": 4, "mcpserver": 4,
 	// Tools, tests and the binary.
 	"cas/castest": 9, "kv/kvtest": 9, "tree/treetest": 9, "source/sourcetest": 9,
-	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "cmd/nas-bench": 11, "layers": 11, "docs": 11,
+	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "cmd/nas-bench": 11, "cmd/nas-adapter-http": 11, "cmd/nas-adapter-postgres": 11, "internal/pgtest": 9, "layers": 11, "docs": 11,
 }
 
 // storage is what the client side must never link, directly or not: a
