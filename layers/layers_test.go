@@ -16,7 +16,7 @@ const module = "github.com/agentnas/nas/"
 var rank = map[string]int{
 	// Leaves: vocabularies every side shares.
 	"adapter": 0, // the source adapter protocol (stdio JSON lines)
-	"chunk": 0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0, "keyspace": 0, "postform": 0, "acl": 0, "cors": 0,
+	"chunk":   0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0, "keyspace": 0, "postform": 0, "acl": 0, "cors": 0,
 	"lease": 1, // the lease model (glob)
 	"label": 1, // trust labels, taint, retention classes and the owner's label rules (glob, keyring)
 	// The credential scanner that labels written objects secret (no
