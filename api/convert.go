@@ -264,7 +264,7 @@ func gcOut(s branch.GCStats) apiv1.GCStats {
 
 func sourceOut(i *source.Info) apiv1.Source {
 	return apiv1.Source{ID: i.ID, Repo: i.Repo, Branch: i.Branch, Prefix: i.Prefix, URL: i.URL, Endpoint: i.Endpoint,
-		Region: i.Region, Versioned: i.Versioned, Credentials: i.Credentials, WithMetadata: i.WithMetadata, State: i.State, Error: i.Error,
+		Region: i.Region, Versioned: i.Versioned, Credentials: i.Credentials, WithMetadata: i.WithMetadata, Args: i.Args, State: i.State, Error: i.Error,
 		Listed: i.Listed, Added: i.Added, Changed: i.Changed, Removed: i.Removed, Kept: i.Kept, Skipped: i.Skipped,
 		Base: i.Base, Commit: i.Commit, Commits: i.Commits, Created: i.Created, Synced: i.Synced, AttachedBy: i.Principal}
 }

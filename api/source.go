@@ -120,7 +120,7 @@ func (s *sourceHandler) add(ctx context.Context, c *call, a *apiv1.SourceAddRequ
 	}
 	info, err := r.Add(ctx, source.Spec{Repo: a.Repo, Branch: a.Branch, Prefix: a.Prefix, URL: a.URL,
 		Endpoint: a.Endpoint, Region: a.Region, AccessKey: a.AccessKey, SecretKey: a.SecretKey,
-		SessionToken: a.SessionToken, VirtualHost: a.VirtualHost, Principal: c.p.AccessKey, WithMetadata: a.WithMetadata})
+		SessionToken: a.SessionToken, VirtualHost: a.VirtualHost, Principal: c.p.AccessKey, WithMetadata: a.WithMetadata, Args: a.Args})
 	if err != nil {
 		return nil, sourceError(err)
 	}

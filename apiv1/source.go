@@ -18,21 +18,23 @@ type Source struct {
 	Credentials bool   `json:"credentials"`
 	// WithMetadata: new and re-pinned objects carry the remote's content
 	// type and user metadata.
-	WithMetadata bool      `json:"with_metadata"`
-	State        string    `json:"state"` // importing, refreshing, ready, failed
-	Error        string    `json:"error,omitempty"`
-	Listed       int64     `json:"listed"`
-	Added        int64     `json:"added"`
-	Changed      int64     `json:"changed"`
-	Removed      int64     `json:"removed"`
-	Kept         int64     `json:"kept"`
-	Skipped      int64     `json:"skipped"`
-	Base         string    `json:"base"`
-	Commit       string    `json:"commit"`
-	Commits      int       `json:"commits"`
-	Created      time.Time `json:"created"`
-	Synced       time.Time `json:"synced"`
-	AttachedBy   string    `json:"attached_by,omitempty"`
+	WithMetadata bool `json:"with_metadata"`
+	// Args are an adapter's (exec:) arguments.
+	Args       []string  `json:"args,omitempty"`
+	State      string    `json:"state"` // importing, refreshing, ready, failed
+	Error      string    `json:"error,omitempty"`
+	Listed     int64     `json:"listed"`
+	Added      int64     `json:"added"`
+	Changed    int64     `json:"changed"`
+	Removed    int64     `json:"removed"`
+	Kept       int64     `json:"kept"`
+	Skipped    int64     `json:"skipped"`
+	Base       string    `json:"base"`
+	Commit     string    `json:"commit"`
+	Commits    int       `json:"commits"`
+	Created    time.Time `json:"created"`
+	Synced     time.Time `json:"synced"`
+	AttachedBy string    `json:"attached_by,omitempty"`
 }
 
 // SourceAddRequest attaches URL (s3://BUCKET/PREFIX or dir:/PATH) at
@@ -52,6 +54,9 @@ type SourceAddRequest struct {
 	// WithMetadata asks each new or re-pinned object for its content type
 	// and user metadata (one HEAD each), at attach and at every refresh.
 	WithMetadata bool `json:"with_metadata,omitempty"`
+	// Args are the arguments an adapter (exec:/PATH) is run with; they are
+	// shown in the source's description, so never a password.
+	Args []string `json:"args,omitempty"`
 }
 
 // SourceGetRequest names a source.

@@ -47,6 +47,9 @@ type Spec struct {
 	// WithMetadata asks each new or re-pinned object for its content type
 	// and user metadata (one HEAD each), at attach and at every refresh.
 	WithMetadata bool
+	// Args are an adapter's arguments (exec: sources only). They are shown
+	// to the owner in the source's Info: never a password.
+	Args []string
 }
 
 // Info describes an attachment. It never holds credentials.
@@ -60,6 +63,8 @@ type Info struct {
 	Region      string `json:"region,omitempty"`
 	Versioned   bool   `json:"versioned"`
 	Credentials bool   `json:"credentials"` // the gateway holds credentials for it
+	// Args are an adapter's arguments.
+	Args []string `json:"args,omitempty"`
 	// WithMetadata: every object an attach or refresh adds or re-pins is
 	// asked for (one HEAD each) its content type and user metadata.
 	WithMetadata bool `json:"with_metadata,omitempty"`
@@ -113,6 +118,10 @@ type Options struct {
 	// GitMirrors is the folder where remote Git repositories (git:https://…)
 	// are mirrored ("": none can be attached).
 	GitMirrors string
+	// Adapters is the folder of the adapter programs exec: sources may run
+	// ("": none may). AdapterTimeout bounds every wait for one (0: 30 s).
+	Adapters       string
+	AdapterTimeout time.Duration
 }
 
 // Registry keeps the attached sources: their records (credentials
@@ -274,6 +283,9 @@ func (r *Registry) Add(ctx context.Context, s Spec) (*Info, error) {
 	if loc.Kind != KindS3 && (s.Endpoint != "" || s.AccessKey != "") {
 		return nil, fmt.Errorf("a %s source takes no endpoint or credentials: %w", loc.Kind, ErrInvalid)
 	}
+	if loc.Kind != KindExec && len(s.Args) > 0 {
+		return nil, fmt.Errorf("only an adapter (exec:) takes arguments: %w", ErrInvalid)
+	}
 	if (s.AccessKey == "") != (s.SecretKey == "") {
 		return nil, fmt.Errorf("give both the access key and the secret key of the remote: %w", ErrInvalid)
 	}
@@ -286,7 +298,7 @@ func (r *Registry) Add(ctx context.Context, s Spec) (*Info, error) {
 	}
 	rec := &record{Info: Info{ID: newID(), Repo: s.Repo, Branch: s.Branch, Prefix: s.Prefix, URL: loc.String(),
 		Endpoint: s.Endpoint, Region: s.Region, Credentials: s.AccessKey != "", State: "importing",
-		Created: time.Now().UTC(), Principal: s.Principal, WithMetadata: s.WithMetadata},
+		Created: time.Now().UTC(), Principal: s.Principal, WithMetadata: s.WithMetadata, Args: s.Args},
 		AccessKey: s.AccessKey, SecretKey: s.SecretKey, SessionToken: s.SessionToken, VirtualHost: s.VirtualHost}
 	src, err := r.openRecord(rec)
 	if err != nil {
@@ -307,6 +319,14 @@ func (r *Registry) Add(ctx context.Context, s Spec) (*Info, error) {
 	}
 	if _, ok := src.(*Git); ok {
 		rec.Versioned = true // pinned to blobs, which never change
+	}
+	if x, ok := src.(*Exec); ok {
+		// Pinned to the adapter's version tokens, whose old versions
+		// are not kept: not versioned.
+		if err := x.Probe(ctx); err != nil {
+			closeSrc()
+			return nil, err
+		}
 	}
 	err = r.db.Update(ctx, func(txn kv.Txn) error {
 		return txn.Scan(kv.Prefix([]byte(registryPrefix)), func(_, v []byte) error {
@@ -351,6 +371,12 @@ func (r *Registry) openRecord(rec *record) (Source, error) {
 			return OpenGitURL(context.Background(), loc.URL, loc.Rev, r.o.GitMirrors)
 		}
 		return OpenGit(context.Background(), loc.Path, loc.Rev)
+	case KindExec:
+		prog, err := r.allowAdapter(loc.Path)
+		if err != nil {
+			return nil, err
+		}
+		return OpenExec(ExecConfig{Path: prog, Args: rec.Args, Timeout: r.o.AdapterTimeout, Log: r.log})
 	}
 	return NewS3(S3Config{Endpoint: rec.Endpoint, Region: rec.Region, Bucket: loc.Bucket, Prefix: loc.Prefix,
 		AccessKey: rec.AccessKey, SecretKey: rec.SecretKey, SessionToken: rec.SessionToken,

@@ -11,10 +11,10 @@ import (
 // endpoint, a folder on the gateway's host, or a revision of a Git
 // repository there.
 type Location struct {
-	Kind   string // KindS3, KindDir or KindGit
+	Kind   string // KindS3, KindDir, KindGit or KindExec
 	Bucket string // s3
 	Prefix string // s3: "" or ending in "/"
-	Path   string // dir, git: absolute, cleaned
+	Path   string // dir, git, exec (the adapter program): absolute, cleaned
 	URL    string // git: a remote repository (https:// or file://) instead of Path
 	Rev    string // git: the revision ("HEAD" when not given)
 }
@@ -24,12 +24,15 @@ const (
 	KindS3  = "s3"
 	KindDir = "dir"
 	KindGit = "git"
+	// KindExec is the data an adapter program shows (package adapter).
+	KindExec = "exec"
 )
 
 // ParseLocation parses "s3://BUCKET[/PREFIX]", "dir:/ABSOLUTE/PATH"
 // (also "file:///ABSOLUTE/PATH") or "git:/ABSOLUTE/PATH[@REV]" (the last
 // "@" starts the revision). A non-empty S3 prefix gets a trailing
-// "/", so s3://b/data and s3://b/data/ name the same objects.
+// "/", so s3://b/data and s3://b/data/ name the same objects. An adapter
+// is "exec:/ABSOLUTE/PATH" (its arguments are given apart).
 func ParseLocation(s string) (Location, error) {
 	switch {
 	case strings.HasPrefix(s, "s3://"):
@@ -60,8 +63,14 @@ func ParseLocation(s string) (Location, error) {
 		return Location{Kind: KindDir, Path: filepath.Clean(p)}, nil
 	case strings.HasPrefix(s, "git:"):
 		return parseGit(s)
+	case strings.HasPrefix(s, "exec:"):
+		p := s[len("exec:"):]
+		if !filepath.IsAbs(p) || strings.ContainsAny(p, "\x00\n") {
+			return Location{}, fmt.Errorf("source %q: an adapter is the absolute path of a program on the gateway's host (exec:/path/to/adapter): %w", s, ErrInvalid)
+		}
+		return Location{Kind: KindExec, Path: filepath.Clean(p)}, nil
 	}
-	return Location{}, fmt.Errorf("source %q: want s3://BUCKET/PREFIX, dir:/ABSOLUTE/PATH or git:/ABSOLUTE/PATH@REV: %w", s, ErrInvalid)
+	return Location{}, fmt.Errorf("source %q: want s3://BUCKET/PREFIX, dir:/ABSOLUTE/PATH, git:/ABSOLUTE/PATH@REV or exec:/ABSOLUTE/PATH: %w", s, ErrInvalid)
 }
 
 // parseGit parses "git:/ABSOLUTE/PATH[@REV]" or "git:URL[@REV]" (an
@@ -96,6 +105,8 @@ func (l Location) String() string {
 	switch l.Kind {
 	case KindDir:
 		return "dir:" + l.Path
+	case KindExec:
+		return "exec:" + l.Path
 	case KindGit:
 		if l.URL != "" {
 			return "git:" + l.URL + "@" + l.Rev

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gateway"
+	"github.com/agentnas/nas/source"
 )
 
 // serveOptions are the flags of `nas serve`.
@@ -31,6 +32,7 @@ type serveOptions struct {
 	shutdownTimeout time.Duration
 	metricsAddr     string
 	keys            string
+	adapters        string
 }
 
 // newServeCmd builds `nas serve`.
@@ -56,6 +58,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.addr, "addr", "127.0.0.1:9000", "listen address")
 	f.StringVar(&o.data, "data", "./nas-data", "data directory")
 	f.StringVar(&o.keys, "keys", "", "keyring of sensitive content's domain keys (default DATA/keys; keep it out of the data directory's backups)")
+	f.StringVar(&o.adapters, "source-adapters", "", "folder of the adapter programs exec: sources may run (default: none may run)")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM; SIGHUP reloads it)")
 	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key (PEM; SIGHUP reloads it)")
 	f.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP on a non-loopback address")
@@ -92,7 +95,8 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	g, err := gateway.Open(gateway.Config{DataDir: o.data, KeysDir: o.keys, Owner: owner, Region: o.region, Domains: o.domains, Log: log})
+	g, err := gateway.Open(gateway.Config{DataDir: o.data, KeysDir: o.keys, Owner: owner, Region: o.region, Domains: o.domains, Log: log,
+		Sources: source.Options{Adapters: o.adapters}})
 	if err != nil {
 		return err
 	}

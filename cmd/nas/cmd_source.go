@@ -28,13 +28,14 @@ type sourceAddOptions struct {
 	repo, url, prefix, branch, endpoint, region string
 	accessKey, secretKey, sessionToken          string
 	virtualHost, noWait, withMetadata           bool
+	args                                        []string
 }
 
 // newSourceAddCmd builds `nas source add`.
 func newSourceAddCmd() *cobra.Command {
 	var o sourceAddOptions
 	cmd := &cobra.Command{
-		Use:   "add REPO s3://BUCKET[/PREFIX] | dir:/ABSOLUTE/PATH | git:/ABSOLUTE/PATH[@REV] | git:https://URL[@REV] [--prefix P] [--branch B] [--source-endpoint URL] [--source-region R]",
+		Use:   "add REPO s3://BUCKET[/PREFIX] | dir:/ABSOLUTE/PATH | git:/ABSOLUTE/PATH[@REV] | git:https://URL[@REV] | exec:/PATH/TO/ADAPTER [--arg A]... [--prefix P] [--branch B] [--source-endpoint URL] [--source-region R]",
 		Short: "Attach a bucket, or a folder or Git revision of the gateway's host, under a prefix of the repository",
 		Long: "Attaching transfers no object bytes: the listing becomes entries in a commit on the branch (the repository's " +
 			"default branch unless --branch; protected branches included), imported in pages with progress.\n\n" +
@@ -47,7 +48,10 @@ func newSourceAddCmd() *cobra.Command {
 			"is attached as the tree of REV's commit, each file pinned to its blob; a refresh follows a branch or tag " +
 			"and shows where it moved as a diff. Symbolic links read as their target, submodules as \"Subproject commit ID\", " +
 			"LFS pointers as the pointer file. A public remote repository (git:https://HOST/PATH.git@REV) is mirrored by the gateway " +
-			"and fetched before every listing.",
+			"and fetched before every listing.\n\n" +
+			"An adapter (exec:/path/to/adapter, a program in the gateway's --source-adapters folder) shows any listable data " +
+			"as objects; it runs on the gateway's host with the --arg values given here (shown by 'nas source list': never a password) " +
+			"and speaks the protocol of the README's \"Source adapters\". Each entry is pinned to the adapter's version token.",
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.repo, o.url = args[0], args[1]
@@ -63,6 +67,7 @@ func newSourceAddCmd() *cobra.Command {
 	f.StringVar(&o.secretKey, "source-secret-key", "", "the remote's secret key (default $NAS_SOURCE_SECRET_KEY)")
 	f.StringVar(&o.sessionToken, "source-session-token", "", "the remote's session token (default $NAS_SOURCE_SESSION_TOKEN)")
 	f.BoolVar(&o.withMetadata, "with-metadata", false, "ask each new or changed object for its content type and user metadata (one HEAD each, at attach and every refresh)")
+	f.StringArrayVar(&o.args, "arg", nil, "an argument of the adapter (exec: sources; repeat for more)")
 	f.BoolVar(&o.virtualHost, "virtual-host", false, "address the bucket as BUCKET.host (default: path style when --source-endpoint is given)")
 	f.BoolVar(&o.noWait, "no-wait", false, "return once the import started ('nas source list' shows its progress)")
 	return cmd
@@ -83,7 +88,7 @@ func runSourceAdd(ctx context.Context, o sourceAddOptions) error {
 	}
 	req := apiv1.SourceAddRequest{Repo: o.repo, URL: o.url, Prefix: o.prefix, Branch: o.branch, Endpoint: o.endpoint,
 		Region: o.region, AccessKey: o.accessKey, SecretKey: o.secretKey, SessionToken: o.sessionToken, VirtualHost: o.virtualHost,
-		WithMetadata: o.withMetadata}
+		WithMetadata: o.withMetadata, Args: o.args}
 	var out apiv1.SourceResponse
 	if err := c.do(ctx, req, &out); err != nil {
 		return err

@@ -25,6 +25,10 @@ type Fixture struct {
 	Source source.Source
 	// Replace changes the bytes of key in the source (a new version).
 	Replace func(t *testing.T, key string, data []byte)
+	// Overwrites: a Replace leaves the pinned version unreadable although
+	// pins carry version IDs (an adapter's version tokens name the bytes
+	// that are there now, not a version kept for later).
+	Overwrites bool
 }
 
 // Objects are the contents every fixture is made with: nested keys whose
@@ -138,7 +142,7 @@ func TestSource(t *testing.T, newFixture func(t *testing.T, objs map[string][]by
 			t.Fatalf("Stat after a change: %+v, %v (pinned %q)", now, err, o.ETag)
 		}
 		got, err := read(f.Source, o.Pin(), 0, o.Size)
-		if o.VersionID != "" {
+		if o.VersionID != "" && !f.Overwrites {
 			if err != nil || string(got) != "bee" {
 				t.Fatalf("versioned source: pinned read %q, %v", got, err)
 			}
