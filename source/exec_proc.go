@@ -54,11 +54,14 @@ func startProc(c ExecConfig) (*proc, error) {
 		outR.Close()
 		return nil, err
 	}
-	p := &proc{cmd: cmd, stdin: inW, stdout: outR, out: bufio.NewReaderSize(outR, 64<<10), exited: make(chan struct{})}
+	p := &proc{cmd: cmd, stdin: inW, stdout: outR, out: newProcReader(outR), exited: make(chan struct{})}
 	go logStderr(c, errR)
 	go func() { cmd.Wait(); close(p.exited) }()
 	return p, nil
 }
+
+// newProcReader buffers an adapter's answers.
+func newProcReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 64<<10) }
 
 // logStderr logs what an adapter writes to stderr, a line at a time
 // (cut at 1 KiB), until it exits.
@@ -80,7 +83,9 @@ func logStderr(c ExecConfig, r io.Reader) {
 
 // kill stops the adapter (its process group) and closes the pipes.
 func (p *proc) kill() {
-	killGroup(p.cmd)
+	if p.cmd != nil {
+		killGroup(p.cmd)
+	}
 	p.stdin.Close()
 	p.stdout.Close()
 	select {
