@@ -83,6 +83,10 @@ func TestParseLocation(t *testing.T) {
 		{in: "s3://bucket//x", bad: true},
 		{in: "s3://bu cket/x", bad: true},
 		{in: "http://example.com/x", bad: true},
+		{in: "exec:/usr/lib/nas/adapters/http", want: Location{Kind: KindExec, Path: "/usr/lib/nas/adapters/http"}},
+		{in: "exec:/a/../b", want: Location{Kind: KindExec, Path: "/b"}},
+		{in: "exec:http", bad: true},
+		{in: "exec:/a\nb", bad: true},
 		{in: "", bad: true},
 	} {
 		got, err := ParseLocation(c.in)
@@ -99,7 +103,7 @@ func TestParseLocation(t *testing.T) {
 }
 
 func FuzzParseLocation(f *testing.F) {
-	for _, s := range []string{"s3://bucket/data", "dir:/srv/x", "file:///a/b", "s3://b..c/%00", "dir:/../..", "git:/srv/r.git@main", "git:/a@b@c", "git:/x/../y", "git:https://h.example/r.git@main", "git:file:///srv/r@v1"} {
+	for _, s := range []string{"s3://bucket/data", "dir:/srv/x", "file:///a/b", "s3://b..c/%00", "dir:/../..", "git:/srv/r.git@main", "git:/a@b@c", "git:/x/../y", "git:https://h.example/r.git@main", "git:file:///srv/r@v1", "exec:/usr/lib/nas/http", "exec:rel", "exec:/a/../b\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
