@@ -145,6 +145,10 @@ func gateOut(g *gate.Gate) apiv1.Gate {
 	if g.Forget != nil {
 		out.ForgetID = g.Forget.ForgetID
 	}
+	if p := g.Push; p != nil {
+		out.Push = &apiv1.GatePush{Source: p.Source, From: p.From, Paths: p.Paths, Digest: p.Digest,
+			Written: p.Written, Conflicts: p.Conflicts, Commit: p.Commit}
+	}
 	return out
 }
 

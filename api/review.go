@@ -261,6 +261,9 @@ func (h *Handler) decide(ctx context.Context, c *call, a apiv1.GateDecision, app
 		if g, ok, err := h.approveForget(ctx, c, a); ok || err != nil {
 			return g, err
 		}
+		if g, ok, err := h.approvePush(ctx, c, a); ok || err != nil {
+			return g, err
+		}
 	}
 	g, err := h.gates.Decide(ctx, a.GateID, c.p.AccessKey, approve, a.Reason)
 	if err != nil {

@@ -30,6 +30,7 @@ func (h *Handler) sourceRoutes(m map[string]verb) {
 	route(m, writes, s.remove)
 	route(m, writes, s.prefetch)
 	route(m, writes, s.push)
+	route(m, writes|leases, s.pushRequest)
 	route(m, owner, s.status)
 }
 
@@ -233,13 +234,26 @@ func (s *sourceHandler) push(ctx context.Context, c *call, a *apiv1.SourcePushRe
 		return nil, err
 	}
 	o := source.PushOptions{From: a.From, Paths: a.Paths, DryRun: true, Principal: c.p.AccessKey}
-	plan, err := r.Push(ctx, a.ID, o)
-	if err != nil || a.DryRun {
+	if a.DryRun {
+		plan, err := r.Push(ctx, a.ID, o)
 		return pushOut(plan), sourceError(err)
 	}
-	info, err := r.Get(ctx, a.ID)
+	rep, err := s.runPush(ctx, c, a.ID, o)
+	return pushOut(rep), sourceError(err)
+}
+
+// runPush plans the push o of attachment id (the plan must have digest
+// o.Expect when set), records it, then writes exactly that plan.
+func (s *sourceHandler) runPush(ctx context.Context, c *call, id string, o source.PushOptions) (*source.PushReport, error) {
+	r := s.h.sources
+	o.DryRun = true
+	plan, err := r.Push(ctx, id, o)
 	if err != nil {
-		return nil, sourceError(err)
+		return plan, err
+	}
+	info, err := r.Get(ctx, id)
+	if err != nil {
+		return nil, err
 	}
 	n, keys := 0, ""
 	for _, x := range plan.Actions {
@@ -250,14 +264,13 @@ func (s *sourceHandler) push(ctx context.Context, c *call, a *apiv1.SourcePushRe
 			keys += x.Op + " " + strconv.Quote(x.Key) + " "
 		}
 	}
-	ev := record.Event{Kind: record.KindSourcePush, Repo: info.Repo, Branch: a.From, Subject: record.Subject{Path: info.Prefix},
-		Details: map[string]string{"source": a.ID, "count": strconv.Itoa(n), "keys": strings.TrimSpace(keys)}}
+	ev := record.Event{Kind: record.KindSourcePush, Repo: info.Repo, Branch: o.From, Subject: record.Subject{Path: info.Prefix},
+		Details: map[string]string{"source": id, "count": strconv.Itoa(n), "keys": strings.TrimSpace(keys), "digest": plan.Digest}}
 	if err := s.h.record(ctx, c, ev); err != nil {
 		return nil, err
 	}
-	o.DryRun = false
-	rep, err := r.Push(ctx, a.ID, o)
-	return pushOut(rep), sourceError(err)
+	o.DryRun, o.Expect = false, plan.Digest // what was recorded is what is written
+	return r.Push(ctx, id, o)
 }
 
 // pushKeysRecorded bounds the bytes of keys a push's record names (the
@@ -270,7 +283,7 @@ func pushOut(r *source.PushReport) *apiv1.SourcePushResponse {
 		return nil
 	}
 	out := &apiv1.SourcePushResponse{Source: r.Source, From: r.From, DryRun: r.DryRun, Actions: []apiv1.SourcePushAction{},
-		Written: r.Written, Conflicts: r.Conflicts, Commit: r.Commit}
+		Written: r.Written, Conflicts: r.Conflicts, Commit: r.Commit, Digest: r.Digest}
 	for _, x := range r.Actions {
 		out.Actions = append(out.Actions, apiv1.SourcePushAction(x))
 	}

@@ -161,6 +161,20 @@ type Gate struct {
 	Grants []string `json:"grants,omitempty"`
 	// ForgetID names the forget an approved request to forget ran.
 	ForgetID string `json:"forget_id,omitempty"`
+	// Push is a request to write back to a source, and what the push an
+	// approval ran wrote.
+	Push *GatePush `json:"push,omitempty"`
+}
+
+// GatePush is a request to push at a gate.
+type GatePush struct {
+	Source    string   `json:"source"`
+	From      string   `json:"from"`
+	Paths     []string `json:"paths,omitempty"`
+	Digest    string   `json:"digest"`
+	Written   int      `json:"written"`
+	Conflicts int      `json:"conflicts"`
+	Commit    string   `json:"commit,omitempty"`
 }
 
 // ForgetAskRequest is a lease's request that Paths (globs) and the notes

@@ -219,6 +219,7 @@ func (SourcePushRequest) Op() string { return "source/push" }
 type SourcePushAction struct {
 	Key    string `json:"key"`
 	Op     string `json:"op"`     // put or delete
+	Kind   string `json:"kind"`   // the change: A added, M modified, D deleted
 	Result string `json:"result"` // written, would write, conflict, skipped, failed
 	Reason string `json:"reason,omitempty"`
 	ETag   string `json:"etag,omitempty"` // the remote's new ETag of a written put
@@ -235,4 +236,24 @@ type SourcePushResponse struct {
 	Written   int                `json:"written"`
 	Conflicts int                `json:"conflicts"`
 	Commit    string             `json:"commit,omitempty"`
+	// Digest binds the plan: an approval or a record names exactly what
+	// is written.
+	Digest string `json:"digest"`
 }
+
+// SourcePushAskRequest is a lease's request that the changes of its
+// branch be written back to a source: the source attached at Prefix of
+// the lease's repository (or the attachment ID), its changes under it
+// that Paths (globs) match, each one the lease may write. It waits at a
+// gate (op source.push, egress) whose card lists the plan; only the
+// owner's approval runs it, and a plan that changed meanwhile voids it.
+type SourcePushAskRequest struct {
+	Repo   string   `json:"repo,omitempty"` // the lease's (when given, it must be)
+	ID     string   `json:"id,omitempty"`
+	Prefix string   `json:"prefix,omitempty"`
+	Paths  []string `json:"paths,omitempty"`
+	Reason string   `json:"reason"`
+}
+
+// Op implements Request.
+func (SourcePushAskRequest) Op() string { return "source/push-request" }

@@ -165,6 +165,9 @@ type Gate struct {
 	Widen *Widening `json:"widen,omitempty"`
 	// Forget is the request to forget a gate without a proposal holds.
 	Forget *ForgetAsk `json:"forget,omitempty"`
+	// Push is the request to write back to a source a gate without a
+	// proposal holds.
+	Push *PushAsk `json:"push,omitempty"`
 }
 
 func newID(prefix string) string {
@@ -598,6 +601,9 @@ func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, r
 	}
 	if g.Forget != nil {
 		return s.decideForget(ctx, g, by, approve, reason)
+	}
+	if g.Push != nil {
+		return s.decidePush(ctx, g, by, approve, reason)
 	}
 	p, err := s.GetProposal(ctx, g.Proposal)
 	if err != nil {

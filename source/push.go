@@ -2,10 +2,14 @@ package source
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,12 +31,23 @@ import (
 // that changed meanwhile is a conflict, listed, never overwritten. What
 // was written is then pinned again on the attachment's branch (one
 // commit), so the next refresh sees no drift and the next push starts
-// from there. Pushes are never automatic and only the owner can ask for
-// one.
+// from there. Pushes are never automatic: the owner asks for one, or
+// approves a run's request for one at a gate.
+//
+// A push plans first (the diff, filtered) and writes after; the plan's
+// digest binds an approval or a record to exactly what is written
+// (PushOptions.Expect).
 
 // ErrWriteConflict is a remote object that is no longer the version a
 // write back was conditional on.
 var ErrWriteConflict = errors.New("the remote object is not the pinned version")
+
+// ErrPlanChanged is a push whose plan is no longer the one expected (the
+// branch or the attachment moved since it was approved or recorded).
+var ErrPlanChanged = fmt.Errorf("the push's plan changed since it was made: %w", ErrConflict)
+
+// maxPushChanges bounds the changes one push plans (narrow it by paths).
+const maxPushChanges = 100_000
 
 // PushOptions says what a push writes.
 type PushOptions struct {
@@ -42,12 +57,19 @@ type PushOptions struct {
 	// Principal is who pushes: the re-pin commit is theirs, and recorded
 	// (Options.OnCommit) before the branch moves, as an attach's are.
 	Principal string
+	// Allow, when set, is asked for every planned change (deleted: the
+	// key is removed); an error refuses the push, writing nothing.
+	Allow func(key string, deleted bool) error
+	// Expect, when set, is the digest the plan must have (PushReport's
+	// Digest of an earlier dry run); ErrPlanChanged otherwise.
+	Expect string
 }
 
 // PushAction is what a push did, or would do, with one key.
 type PushAction struct {
 	Key    string `json:"key"`
 	Op     string `json:"op"`     // "put" or "delete"
+	Kind   string `json:"kind"`   // the change: "A" added, "M" modified, "D" deleted
 	Result string `json:"result"` // "written", "would write", "conflict", "skipped", "failed"
 	Reason string `json:"reason,omitempty"`
 	ETag   string `json:"etag,omitempty"` // the remote's new ETag of a written put
@@ -62,6 +84,9 @@ type PushReport struct {
 	Written   int          `json:"written"`
 	Conflicts int          `json:"conflicts"`
 	Commit    string       `json:"commit,omitempty"` // the re-pin on the attachment's branch
+	// Digest binds the plan: the attachment, the branch pushed from, and
+	// each change's key, kind, pinned and new versions.
+	Digest string `json:"digest"`
 }
 
 // Push writes the changes of o.From back to attachment id's S3 source.
@@ -81,11 +106,16 @@ func (r *Registry) Push(ctx context.Context, id string, o PushOptions) (*PushRep
 	if !ok {
 		return nil, fmt.Errorf("source %s is %s: only an S3 source takes writes back: %w", id, rec.URL, ErrInvalid)
 	}
-	rep := &PushReport{Source: id, From: o.From, DryRun: o.DryRun, Actions: []PushAction{}}
+	changes, err := r.pushPlan(ctx, rec, o)
+	if err != nil {
+		return nil, err
+	}
+	rep := &PushReport{Source: id, From: o.From, DryRun: o.DryRun, Actions: []PushAction{}, Digest: pushDigest(rec, o.From, changes)}
+	if o.Expect != "" && o.Expect != rep.Digest {
+		return nil, ErrPlanChanged
+	}
 	var repin []branch.ImportEntry
-	f := &branch.Filter{Ranges: []branch.KeyRange{{Start: rec.Prefix, End: string(kv.PrefixEnd([]byte(rec.Prefix)))}},
-		Match: func(key string) bool { return strings.HasPrefix(key, rec.Prefix) && matchAny(o.Paths, key) }}
-	err = r.b.Diff(ctx, rec.Repo, rec.Branch, o.From, "", f, func(c branch.Change) error {
+	for _, c := range changes {
 		a, e := r.pushOne(ctx, rec, s3src, c, o.DryRun)
 		rep.Actions = append(rep.Actions, a)
 		switch a.Result {
@@ -95,10 +125,6 @@ func (r *Registry) Push(ctx context.Context, id string, o PushOptions) (*PushRep
 		case "conflict":
 			rep.Conflicts++
 		}
-		return nil
-	})
-	if err != nil {
-		return rep, err
 	}
 	if len(repin) > 0 {
 		msg := fmt.Sprintf("push %s: %d written back from %s", id, len(repin), o.From)
@@ -116,6 +142,61 @@ func (r *Registry) Push(ctx context.Context, id string, o PushOptions) (*PushRep
 		rep.Commit = commit.String()
 	}
 	return rep, nil
+}
+
+// pushPlan is what a push would write: the changes of o.From against the
+// attachment's branch under its prefix that o.Paths match, each allowed
+// by o.Allow.
+func (r *Registry) pushPlan(ctx context.Context, rec *record, o PushOptions) ([]branch.Change, error) {
+	var changes []branch.Change
+	f := &branch.Filter{Ranges: []branch.KeyRange{{Start: rec.Prefix, End: string(kv.PrefixEnd([]byte(rec.Prefix)))}},
+		Match: func(key string) bool { return strings.HasPrefix(key, rec.Prefix) && matchAny(o.Paths, key) }}
+	err := r.b.Diff(ctx, rec.Repo, rec.Branch, o.From, "", f, func(c branch.Change) error {
+		if len(changes) == maxPushChanges {
+			return fmt.Errorf("a push writes at most %d changes (narrow it with paths): %w", maxPushChanges, ErrInvalid)
+		}
+		if o.Allow != nil {
+			if err := o.Allow(c.Key, c.New == nil); err != nil {
+				return err
+			}
+		}
+		changes = append(changes, c)
+		return nil
+	})
+	return changes, err
+}
+
+// pushDigest hashes what a plan writes, length-prefixed field by field.
+func pushDigest(rec *record, from string, changes []branch.Change) string {
+	h := sha256.New()
+	field := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	field("agentnas push digest v1")
+	field(rec.Repo)
+	field(rec.ID)
+	field(rec.Branch)
+	field(from)
+	for _, c := range changes {
+		field(string(c.Kind))
+		field(c.Key)
+		old, now := "", ""
+		if c.Old != nil {
+			old = c.Old.ETag
+			if c.Old.Remote != nil {
+				old += "\x00" + c.Old.Remote.ETag + "\x00" + c.Old.Remote.VersionID
+			}
+		}
+		if c.New != nil {
+			now = c.New.ETag + "\x00" + strconv.FormatInt(c.New.Size, 10) + "\x00" + c.New.ContentType
+		}
+		field(old)
+		field(now)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // matchAny reports whether key matches one of globs (any key when none).
@@ -147,7 +228,7 @@ func entriesOf(es []branch.ImportEntry) func(func(branch.ImportEntry, error) boo
 // that pins the remote's new version.
 func (r *Registry) pushOne(ctx context.Context, rec *record, s *S3, c branch.Change, dry bool) (PushAction, branch.ImportEntry) {
 	rel := strings.TrimPrefix(c.Key, rec.Prefix)
-	a := PushAction{Key: c.Key, Op: "put"}
+	a := PushAction{Key: c.Key, Op: "put", Kind: string(c.Kind)}
 	if c.New == nil {
 		a.Op = "delete"
 	}
