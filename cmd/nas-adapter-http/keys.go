@@ -50,8 +50,8 @@ func validKey(k string) error {
 }
 
 // urlResources are the resources of --url flags: the key of each is its
-// path without the leading "/" (empty and "." segments dropped; "index"
-// for the root), made unique with a "~N" suffix in flag order.
+// path without the leading "/" (cleaned: empty and "." segments dropped,
+// ".." resolved; "index" for the root), made unique with a "~N" suffix in flag order.
 func urlResources(urls []string) ([]resource, error) {
 	seen := map[string]bool{}
 	var rs []resource
@@ -60,13 +60,7 @@ func urlResources(urls []string) ([]resource, error) {
 		if err != nil {
 			return nil, err
 		}
-		var segs []string
-		for seg := range strings.SplitSeq(u.Path, "/") {
-			if seg != "" && seg != "." {
-				segs = append(segs, seg)
-			}
-		}
-		base := strings.Join(segs, "/")
+		base := strings.TrimPrefix(path.Clean("/"+u.Path), "/")
 		if base == "" {
 			base = "index"
 		}

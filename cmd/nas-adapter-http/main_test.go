@@ -463,3 +463,22 @@ func TestValidKey(t *testing.T) {
 		}
 	}
 }
+
+func TestURLKeys(t *testing.T) {
+	rs, err := urlResources([]string{"http://h/a//b/", "https://h/x/../c?q=1", "http://h", "http://h/", "http://other/a/b", "http://h/sp%20ace"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range rs {
+		keys = append(keys, r.key)
+	}
+	if want := []string{"a/b", "c", "index", "index~2", "a/b~2", "sp ace"}; !slices.Equal(keys, want) {
+		t.Errorf("keys %q, want %q", keys, want)
+	}
+	for _, bad := range []string{"ftp://h/a", "/relative", "http://h/a%00b"} {
+		if _, err := urlResources([]string{bad}); err == nil {
+			t.Errorf("--url %q accepted", bad)
+		}
+	}
+}

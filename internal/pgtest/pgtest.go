@@ -11,7 +11,9 @@
 // major version first), then on PATH. Without them the test is skipped,
 // unless NAS_REQUIRE_POSTGRES=1 is set (as CI does): then it fails. As
 // root, initdb and postgres run as the postgres system user (nobody when
-// there is none), since PostgreSQL refuses to run as root.
+// there is none), since PostgreSQL refuses to run as root; the cluster's
+// directory is made in $TMPDIR (default /tmp), which that user must be
+// able to traverse.
 package pgtest
 
 import (
@@ -222,8 +224,10 @@ func command(cred *syscall.Credential, dir, name string, args ...string) *exec.C
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
+	// A test binary that dies (a -timeout panic, a kill) leaves no
+	// postgres running: SIGQUIT is its immediate shutdown.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT}
 	if cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		cmd.Env = append(cmd.Env, "HOME="+dir)
 	}
 	return cmd
