@@ -66,14 +66,15 @@ func newServer(o options, log *slog.Logger) (*server, error) {
 // follows redirects only within the same scheme and host.
 func newClient(timeout time.Duration) *http.Client {
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		ExpectContinueTimeout: time.Second,
-		IdleConnTimeout:       90 * time.Second,
-		MaxIdleConnsPerHost:   headConcurrency,
-		DisableCompression:    true,
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:    timeout,
+		ResponseHeaderTimeout:  timeout,
+		ExpectContinueTimeout:  time.Second,
+		IdleConnTimeout:        90 * time.Second,
+		MaxIdleConnsPerHost:    headConcurrency,
+		MaxResponseHeaderBytes: 64 << 10,
+		DisableCompression:     true,
 	}
 	return &http.Client{Transport: tr, CheckRedirect: sameHostRedirect}
 }
@@ -241,7 +242,7 @@ func (s *server) head(ctx context.Context, r resource) (adapter.Object, error) {
 	if resp.ContentLength < 0 || resp.ContentLength > adapter.MaxSize {
 		return adapter.Object{}, notShown("%s has no Content-Length within 0-5 TiB", r.url.Redacted())
 	}
-	o := adapter.Object{Key: r.key, Size: resp.ContentLength, ContentType: resp.Header.Get("Content-Type")}
+	o := adapter.Object{Key: r.key, Size: resp.ContentLength, ContentType: contentType(resp.Header.Get("Content-Type"))}
 	lm, lmErr := http.ParseTime(resp.Header.Get("Last-Modified"))
 	if lmErr == nil {
 		o.ModTime = lm.UTC()
@@ -255,6 +256,18 @@ func (s *server) head(ctx context.Context, r resource) (adapter.Object, error) {
 		return adapter.Object{}, notShown("%s has neither an ETag nor a Last-Modified, so it cannot be pinned", r.url.Redacted())
 	}
 	return o, nil
+}
+
+// maxContentType bounds a content type shown (a list page must fit
+// adapter.MaxLine).
+const maxContentType = 256
+
+// contentType is ct when it is a plausible content type, else "".
+func contentType(ct string) string {
+	if len(ct) > maxContentType || strings.IndexFunc(ct, func(r rune) bool { return r < 0x20 || r >= 0x7f }) >= 0 {
+		return ""
+	}
+	return ct
 }
 
 // validETag reports whether e is an entity tag ("x" or W/"x") that fits
