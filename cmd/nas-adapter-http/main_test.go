@@ -408,8 +408,8 @@ func TestIndex(t *testing.T) {
 	}
 }
 
-// TestBadRange: a 206 for other bytes than asked is unavailable, never
-// the wrong bytes.
+// TestBadRange: a 206 for other bytes than asked, or a whole answer that
+// does not name its version, is unavailable, never the wrong bytes.
 func TestBadRange(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", `"v"`)
@@ -422,9 +422,22 @@ func TestBadRange(t *testing.T) {
 		io.WriteString(w, "0123")
 	}))
 	t.Cleanup(srv.Close)
-	c := start(t, "--url", srv.URL+"/f")
+	// Whole, without an ETag: it may have ignored If-Match as well.
+	whole := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "10")
+		if r.Method == http.MethodHead {
+			w.Header().Set("ETag", `"v"`)
+			return
+		}
+		io.WriteString(w, "0123456789")
+	}))
+	t.Cleanup(whole.Close)
+	c := start(t, "--url", srv.URL+"/f", "--url", whole.URL+"/g")
 	if got, code := c.read("f", `"v"`, 4, 4); code != adapter.CodeUnavailable {
 		t.Errorf("read of a wrong range: %q %q", got, code)
+	}
+	if got, code := c.read("g", `"v"`, 4, 4); code != adapter.CodeUnavailable {
+		t.Errorf("read answered whole without an ETag: %q %q", got, code)
 	}
 }
 

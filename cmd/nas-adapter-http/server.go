@@ -336,7 +336,9 @@ func (s *server) ranged(resp *http.Response, key, version string, off, n int64) 
 	default:
 		return nil, 0, unavailable("GET %s: %s", where, resp.Status)
 	}
-	if err := sameVersion(resp, version); err != nil {
+	// A server that ignored Range may have ignored If-Match too: its
+	// answer must name the version itself.
+	if err := sameVersion(resp, version, resp.StatusCode == http.StatusOK); err != nil {
 		return nil, 0, err
 	}
 	if ce := resp.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
@@ -373,12 +375,16 @@ func (s *server) ranged(resp *http.Response, key, version string, off, n int64) 
 
 // sameVersion checks that the validator of resp (ETag, else
 // Last-Modified) is version; an answer without one is trusted only when
-// the request was conditional on version (a strong ETag or a date).
-func sameVersion(resp *http.Response, version string) error {
+// the request was conditional on version (a strong ETag or a date) and
+// not strict.
+func sameVersion(resp *http.Response, version string, strict bool) error {
 	weak := strings.HasPrefix(version, `W/"`)
 	if strings.HasPrefix(version, `"`) || weak {
 		etag := resp.Header.Get("ETag")
-		if etag == "" && !weak {
+		if etag == "" {
+			if weak || strict {
+				return unavailable("%s answered without an ETag: version %s cannot be checked", resp.Request.URL.Redacted(), version)
+			}
 			return nil
 		}
 		// A weak version matches the same tag, weak or strong; a strong
@@ -390,6 +396,9 @@ func sameVersion(resp *http.Response, version string) error {
 	}
 	lm := resp.Header.Get("Last-Modified")
 	if lm == "" {
+		if strict {
+			return unavailable("%s answered without a Last-Modified: version %s cannot be checked", resp.Request.URL.Redacted(), version)
+		}
 		return nil
 	}
 	t, err := http.ParseTime(lm)
