@@ -38,7 +38,7 @@ func (s *sourceHandler) pushRequest(ctx context.Context, c *call, a *apiv1.Sourc
 		return nil, err
 	}
 	allow := s.h.pickAllow(ctx, c, l.Repo, l.Branch)
-	plan, err := r.Push(ctx, id, source.PushOptions{From: l.Branch, Paths: a.Paths, DryRun: true,
+	plan, err := r.Push(ctx, id, source.PushOptions{From: l.Branch, Paths: a.Paths, DryRun: true, Own: true,
 		Allow: func(key string, deleted bool) error { return allow(key, deleted, nil) }})
 	if err != nil {
 		return nil, sourceError(err)
@@ -103,7 +103,7 @@ func (h *Handler) approvePush(ctx context.Context, c *call, a apiv1.GateDecision
 	var rep *source.PushReport
 	if why == "" {
 		s := &sourceHandler{h: h}
-		rep, err = s.runPush(ctx, c, p.Source, source.PushOptions{From: p.From, Paths: p.Paths, Expect: p.Digest, Principal: c.p.AccessKey})
+		rep, err = s.runPush(ctx, c, p.Source, source.PushOptions{From: p.From, Paths: p.Paths, Own: true, Expect: p.Digest, Principal: c.p.AccessKey})
 		if errors.Is(err, source.ErrPlanChanged) {
 			why = "the plan changed since the card was made (the branch or the source moved)"
 		} else if err != nil {

@@ -63,6 +63,11 @@ type PushOptions struct {
 	// Expect, when set, is the digest the plan must have (PushReport's
 	// Digest of an earlier dry run); ErrPlanChanged otherwise.
 	Expect string
+	// Own limits the plan to what From changed since it forked from the
+	// attachment's branch, as a merge would carry it (a run's request):
+	// what the attachment's branch got meanwhile is not undone. A key
+	// both changed is ErrConflict.
+	Own bool
 }
 
 // PushAction is what a push did, or would do, with one key.
@@ -149,9 +154,8 @@ func (r *Registry) Push(ctx context.Context, id string, o PushOptions) (*PushRep
 // by o.Allow.
 func (r *Registry) pushPlan(ctx context.Context, rec *record, o PushOptions) ([]branch.Change, error) {
 	var changes []branch.Change
-	f := &branch.Filter{Ranges: []branch.KeyRange{{Start: rec.Prefix, End: string(kv.PrefixEnd([]byte(rec.Prefix)))}},
-		Match: func(key string) bool { return strings.HasPrefix(key, rec.Prefix) && matchAny(o.Paths, key) }}
-	err := r.b.Diff(ctx, rec.Repo, rec.Branch, o.From, "", f, func(c branch.Change) error {
+	match := func(key string) bool { return strings.HasPrefix(key, rec.Prefix) && matchAny(o.Paths, key) }
+	take := func(c branch.Change) error {
 		if len(changes) == maxPushChanges {
 			return fmt.Errorf("a push writes at most %d changes (narrow it with paths): %w", maxPushChanges, ErrInvalid)
 		}
@@ -162,8 +166,52 @@ func (r *Registry) pushPlan(ctx context.Context, rec *record, o PushOptions) ([]
 		}
 		changes = append(changes, c)
 		return nil
-	})
+	}
+	if o.Own {
+		return changes, r.ownChanges(ctx, rec, o.From, match, take)
+	}
+	f := &branch.Filter{Ranges: []branch.KeyRange{{Start: rec.Prefix, End: string(kv.PrefixEnd([]byte(rec.Prefix)))}}, Match: match}
+	err := r.b.Diff(ctx, rec.Repo, rec.Branch, o.From, "", f, take)
 	return changes, err
+}
+
+// ownChanges streams what merging from into the attachment's branch
+// would change there under match: from's own changes since they forked.
+func (r *Registry) ownChanges(ctx context.Context, rec *record, from string, match func(string) bool, fn func(branch.Change) error) error {
+	mo := branch.MergeOptions{DryRun: true, AllowProtected: true}
+	res, err := r.b.Merge(ctx, rec.Repo, from, rec.Branch, mo)
+	if errors.Is(err, branch.ErrMergeConflict) && res != nil {
+		for _, c := range res.Conflicts {
+			if match(c.Key) && !sameBytes(c.Ours, c.Theirs) {
+				return fmt.Errorf("%s and %s both changed %s (refresh or merge first): %w", from, rec.Branch, c.Key, ErrConflict)
+			}
+		}
+		// Conflicts elsewhere do not concern the push, nor both sides
+		// holding the same bytes (what an earlier push wrote and re-pinned):
+		// take the target's side there to see the changes to push.
+		mo.Ours = []string{"**"}
+		res, err = r.b.Merge(ctx, rec.Repo, from, rec.Branch, mo)
+	}
+	if err != nil {
+		return err
+	}
+	for _, c := range res.Changes {
+		if match(c.Key) {
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sameBytes reports whether a and b hold the same bytes by what their
+// entries say (both deleted, or equal ETag and size).
+func sameBytes(a, b *manifest.Entry) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.ETag == b.ETag && a.Size == b.Size
 }
 
 // pushDigest hashes what a plan writes, length-prefixed field by field.

@@ -104,11 +104,23 @@ func TestPushThroughAGate(t *testing.T) {
 		t.Fatal("the approved plan was not written")
 	}
 
+	// The attachment's branch gets a file the run never saw: a run's plan
+	// holds only its own changes, not the undoing of that one.
+	_, err := gw.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("data"), Key: aws.String("ds/owner.txt"), Body: strings.NewReader("the owner's")})
+	must(t, err)
+	gw.owner(t, "commit/create", map[string]any{"repo": "data", "branch": "main", "message": "the owner's file"})
+
 	// The branch moves after the request: the approval is void.
 	write("ds/b.txt", "b, cleaned")
 	commit()
-	_, out = ask(map[string]any{"prefix": "ds"})
-	gid, _ = gateOf(out)
+	st, out = ask(map[string]any{"prefix": "ds"})
+	if st != http.StatusOK {
+		t.Fatalf("request after the owner's commit: %d %v", st, out)
+	}
+	gid, g = gateOf(out)
+	if ch := g["card"].(map[string]any)["action"].(map[string]any)["changes"].([]any); len(ch) != 1 || ch[0].(map[string]any)["key"] != "ds/b.txt" {
+		t.Fatalf("the run's plan after the owner's commit: %v", ch)
+	}
 	write("ds/late.txt", "written after the card was made")
 	commit()
 	st, out = ctl(t, gw.URL, ownerCreds, "gate/approve", map[string]any{"gate_id": gid})
