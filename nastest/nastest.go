@@ -10,11 +10,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gateway"
+	"github.com/agentnas/nas/source"
 )
 
 // Owner credentials of every test server.
@@ -49,6 +52,8 @@ type Options struct {
 	Log *slog.Logger
 	// Bodies bounds slow request bodies (tests shorten the defaults).
 	Bodies gateway.BodyLimits
+	// Sources tunes the attached sources (an adapter folder, timeouts).
+	Sources source.Options
 }
 
 // Start starts a gateway and stops it when the test ends.
@@ -76,6 +81,7 @@ func Start(t testing.TB, opts ...Options) *Server {
 		Domains: o.Domains,
 		Log:     o.Log,
 		Bodies:  o.Bodies,
+		Sources: o.Sources,
 	})
 	if err != nil {
 		t.Fatalf("open gateway: %v", err)
@@ -115,4 +121,16 @@ func (s *Server) Stop() {
 		_ = err
 	}
 	s.Gateway.Close()
+}
+
+// Build builds the command pkg of this module (e.g. "cmd/nas-adapter-http")
+// into dir and returns the program's path.
+func Build(t testing.TB, pkg, dir string) string {
+	t.Helper()
+	out := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", out, "github.com/agentnas/nas/"+pkg)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out
 }
