@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/nastest"
+	"github.com/agentnas/nas/source"
 )
 
 func TestCLISource(t *testing.T) {
@@ -123,5 +128,74 @@ func TestCLISourceEndpoint(t *testing.T) {
 	code, out = runCLI(t, "--endpoint", srv.Endpoint, "source", "push", "mirror", id, "--from", "run")
 	if code != 1 || !strings.Contains(out, "conflict    put    set/a.csv") {
 		t.Fatalf("a push over a remote change: %d %q", code, out)
+	}
+
+	// A run asks; the owner approves at the gate; the remote gets it.
+	t.Setenv("NAS_ENDPOINT", srv.Endpoint)
+	mustCLI(t, "role", "put", "runner", "--repo", "mirror", "--paths", "**", "--actions", "list,read,write,delete,propose")
+	lj := mustCLI(t, "lease", "create", "mirror", "--role", "runner", "--paths", "set/**", "--actions", "list,read,write,delete,propose",
+		"--fork-from", "main", "--ttl", "1h", "--json")
+	lf := filepath.Join(t.TempDir(), "lease.json")
+	must(t, os.WriteFile(lf, []byte(lj), 0o600))
+	up := filepath.Join(t.TempDir(), "b.csv")
+	must(t, os.WriteFile(up, []byte("from the run\n"), 0o600))
+	mustCLI(t, "--lease-json", lf, "cp", up, "mirror/set/b.csv")
+	var l struct {
+		Branch string `json:"branch"`
+	}
+	must(t, json.Unmarshal([]byte(lj), &l))
+	mustCLI(t, "--lease-json", lf, "commit", "mirror", l.Branch, "-m", "the run's file")
+	if code, stderr := runCLIStderr(t, "--lease-json", lf, "source", "push", "mirror", id, "--from", "run"); code != 1 || !strings.Contains(stderr, "AccessDenied") {
+		t.Errorf("a lease's push: %d %q", code, stderr)
+	}
+	out = mustCLI(t, "--lease-json", lf, "source", "push", "mirror", "set/", "--request", "--reason", "publish b.csv", "--json")
+	var gr struct {
+		Gate struct {
+			ID     string `json:"gate_id"`
+			Status string `json:"status"`
+		} `json:"gate"`
+	}
+	must(t, json.Unmarshal([]byte(out), &gr))
+	if gr.Gate.Status != "pending" || !strings.HasPrefix(gr.Gate.ID, "gtp_") {
+		t.Fatalf("push --request: %s", out)
+	}
+	if out := mustCLI(t, "gate", "approve", gr.Gate.ID); !strings.Contains(out, "approved") {
+		t.Fatalf("approve: %q", out)
+	}
+	got.Reset()
+	ob := nasclient.Object{Repo: "remote-data", Key: "set/b.csv"}
+	if err := c.Get(context.Background(), ob, "", 0, -1, func(r io.Reader, _ nasclient.Info) error { _, err := io.Copy(&got, r); return err }); err != nil || got.String() != "from the run\n" {
+		t.Fatalf("the remote after the approved request: %q %v", got.String(), err)
+	}
+}
+
+// TestCLIAdapterSource: `nas source add REPO exec:PROG --arg ...` attaches
+// what an adapter shows (the shipped HTTP adapter), and the listing names
+// the program and its arguments.
+func TestCLIAdapterSource(t *testing.T) {
+	adapters := t.TempDir()
+	prog := nastest.Build(t, "cmd/nas-adapter-http", adapters)
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"v1"`)
+		http.ServeContent(w, r, "", time.Unix(1700000000, 0), strings.NewReader("hello from the web\n"))
+	}))
+	defer web.Close()
+	srv := nastest.Start(t, nastest.Options{Sources: source.Options{Adapters: adapters}})
+	t.Setenv("NAS_ENDPOINT", srv.Endpoint)
+	t.Setenv("NAS_ACCESS_KEY", nastest.AccessKey)
+	t.Setenv("NAS_SECRET_KEY", nastest.SecretKey)
+	mustCLI(t, "repo", "create", "web", "--unprotected")
+	out := mustCLI(t, "source", "add", "web", "exec:"+prog, "--arg", "--url", "--arg", web.URL+"/pub/hello.txt", "--prefix", "w/")
+	if !strings.Contains(out, "1 objects") {
+		t.Fatalf("source add exec: %q", out)
+	}
+	if out := mustCLI(t, "source", "list", "web", "--json"); !strings.Contains(out, `"--url"`) || !strings.Contains(out, web.URL+"/pub/hello.txt") {
+		t.Errorf("source list: %s", out)
+	}
+	if out := mustCLI(t, "cat", "web/w/pub/hello.txt"); out != "hello from the web\n" {
+		t.Errorf("cat: %q", out)
+	}
+	if code, stderr := runCLIStderr(t, "source", "add", "web", "exec:/bin/sh", "--arg", "-c", "--prefix", "x/"); code == 0 || !strings.Contains(stderr, "adapter folder") {
+		t.Errorf("a program outside the adapter folder: %d %q", code, stderr)
 	}
 }
