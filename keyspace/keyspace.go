@@ -68,6 +68,10 @@ const (
 
 	// api: answers of idempotent control calls.
 	Idempotency = "I/"
+
+	// hook: webhooks and their delivery logs.
+	Hook         = "HK/"
+	HookDelivery = "HD/"
 )
 
 // Space is one registered key space.
@@ -100,6 +104,8 @@ var All = []Space{
 	{Content, "manifest", "content list"},
 	{Commit, "manifest", "commit"},
 	{Chunk, "cas", "chunk index record"},
+	{Hook, "hook", "a repository's webhook: URL, events, secret, delivery cursor"},
+	{HookDelivery, "hook", "a webhook's delivery log, by event sequence"},
 	{Lease, "auth", "lease"},
 	{AccessKey, "auth", "the lease of an access key"},
 	{LeaseChild, "auth", "children index, for cascading revocation"},

@@ -1,0 +1,270 @@
+package hook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/record"
+)
+
+// Payload is the body of a delivery: the recorded event, named as the
+// hook asked for it.
+type Payload struct {
+	// ID names the delivery (the same on every attempt): HOOK-SEQ.
+	ID        string            `json:"id"`
+	Event     string            `json:"event"`
+	Seq       uint64            `json:"seq"`
+	Time      time.Time         `json:"time"`
+	Repo      string            `json:"repo"`
+	Branch    string            `json:"branch,omitempty"`
+	Run       string            `json:"run,omitempty"`
+	Lease     string            `json:"lease,omitempty"`
+	Principal string            `json:"principal,omitempty"`
+	Subject   record.Subject    `json:"subject,omitzero"`
+	Decision  record.Decision   `json:"decision,omitzero"`
+	Details   map[string]string `json:"details,omitempty"`
+	// Hash is the event's hash in the recorder's chain (nas audit verify).
+	Hash record.Hash `json:"hash"`
+}
+
+// Options tunes a Dispatcher; the zero value is the default.
+type Options struct {
+	Poll    time.Duration // how often the recorder is looked at (0: 500 ms)
+	Timeout time.Duration // one attempt's bound (0: 10 s)
+	Backoff time.Duration // the first retry's delay, doubled up to MaxBackoff (0: 1 s)
+	// MaxBackoff bounds the delay between attempts (0: 5 min).
+	MaxBackoff time.Duration
+	Client     *http.Client // nil: one of its own, never following redirects
+	Log        *slog.Logger
+}
+
+// Dispatcher delivers the events of every hook of a Store.
+type Dispatcher struct {
+	s   *Store
+	o   Options
+	log *slog.Logger
+}
+
+// pageSize is how many events of one hook a round considers.
+const pageSize = 64
+
+// NewDispatcher returns the dispatcher of s's hooks; Run runs it.
+func NewDispatcher(s *Store, o Options) *Dispatcher {
+	if o.Poll <= 0 {
+		o.Poll = 500 * time.Millisecond
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = time.Second
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 5 * time.Minute
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return &Dispatcher{s: s, o: o, log: o.Log}
+}
+
+// Run delivers until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) {
+	t := time.NewTicker(d.o.Poll)
+	defer t.Stop()
+	for {
+		if err := d.round(ctx); err != nil && ctx.Err() == nil {
+			d.log.Warn("hook deliveries", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// round gives every hook that is due its turn.
+func (d *Dispatcher) round(ctx context.Context) error {
+	hooks, err := d.s.List(ctx, "")
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	for i := range hooks {
+		if h := &hooks[i]; !now.Before(h.NextTry) {
+			if err := d.pump(ctx, h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pump delivers h's due events in order, stopping at the first failure.
+func (d *Dispatcher) pump(ctx context.Context, h *Hook) error {
+	head, err := d.s.rec.Head(ctx)
+	if err != nil {
+		return err
+	}
+	var events []record.Event
+	err = d.s.rec.List(ctx, record.Filter{From: h.Cursor, Repo: h.Repo, Kinds: h.kinds(), Limit: pageSize}, func(e record.Event) error {
+		events = append(events, e)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		ok, err := d.attempt(ctx, h, e)
+		if err != nil || !ok {
+			return err
+		}
+	}
+	if len(events) < pageSize && head.Seq+1 > h.Cursor {
+		// Nothing else of h's up to head: pass over the other events.
+		return d.save(ctx, h, func(x *Hook) { x.Cursor = max(x.Cursor, head.Seq+1) })
+	}
+	return nil
+}
+
+// attempt delivers e once to h, logs the attempt and moves h on; ok
+// reports whether it was delivered.
+func (d *Dispatcher) attempt(ctx context.Context, h *Hook, e record.Event) (bool, error) {
+	name := eventName(e.Kind)
+	p := Payload{ID: h.ID + "-" + strconv.FormatUint(e.Seq, 10), Event: name, Seq: e.Seq, Time: e.Time, Repo: e.Repo,
+		Branch: e.Branch, Run: e.Run, Lease: e.Lease, Principal: e.Principal, Subject: e.Subject, Decision: e.Decision,
+		Details: e.Details, Hash: e.Hash}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return false, err
+	}
+	start := time.Now()
+	status, derr := d.post(ctx, h, p, body)
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	dl := Delivery{Seq: e.Seq, Event: name, Attempt: h.Failures + 1, Time: start.UTC(), Status: status, Duration: time.Since(start).Milliseconds()}
+	ok := derr == nil
+	if !ok {
+		dl.Error = derr.Error()
+	}
+	err = d.s.db.Update(ctx, func(txn kv.Txn) error {
+		x, err := getHook(txn, h.Repo, h.ID)
+		if err != nil || x.Cursor != h.Cursor {
+			return err // removed, or another round moved it: this one stops
+		}
+		if ok {
+			x.Cursor, x.Failures, x.NextTry = e.Seq+1, 0, time.Time{}
+		} else {
+			x.Failures++
+			x.NextTry = time.Now().Add(d.backoff(x.Failures))
+		}
+		*h = *x
+		if err := logAttempt(txn, h.ID, dl); err != nil {
+			return err
+		}
+		return putHook(txn, x)
+	})
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return ok && err == nil, err
+}
+
+// post sends one attempt and returns the receiver's status; an error
+// unless it was 2xx.
+func (d *Dispatcher) post(ctx context.Context, h *Hook, p Payload, body []byte) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "agentnas-hook/1")
+	req.Header.Set("x-nas-event", p.Event)
+	req.Header.Set("x-nas-delivery", p.ID)
+	req.Header.Set(SignatureHeader, Sign(h.Secret, time.Now(), body))
+	resp, err := d.o.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode/100 != 2 {
+		return resp.StatusCode, fmt.Errorf("%s: %q", resp.Status, msg)
+	}
+	return resp.StatusCode, nil
+}
+
+// backoff is the delay after the n-th failed attempt.
+func (d *Dispatcher) backoff(n int) time.Duration {
+	b := d.o.Backoff
+	for i := 1; i < n && b < d.o.MaxBackoff; i++ {
+		b *= 2
+	}
+	return min(b, d.o.MaxBackoff)
+}
+
+// save changes the stored h by fn (nothing when it was removed).
+func (d *Dispatcher) save(ctx context.Context, h *Hook, fn func(*Hook)) error {
+	err := d.s.db.Update(ctx, func(txn kv.Txn) error {
+		x, err := getHook(txn, h.Repo, h.ID)
+		if err != nil {
+			return err
+		}
+		fn(x)
+		*h = *x
+		return putHook(txn, x)
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func getHook(r kv.Reader, repo, id string) (*Hook, error) {
+	v, err := r.Get(hookKey(repo, id))
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, fmt.Errorf("hook %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var h Hook
+	if err := json.Unmarshal(v, &h); err != nil {
+		return nil, err
+	}
+	return &h, nil
+}
+
+func putHook(txn kv.Txn, h *Hook) error {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return txn.Set(hookKey(h.Repo, h.ID), b)
+}
+
+// eventName is the hook event name of a recorder kind.
+func eventName(k record.Kind) string {
+	for n, kind := range Events {
+		if kind == k {
+			return n
+		}
+	}
+	return string(k)
+}
