@@ -17,6 +17,7 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/gate"
+	"github.com/agentnas/nas/hook"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/search"
@@ -37,6 +38,7 @@ type Handler struct {
 	sources *source.Registry     // nil: no attached sources
 	idem    inflight             // idempotent calls this process runs
 	search  *search.Service      // nil: no full-text search
+	hooks   *hook.Store          // nil: no webhooks
 }
 
 // Recorder is the flight recorder as the control API reads it (events

@@ -88,6 +88,7 @@ func (h *Handler) routes() map[string]verb {
 	route(m, owner, h.trashList)
 	route(m, writes, h.trashRestore)
 	h.sourceRoutes(m)
+	h.hookRoutes(m)
 	route(m, leases, h.fileRead)
 	route(m, leases, h.fileDereference)
 	route(m, leases, h.fileVerify)

@@ -19,6 +19,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/gate"
+	"github.com/agentnas/nas/hook"
 	"github.com/agentnas/nas/keyring"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
@@ -50,6 +51,8 @@ type Config struct {
 	Sources source.Options
 	// Bodies bounds how slowly clients may send request bodies.
 	Bodies BodyLimits
+	// Hooks tunes webhook deliveries (poll, timeout, backoff; tests).
+	Hooks hook.Options
 	// KeysDir is the keyring of sensitive content's domain keys ("":
 	// DATA/keys). Keep it out of backups of the data directory, or
 	// destroying a key does not reach them.
@@ -72,6 +75,9 @@ type Gateway struct {
 	Sources   *source.Registry
 	// Search is the full-text indexes, under DATA/index.
 	Search *search.Service
+	// Hooks are the repositories' webhooks, delivered by hookDispatcher.
+	Hooks          *hook.Store
+	hookDispatcher *hook.Dispatcher
 	// Metrics is the gateway's registry (MetricsPath, MetricsHandler).
 	Metrics *metrics.Metrics
 	kv      kv.DB // the store every service uses (decorated)
@@ -182,6 +188,13 @@ func assemble(c Config, st stores) *Gateway {
 	})
 	g.API = api.New(api.Config{Branches: b, Auth: g.Auth, Recorder: g.Recorder, Gates: g.Gates, Log: c.Log})
 	g.API.SetSources(g.Sources)
+	g.Hooks = hook.NewStore(kdb, g.Recorder)
+	ho := c.Hooks
+	if ho.Log == nil {
+		ho.Log = c.Log
+	}
+	g.hookDispatcher = hook.NewDispatcher(g.Hooks, ho)
+	g.API.SetHooks(g.Hooks)
 	g.Search = search.New(filepath.Join(c.DataDir, "index"), b)
 	g.API.SetSearch(g.Search)
 	g.STS = sts.New(g.Auth, b, c.Log)
@@ -242,7 +255,7 @@ func (g *Gateway) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
 	runManifests := func(ctx context.Context) { _ = g.Manifests.Run(ctx) }
-	for _, run := range []func(context.Context){g.DB.Run, g.Leases.Run, runManifests, g.Sources.Run, g.runExpiry} {
+	for _, run := range []func(context.Context){g.DB.Run, g.Leases.Run, runManifests, g.Sources.Run, g.runExpiry, g.hookDispatcher.Run} {
 		g.bg.Add(1)
 		go func() {
 			defer g.bg.Done()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gateway"
+	"github.com/agentnas/nas/hook"
 	"github.com/agentnas/nas/source"
 )
 
@@ -54,6 +55,8 @@ type Options struct {
 	Bodies gateway.BodyLimits
 	// Sources tunes the attached sources (an adapter folder, timeouts).
 	Sources source.Options
+	// Hooks tunes webhook deliveries (tests poll and back off fast).
+	Hooks hook.Options
 }
 
 // Start starts a gateway and stops it when the test ends.
@@ -82,6 +85,7 @@ func Start(t testing.TB, opts ...Options) *Server {
 		Log:     o.Log,
 		Bodies:  o.Bodies,
 		Sources: o.Sources,
+		Hooks:   o.Hooks,
 	})
 	if err != nil {
 		t.Fatalf("open gateway: %v", err)
