@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -193,6 +194,7 @@ func assemble(c Config, st stores) *Gateway {
 	if ho.Log == nil {
 		ho.Log = c.Log
 	}
+	ho.Changes, ho.Region = g.commitChanges, cmp.Or(c.Region, "us-east-1")
 	g.hookDispatcher = hook.NewDispatcher(g.Hooks, ho)
 	g.API.SetHooks(g.Hooks)
 	g.Search = search.New(filepath.Join(c.DataDir, "index"), b)
@@ -461,4 +463,30 @@ func (f *freshConns) closeAll() {
 	for c := range f.conns {
 		c.Close()
 	}
+}
+
+// commitChanges lists what a commit changed against its first parent, for
+// the webhooks' object events.
+func (g *Gateway) commitChanges(ctx context.Context, repo, commit, after string, fn func(hook.ObjectChange) error) error {
+	id, err := manifest.ParseCommitID(commit)
+	if err != nil {
+		return fmt.Errorf("commit %q: %w", commit, err)
+	}
+	c, err := g.Branches.Manifest().GetCommit(ctx, id)
+	if errors.Is(err, manifest.ErrNotFound) {
+		return hook.ErrNotYet
+	}
+	if err != nil {
+		return err
+	}
+	if len(c.Parents) == 0 {
+		return nil
+	}
+	return g.Branches.Diff(ctx, repo, c.Parents[0].String(), commit, after, nil, func(ch branch.Change) error {
+		oc := hook.ObjectChange{Key: ch.Key, Removed: ch.New == nil}
+		if e := ch.New; e != nil {
+			oc.Size, oc.ETag, oc.VersionID = e.Size, e.ETag, e.VersionID
+		}
+		return fn(oc)
+	})
 }

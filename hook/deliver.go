@@ -45,6 +45,10 @@ type Options struct {
 	MaxBackoff time.Duration
 	Client     *http.Client // nil: one of its own, never following redirects
 	Log        *slog.Logger
+	// Changes lists what a commit changed, for object events (nil: none
+	// are sent). Region names the gateway's region in them.
+	Changes Changes
+	Region  string
 }
 
 // Dispatcher delivers the events of every hook of a Store.
@@ -128,65 +132,120 @@ func (d *Dispatcher) pump(ctx context.Context, h *Hook) error {
 		return err
 	}
 	for _, e := range events {
-		ok, err := d.attempt(ctx, h, e)
+		ok, err := d.deliver(ctx, h, e)
+		if errors.Is(err, errStopRound) {
+			return nil
+		}
 		if err != nil || !ok {
 			return err
 		}
 	}
 	if len(events) < pageSize && head.Seq+1 > h.Cursor {
 		// Nothing else of h's up to head: pass over the other events.
-		return d.save(ctx, h, func(x *Hook) { x.Cursor = max(x.Cursor, head.Seq+1) })
+		err := d.update(ctx, h, func(x *Hook) { x.Cursor = max(x.Cursor, head.Seq+1) })
+		if errors.Is(err, errStopRound) {
+			return nil
+		}
+		return err
 	}
 	return nil
 }
 
-// attempt delivers e once to h, logs the attempt and moves h on; ok
-// reports whether it was delivered.
-func (d *Dispatcher) attempt(ctx context.Context, h *Hook, e record.Event) (bool, error) {
-	name := eventName(e.Kind)
-	p := Payload{ID: h.ID + "-" + strconv.FormatUint(e.Seq, 10), Event: name, Seq: e.Seq, Time: e.Time, Repo: e.Repo,
-		Branch: e.Branch, Run: e.Run, Lease: e.Lease, Principal: e.Principal, Subject: e.Subject, Decision: e.Decision,
-		Details: e.Details, Hash: e.Hash}
-	body, err := json.Marshal(p)
-	if err != nil {
-		return false, err
+// deliver delivers e to h: the event itself when h asked for its kind,
+// then, for a commit or merge, the objects it changed when h asked for
+// object events, a page of records a delivery. What was delivered is
+// kept in h (Plain, After), so a retry resumes after it. ok reports
+// whether all of e was delivered and the cursor moved past it.
+func (d *Dispatcher) deliver(ctx context.Context, h *Hook, e record.Event) (bool, error) {
+	id := h.ID + "-" + strconv.FormatUint(e.Seq, 10)
+	if h.wants(eventName(e.Kind)) && !h.Plain {
+		p := Payload{ID: id, Event: eventName(e.Kind), Seq: e.Seq, Time: e.Time, Repo: e.Repo,
+			Branch: e.Branch, Run: e.Run, Lease: e.Lease, Principal: e.Principal, Subject: e.Subject, Decision: e.Decision,
+			Details: e.Details, Hash: e.Hash}
+		body, err := json.Marshal(p)
+		if err != nil {
+			return false, err
+		}
+		ok, err := d.send(ctx, h, e.Seq, p.Event, id, body, func(x *Hook) { x.Plain = true })
+		if !ok || err != nil {
+			return false, err
+		}
 	}
+	if h.wantsObjects() && (e.Kind == record.KindCommit || e.Kind == record.KindMerge) && e.Subject.Commit != "" && d.o.Changes != nil {
+		ok, err := d.deliverObjects(ctx, h, e, id)
+		if !ok || err != nil {
+			return false, err
+		}
+	}
+	err := d.update(ctx, h, func(x *Hook) { x.Cursor, x.Plain, x.After, x.Failures, x.NextTry = e.Seq+1, false, "", 0, time.Time{} })
+	return err == nil, err
+}
+
+// send posts one delivery and logs it; on success done changes h (and
+// the failures are forgotten), on failure the next try is scheduled.
+func (d *Dispatcher) send(ctx context.Context, h *Hook, seq uint64, event, id string, body []byte, done func(*Hook)) (bool, error) {
 	start := time.Now()
-	status, derr := d.post(ctx, h, p, body)
+	status, derr := d.post(ctx, h, event, id, body)
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
-	dl := Delivery{Seq: e.Seq, Event: name, Attempt: h.Failures + 1, Time: start.UTC(), Status: status, Duration: time.Since(start).Milliseconds()}
-	ok := derr == nil
-	if !ok {
+	dl := Delivery{Seq: seq, Event: event, Attempt: h.Failures + 1, Time: start.UTC(), Status: status, Duration: time.Since(start).Milliseconds()}
+	if derr != nil {
 		dl.Error = derr.Error()
 	}
-	err = d.s.db.Update(ctx, func(txn kv.Txn) error {
-		x, err := getHook(txn, h.Repo, h.ID)
-		if err != nil || x.Cursor != h.Cursor {
-			return err // removed, or another round moved it: this one stops
-		}
-		if ok {
-			x.Cursor, x.Failures, x.NextTry = e.Seq+1, 0, time.Time{}
+	err := d.update(ctx, h, func(x *Hook) {
+		if derr == nil {
+			done(x)
+			x.Failures, x.NextTry = 0, time.Time{}
 		} else {
 			x.Failures++
 			x.NextTry = time.Now().Add(d.backoff(x.Failures))
 		}
-		*h = *x
-		if err := logAttempt(txn, h.ID, dl); err != nil {
+	}, dl)
+	return derr == nil && err == nil, err
+}
+
+// update changes the stored h by fn, and logs the attempts, unless h was
+// removed or another round moved it (errMoved, then nil to the caller's
+// caller: this round stops).
+func (d *Dispatcher) update(ctx context.Context, h *Hook, fn func(*Hook), log ...Delivery) error {
+	var now *Hook // Update may run the function more than once: h changes only after the commit
+	err := d.s.db.Update(ctx, func(txn kv.Txn) error {
+		x, err := getHook(txn, h.Repo, h.ID)
+		if err != nil {
 			return err
 		}
+		if x.Cursor != h.Cursor || x.Plain != h.Plain || x.After != h.After {
+			return errMoved
+		}
+		fn(x)
+		for _, dl := range log {
+			if err := logAttempt(txn, x.ID, dl); err != nil {
+				return err
+			}
+		}
+		now = x
 		return putHook(txn, x)
 	})
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
+	if errors.Is(err, ErrNotFound) || errors.Is(err, errMoved) {
+		return errStopRound
 	}
-	return ok && err == nil, err
+	if err == nil {
+		*h = *now
+	}
+	return err
 }
+
+// errMoved is a hook another round changed meanwhile; errStopRound ends
+// this round's work on a hook without an error to report.
+var (
+	errMoved     = errors.New("hook moved")
+	errStopRound = errors.New("hook round stopped")
+)
 
 // post sends one attempt and returns the receiver's status; an error
 // unless it was 2xx.
-func (d *Dispatcher) post(ctx context.Context, h *Hook, p Payload, body []byte) (int, error) {
+func (d *Dispatcher) post(ctx context.Context, h *Hook, event, id string, body []byte) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
@@ -195,8 +254,8 @@ func (d *Dispatcher) post(ctx context.Context, h *Hook, p Payload, body []byte) 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "agentnas-hook/1")
-	req.Header.Set("x-nas-event", p.Event)
-	req.Header.Set("x-nas-delivery", p.ID)
+	req.Header.Set("x-nas-event", event)
+	req.Header.Set("x-nas-delivery", id)
 	req.Header.Set(SignatureHeader, Sign(h.Secret, time.Now(), body))
 	resp, err := d.o.Client.Do(req)
 	if err != nil {
@@ -217,23 +276,6 @@ func (d *Dispatcher) backoff(n int) time.Duration {
 		b *= 2
 	}
 	return min(b, d.o.MaxBackoff)
-}
-
-// save changes the stored h by fn (nothing when it was removed).
-func (d *Dispatcher) save(ctx context.Context, h *Hook, fn func(*Hook)) error {
-	err := d.s.db.Update(ctx, func(txn kv.Txn) error {
-		x, err := getHook(txn, h.Repo, h.ID)
-		if err != nil {
-			return err
-		}
-		fn(x)
-		*h = *x
-		return putHook(txn, x)
-	})
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	return err
 }
 
 func getHook(r kv.Reader, repo, id string) (*Hook, error) {
@@ -262,7 +304,7 @@ func putHook(txn kv.Txn, h *Hook) error {
 // eventName is the hook event name of a recorder kind.
 func eventName(k record.Kind) string {
 	for n, kind := range Events {
-		if kind == k {
+		if kind == k && n != EventObjectCreated && n != EventObjectRemoved {
 			return n
 		}
 	}

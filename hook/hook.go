@@ -34,7 +34,17 @@ var Events = map[string]record.Kind{
 	"branch.deleted": record.KindBranchDeleted,
 	"lease.revoked":  record.KindLeaseRevoked,
 	"source.push":    record.KindSourcePush,
+	// Object events: what each commit and merge changed, one S3 event
+	// record per key (see objects.go).
+	EventObjectCreated: record.KindCommit,
+	EventObjectRemoved: record.KindCommit,
 }
+
+// The object event names.
+const (
+	EventObjectCreated = "object.created"
+	EventObjectRemoved = "object.removed"
+)
 
 // Limits of the store.
 const (
@@ -58,16 +68,31 @@ type Hook struct {
 	// is when the next attempt is due.
 	Failures int       `json:"failures,omitempty"`
 	NextTry  time.Time `json:"next_try,omitzero"`
+	// Plain: the event at Cursor itself was delivered; After: the object
+	// events of its commit were delivered up to this key.
+	Plain bool   `json:"plain,omitempty"`
+	After string `json:"after,omitempty"`
 }
 
 // kinds returns the recorder kinds h asked for.
 func (h *Hook) kinds() []record.Kind {
-	out := make([]record.Kind, 0, len(h.Events))
+	out := make([]record.Kind, 0, len(h.Events)+1)
 	for _, e := range h.Events {
-		out = append(out, Events[e])
+		if !slices.Contains(out, Events[e]) {
+			out = append(out, Events[e])
+		}
+	}
+	if h.wantsObjects() && !slices.Contains(out, record.KindMerge) {
+		out = append(out, record.KindMerge)
 	}
 	return out
 }
+
+// wants reports whether h asked for event name.
+func (h *Hook) wants(name string) bool { return slices.Contains(h.Events, name) }
+
+// wantsObjects reports whether h asked for object events.
+func (h *Hook) wantsObjects() bool { return h.wants(EventObjectCreated) || h.wants(EventObjectRemoved) }
 
 // Delivery is one attempt to deliver an event.
 type Delivery struct {

@@ -123,8 +123,16 @@ func TestDeliveries(t *testing.T) {
 		t.Errorf("attempts %v, bad %d", rc.attempts, rc.bad)
 	}
 	rc.mu.Unlock()
-	log, err := st.Deliveries(ctx, "data", h.ID)
-	must(t, err)
+	// The last attempt is logged just after its answer: wait for it.
+	var log []hook.Delivery
+	for time.Now().Before(deadline) {
+		log, err = st.Deliveries(ctx, "data", h.ID)
+		must(t, err)
+		if len(log) >= 4 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if len(log) != 4 || log[len(log)-1].Status != 500 || log[len(log)-1].Attempt != 1 || log[len(log)-2].Attempt != 2 || log[0].Status != 200 {
 		t.Errorf("delivery log: %+v", log)
 	}

@@ -80,6 +80,15 @@ func TestHooksThroughTheGateway(t *testing.T) {
 	rc.secret = added.Hook.Secret
 	rc.mu.Unlock()
 
+	objs := &objectReceiver{}
+	orecv := httptest.NewServer(objs)
+	defer orecv.Close()
+	var oadded apiv1.HookResponse
+	must(t, json.Unmarshal([]byte(mustCLI(t, "hook", "add", "hooked", orecv.URL, "--events", "object.created,object.removed", "--json")), &oadded))
+	objs.mu.Lock()
+	objs.secret = oadded.Hook.Secret
+	objs.mu.Unlock()
+
 	mustCLI(t, "branch", "create", "hooked", "feat", "--from", "main")
 	if _, err := c.Put(context.Background(), nasclient.Object{Repo: "hooked", Branch: "feat", Key: "secrets/x.env"}, strings.NewReader("TOKEN=1"), 7, nasclient.PutOptions{}); err != nil {
 		t.Fatal(err)
@@ -100,14 +109,22 @@ func TestHooksThroughTheGateway(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if got := strings.Join(rc.names(), ","); got != want {
-		t.Fatalf("delivered %s, want %s", got, want)
+		t.Fatalf("delivered %s, want %s\n%s", got, want, mustCLI(t, "hook", "deliveries", "hooked", added.Hook.ID))
 	}
 	rc.mu.Lock()
 	if len(rc.bad) != 0 || rc.events[1].Branch != "feat" || rc.events[0].Repo != "hooked" {
 		t.Errorf("bad deliveries %v; events %+v", rc.bad, rc.events)
 	}
 	rc.mu.Unlock()
-	out := mustCLI(t, "hook", "deliveries", "hooked", added.Hook.ID)
+	// The last attempt is logged just after its answer: wait for it.
+	var out string
+	for {
+		out = mustCLI(t, "hook", "deliveries", "hooked", added.Hook.ID)
+		if strings.Count(out, "\n") >= 6 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 6 || !strings.Contains(lines[5], "try 1\t500") ||
 		!strings.Contains(lines[4], "try 2\t200") {
 		t.Errorf("deliveries:\n%s", out)
@@ -115,8 +132,49 @@ func TestHooksThroughTheGateway(t *testing.T) {
 	if out := mustCLI(t, "hook", "list", "hooked"); !strings.Contains(out, added.Hook.ID) || strings.Contains(out, added.Hook.Secret) {
 		t.Errorf("hook list shows %q", out)
 	}
+	// Object events: the run's commit on feat, then the merge into main,
+	// then a removal, in the shape of S3's notifications.
+	mustCLI(t, "rm", "hooked@feat:/secrets/x.env")
+	mustCLI(t, "commit", "hooked", "feat", "-m", "drop it")
+	wantObj := "ObjectCreated:Put hooked feat secrets/x.env,ObjectCreated:Put hooked main secrets/x.env,ObjectRemoved:Delete hooked feat secrets/x.env"
+	for objs.summary() != wantObj && time.Now().Before(deadline.Add(10*time.Second)) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := objs.summary(); got != wantObj {
+		t.Fatalf("object events %s, want %s", got, wantObj)
+	}
+
 	mustCLI(t, "hook", "remove", "hooked", added.Hook.ID)
 	if code, _ := runCLI(t, "hook", "add", "hooked", "ftp://example.org/", "--events", "commit"); code == 0 {
 		t.Error("an ftp hook was accepted")
 	}
+}
+
+// objectReceiver keeps the S3 event records of signed deliveries.
+type objectReceiver struct {
+	mu      sync.Mutex
+	secret  string
+	records []hook.S3Record
+}
+
+func (rc *objectReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var ev hook.S3Event
+	if hook.Verify(rc.secret, r.Header.Get(hook.SignatureHeader), body, time.Now(), 5*time.Minute) != nil || json.Unmarshal(body, &ev) != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	rc.records = append(rc.records, ev.Records...)
+}
+
+func (rc *objectReceiver) summary() string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var out []string
+	for _, r := range rc.records {
+		out = append(out, r.EventName+" "+r.S3.Bucket.Name+" "+r.NAS.Branch+" "+r.S3.Object.Key)
+	}
+	return strings.Join(out, ",")
 }
