@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -211,4 +212,89 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestObjectEventPages: a commit's changes go a page at a time, in key
+// order; a page that failed is sent again (with the same delivery ID)
+// and then the rest, each record once; keys are URL-encoded as S3's.
+func TestObjectEventPages(t *testing.T) {
+	ctx := context.Background()
+	db, rec := open(t)
+	st := hook.NewStore(db, rec)
+	var changes []hook.ObjectChange
+	for i := range 250 {
+		changes = append(changes, hook.ObjectChange{Key: fmt.Sprintf("d/k %03d", i), Removed: i%50 == 0, Size: int64(i)})
+	}
+	list := func(_ context.Context, repo, commit, after string, fn func(hook.ObjectChange) error) error {
+		if commit != "c1" {
+			return hook.ErrNotYet
+		}
+		for _, c := range changes {
+			if c.Key > after {
+				if err := fn(c); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	var mu sync.Mutex
+	var got []hook.S3Record
+	ids := map[string]int{}
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		ids[r.Header.Get("x-nas-delivery")]++
+		if calls == 2 { // the second page fails once
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		var ev hook.S3Event
+		must(t, json.NewDecoder(r.Body).Decode(&ev))
+		got = append(got, ev.Records...)
+	}))
+	defer srv.Close()
+	h, err := st.Add(ctx, "data", srv.URL, []string{hook.EventObjectCreated, hook.EventObjectRemoved})
+	must(t, err)
+	_, err = rec.Append(ctx, record.Event{Kind: record.KindCommit, Repo: "data", Branch: "run", Subject: record.Subject{Commit: "c1"}})
+	must(t, err)
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go hook.NewDispatcher(st, hook.Options{Poll: 5 * time.Millisecond, Backoff: 10 * time.Millisecond, Changes: list, Region: "eu-1"}).Run(dctx)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= 250 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 250 || calls != 4 {
+		t.Fatalf("%d records in %d calls", len(got), calls)
+	}
+	for i, r := range got {
+		wantName := "ObjectCreated:Put"
+		if i%50 == 0 {
+			wantName = "ObjectRemoved:Delete"
+		}
+		if r.S3.Object.Key != fmt.Sprintf("d/k+%03d", i) || r.EventName != wantName || r.NAS.Commit != "c1" || r.NAS.Branch != "run" ||
+			r.AWSRegion != "eu-1" || r.S3.ConfigurationID != h.ID {
+			t.Fatalf("record %d: %+v", i, r)
+		}
+	}
+	retried := 0
+	for _, n := range ids {
+		if n == 2 {
+			retried++
+		}
+	}
+	if len(ids) != 3 || retried != 1 {
+		t.Errorf("delivery IDs %v", ids)
+	}
 }
