@@ -19,7 +19,8 @@ type Hook struct {
 
 // HookAddRequest registers URL for Events (gate.pending, gate.decided,
 // commit, merge, branch.created, branch.deleted, lease.revoked,
-// source.push) of Repo, from now on.
+// source.push; object.created and object.removed: each commit's changed
+// keys as S3 event records) of Repo, from now on.
 type HookAddRequest struct {
 	Repo   string   `json:"repo"`
 	URL    string   `json:"url"`

@@ -39,7 +39,7 @@ func newHookAddCmd() *cobra.Command {
 			return runHookAdd(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringSliceVar(&o.events, "events", nil, "events to deliver: gate.pending, gate.decided, commit, merge, branch.created, branch.deleted, lease.revoked, source.push")
+	cmd.Flags().StringSliceVar(&o.events, "events", nil, "events to deliver: gate.pending, gate.decided, commit, merge, branch.created, branch.deleted, lease.revoked, source.push, object.created, object.removed (S3 event records of each commit's keys)")
 	return cmd
 }
 
