@@ -51,7 +51,7 @@ var rank = map[string]int{
 	"client": 3, "chunkcache": 2,
 	"fuse": 4, "mcpserver": 4,
 	// Tools, tests and the binary.
-	"cas/castest": 9, "kv/kvtest": 9, "tree/treetest": 9, "source/sourcetest": 9,
+	"cas/castest": 9, "kv/kvtest": 9, "tree/treetest": 9, "source/sourcetest": 9, "adapter/adaptertest": 9,
 	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "cmd/nas-bench": 11, "cmd/nas-adapter-http": 11, "cmd/nas-adapter-postgres": 11, "internal/pgtest": 9, "layers": 11, "docs": 11,
 }
 

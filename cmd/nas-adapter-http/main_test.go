@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,132 +13,50 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/adapter"
+	"github.com/agentnas/nas/adapter/adaptertest"
 )
 
 // binary is the adapter built once for the tests.
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nas-adapter-http-test-")
+	path, done, out, err := adaptertest.Build("nas-adapter-http")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "nas-adapter-http")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	binary = path
 	code := m.Run()
-	os.RemoveAll(dir)
+	done()
 	os.Exit(code)
 }
 
 // client speaks the protocol to a running adapter.
-type client struct {
-	t      *testing.T
-	in     io.WriteCloser
-	out    *bufio.Reader
-	stderr *syncBuffer
-}
+type client struct{ *adaptertest.Client }
 
 // start runs the adapter binary with args; t.Cleanup ends it.
 func start(t *testing.T, args ...string) *client {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &client{t: t, in: in, out: bufio.NewReader(out), stderr: new(syncBuffer)}
-	cmd.Stderr = c.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("adapter exited: %v\n%s", err, c.stderr)
-		}
-	})
-	if res := c.call(adapter.Request{Op: adapter.OpHello, Protocol: adapter.Protocol}); res.Protocol != adapter.Protocol || res.Name != "http" {
-		t.Fatalf("hello: %+v", res)
-	}
-	return c
-}
-
-// syncBuffer is a buffer the adapter's stderr copier and a test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-// logged waits for the adapter to have written s to stderr (it is copied
-// by a goroutine of exec, after the answer may have arrived).
-func (c *client) logged(s string) bool {
-	for range 100 {
-		if strings.Contains(c.stderr.String(), s) {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+	return &client{adaptertest.Start(t, binary, "http", args...)}
 }
 
 func (c *client) call(req adapter.Request) adapter.Response {
-	c.t.Helper()
-	b, _ := json.Marshal(req)
-	if _, err := c.in.Write(append(b, '\n')); err != nil {
-		c.t.Fatalf("send %s: %v", b, err)
-	}
-	l, err := c.out.ReadBytes('\n')
-	if err != nil {
-		c.t.Fatalf("answer to %s: %v", b, err)
-	}
-	var res adapter.Response
-	if err := json.Unmarshal(l, &res); err != nil {
-		c.t.Fatalf("answer %q: %v", l, err)
-	}
-	return res
+	c.T.Helper()
+	return c.Call(req)
 }
+
+func (c *client) logged(s string) bool { return c.Logged(s) }
 
 // read reads [off, off+n) of key at version: the bytes, or the error
 // code.
 func (c *client) read(key, version string, off, n int64) ([]byte, string) {
-	c.t.Helper()
-	res := c.call(adapter.Request{Op: adapter.OpRead, Key: key, Version: version, Offset: off, Length: n})
-	if res.Error != nil {
-		return nil, res.Error.Code
-	}
-	if res.Version != version {
-		c.t.Fatalf("read of %s: version %q, asked %q", key, res.Version, version)
-	}
-	b := make([]byte, res.Length)
-	if _, err := io.ReadFull(c.out, b); err != nil {
-		c.t.Fatalf("read of %s: %v", key, err)
-	}
-	return b, ""
+	c.T.Helper()
+	return c.Read(key, version, off, n)
 }
 
 // listAll lists every object, limit per page, checking the order.
 func (c *client) listAll(limit int) ([]adapter.Object, *adapter.Error) {
-	c.t.Helper()
+	c.T.Helper()
 	var all []adapter.Object
 	after := ""
 	for {
@@ -152,11 +65,11 @@ func (c *client) listAll(limit int) ([]adapter.Object, *adapter.Error) {
 			return nil, res.Error
 		}
 		if len(res.Objects) > limit {
-			c.t.Fatalf("page of %d objects for limit %d", len(res.Objects), limit)
+			c.T.Fatalf("page of %d objects for limit %d", len(res.Objects), limit)
 		}
 		for _, o := range res.Objects {
 			if o.Key <= after {
-				c.t.Fatalf("key %q after %q", o.Key, after)
+				c.T.Fatalf("key %q after %q", o.Key, after)
 			}
 			after = o.Key
 		}
@@ -263,11 +176,11 @@ func TestURLs(t *testing.T) {
 	}
 	// a.txt twice: the second is a.txt~2, the same resource.
 	if want := []string{"a.txt", "a.txt~2", "b.csv", "dir/c.txt", "whole.bin"}; !slices.Equal(keys, want) {
-		t.Fatalf("keys %q, want %q\n%s", keys, want, c.stderr)
+		t.Fatalf("keys %q, want %q\n%s", keys, want, c.Stderr())
 	}
 	for _, want := range []string{"nolen.txt", "nover.txt", "missing.txt"} {
 		if !c.logged(want) {
-			t.Errorf("stderr does not say why %s was skipped:\n%s", want, c.stderr)
+			t.Errorf("stderr does not say why %s was skipped:\n%s", want, c.Stderr())
 		}
 	}
 	a := byKey["a.txt"]
@@ -382,14 +295,14 @@ func TestIndex(t *testing.T) {
 	c := start(t, "--index", s.URL+"/pub/")
 	objs, e := c.listAll(2)
 	if e != nil {
-		t.Fatalf("list: %v\n%s", e, c.stderr)
+		t.Fatalf("list: %v\n%s", e, c.Stderr())
 	}
 	var keys []string
 	for _, o := range objs {
 		keys = append(keys, o.Key)
 	}
 	if want := []string{"a.txt", "d.txt", "e.txt", "sub/b c.txt"}; !slices.Equal(keys, want) {
-		t.Fatalf("keys %q, want %q\n%s", keys, want, c.stderr)
+		t.Fatalf("keys %q, want %q\n%s", keys, want, c.Stderr())
 	}
 	if got, code := c.read("sub/b c.txt", `"b"`, 1, 2); code != "" || string(got) != "bb" {
 		t.Errorf("read: %q %s", got, code)
@@ -455,10 +368,10 @@ func TestRedirect(t *testing.T) {
 	c := start(t, "--url", front.URL+"/moved", "--url", front.URL+"/away")
 	objs, e := c.listAll(10)
 	if e != nil || len(objs) != 1 || objs[0].Key != "moved" || objs[0].Size != 4 {
-		t.Fatalf("list: %+v %v\n%s", objs, e, c.stderr)
+		t.Fatalf("list: %+v %v\n%s", objs, e, c.Stderr())
 	}
 	if !c.logged("redirect refused") {
-		t.Errorf("stderr does not say the redirect was refused:\n%s", c.stderr)
+		t.Errorf("stderr does not say the redirect was refused:\n%s", c.Stderr())
 	}
 	if got, code := c.read("moved", `"r"`, 0, 4); code != "" || string(got) != "here" {
 		t.Errorf("read through a redirect: %q %s", got, code)

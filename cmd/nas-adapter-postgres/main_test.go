@@ -1,25 +1,20 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentnas/nas/adapter"
+	"github.com/agentnas/nas/adapter/adaptertest"
 	"github.com/agentnas/nas/internal/pgtest"
 )
 
@@ -27,123 +22,45 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nas-adapter-postgres-test-")
+	path, done, out, err := adaptertest.Build("nas-adapter-postgres")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "nas-adapter-postgres")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	binary = path
 	code := m.Run()
-	os.RemoveAll(dir)
+	done()
 	os.Exit(code)
 }
 
 // client speaks the protocol to a running adapter.
-type client struct {
-	t      *testing.T
-	in     io.WriteCloser
-	out    *bufio.Reader
-	stderr *syncBuffer
-}
+type client struct{ *adaptertest.Client }
 
 // start runs the adapter binary with args; t.Cleanup ends it.
 func start(t *testing.T, args ...string) *client {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &client{t: t, in: in, out: bufio.NewReader(out), stderr: new(syncBuffer)}
-	cmd.Stderr = c.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("adapter exited: %v\n%s", err, c.stderr)
-		}
-	})
-	if res := c.call(adapter.Request{Op: adapter.OpHello, Protocol: adapter.Protocol}); res.Protocol != adapter.Protocol || res.Name != "postgres" {
-		t.Fatalf("hello: %+v\n%s", res, c.stderr)
-	}
-	return c
-}
-
-// syncBuffer is a buffer the adapter's stderr copier and a test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-// logged waits for the adapter to have written s to stderr.
-func (c *client) logged(s string) bool {
-	for range 100 {
-		if strings.Contains(c.stderr.String(), s) {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+	return &client{adaptertest.Start(t, binary, "postgres", args...)}
 }
 
 func (c *client) call(req adapter.Request) adapter.Response {
-	c.t.Helper()
-	b, _ := json.Marshal(req)
-	if _, err := c.in.Write(append(b, '\n')); err != nil {
-		c.t.Fatalf("send %s: %v", b, err)
-	}
-	l, err := c.out.ReadBytes('\n')
-	if err != nil {
-		c.t.Fatalf("answer to %s: %v\n%s", b, err, c.stderr)
-	}
-	var res adapter.Response
-	if err := json.Unmarshal(l, &res); err != nil {
-		c.t.Fatalf("answer %q: %v", l, err)
-	}
-	return res
+	c.T.Helper()
+	return c.Call(req)
 }
+
+func (c *client) logged(s string) bool { return c.Logged(s) }
 
 // read reads [off, off+n) of key at version: the bytes, or the error
 // code.
 func (c *client) read(key, version string, off, n int64) (string, string) {
-	c.t.Helper()
-	res := c.call(adapter.Request{Op: adapter.OpRead, Key: key, Version: version, Offset: off, Length: n})
-	if res.Error != nil {
-		return "", res.Error.Code
-	}
-	b := make([]byte, res.Length)
-	if _, err := io.ReadFull(c.out, b); err != nil {
-		c.t.Fatalf("read of %s: %v", key, err)
-	}
-	return string(b), ""
+	c.T.Helper()
+	b, code := c.Read(key, version, off, n)
+	return string(b), code
 }
 
 // list lists every object, limit per page, checking the order, and
 // returns them by key.
 func (c *client) list(limit int) ([]string, map[string]adapter.Object, *adapter.Error) {
-	c.t.Helper()
+	c.T.Helper()
 	var keys []string
 	objs := map[string]adapter.Object{}
 	after := ""
@@ -153,11 +70,11 @@ func (c *client) list(limit int) ([]string, map[string]adapter.Object, *adapter.
 			return nil, nil, res.Error
 		}
 		if len(res.Objects) > limit {
-			c.t.Fatalf("page of %d objects for limit %d", len(res.Objects), limit)
+			c.T.Fatalf("page of %d objects for limit %d", len(res.Objects), limit)
 		}
 		for _, o := range res.Objects {
 			if o.Key <= after {
-				c.t.Fatalf("key %q after %q", o.Key, after)
+				c.T.Fatalf("key %q after %q", o.Key, after)
 			}
 			after = o.Key
 			keys = append(keys, o.Key)
@@ -214,13 +131,13 @@ func TestCSV(t *testing.T) {
 
 	keys, objs, e := c.list(2)
 	if e != nil {
-		t.Fatalf("list: %v\n%s", e, c.stderr)
+		t.Fatalf("list: %v\n%s", e, c.Stderr())
 	}
 	if want := []string{"reports/top.csv", "shop/Items.csv", "users.csv"}; !slices.Equal(keys, want) {
 		t.Fatalf("keys %q, want %q", keys, want)
 	}
 	if !c.logged("missing") {
-		t.Errorf("stderr does not say the missing table was skipped:\n%s", c.stderr)
+		t.Errorf("stderr does not say the missing table was skipped:\n%s", c.Stderr())
 	}
 	u := objs["users.csv"]
 	if u.Size != int64(len(usersCSV)) || u.Version != sum(usersCSV) || u.SHA256 != u.Version || u.ContentType != "text/csv" {
@@ -321,7 +238,7 @@ func TestJSONL(t *testing.T) {
 		"--table", "public.users", "--query", "n=SELECT count(*) AS n FROM users")
 	keys, objs, e := c.list(1)
 	if e != nil {
-		t.Fatalf("list: %v\n%s", e, c.stderr)
+		t.Fatalf("list: %v\n%s", e, c.Stderr())
 	}
 	if want := []string{"n.jsonl", "public/users.jsonl"}; !slices.Equal(keys, want) {
 		t.Fatalf("keys %q, want %q", keys, want)
