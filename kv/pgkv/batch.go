@@ -33,6 +33,9 @@ var _ kv.Batch = (*batch)(nil)
 
 // Set implements kv.Batch.
 func (b *batch) Set(key, value []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
 	b.ops[string(key)] = batchOp{value: append([]byte{}, value...)}
 	return nil
 }

@@ -57,14 +57,8 @@ func (db *DB) migrateStep(ctx context.Context, schema string, ms []string) (done
 		return false, err
 	}
 	s := pgx.Identifier{schema}.Sanitize()
-	setup := []string{
-		"CREATE SCHEMA IF NOT EXISTS " + s,
-		"CREATE TABLE IF NOT EXISTS " + s + ".migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-	}
-	for _, q := range setup {
-		if _, err := tx.Exec(ctx, q); err != nil {
-			return false, err
-		}
+	if err := createTables(ctx, tx, schema); err != nil {
+		return false, err
 	}
 	var version int
 	if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM "+s+".migrations").Scan(&version); err != nil {
@@ -85,4 +79,27 @@ func (db *DB) migrateStep(ctx context.Context, schema string, ms []string) (done
 	}
 	db.log.Info("pgkv: migrated", "schema", schema, "version", version+1)
 	return false, tx.Commit(ctx)
+}
+
+// createTables creates the schema and its migrations table unless they
+// exist; checking first lets a gateway run without the CREATE privilege on
+// a database whose schema an administrator made.
+func createTables(ctx context.Context, tx pgx.Tx, schema string) error {
+	s := pgx.Identifier{schema}.Sanitize()
+	var haveSchema, haveTable bool
+	err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1), to_regclass($2) IS NOT NULL",
+		schema, s+".migrations").Scan(&haveSchema, &haveTable)
+	if err != nil {
+		return err
+	}
+	if !haveSchema {
+		if _, err := tx.Exec(ctx, "CREATE SCHEMA "+s); err != nil {
+			return err
+		}
+	}
+	if !haveTable {
+		_, err := tx.Exec(ctx, "CREATE TABLE "+s+".migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+		return err
+	}
+	return nil
 }

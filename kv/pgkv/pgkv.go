@@ -20,6 +20,7 @@
 //   - Durability: an Update or Flush that returned nil is committed with
 //     the server's synchronous_commit, which must be on (the default; Open
 //     logs a warning otherwise, and when fsync is off).
+//   - Keys are at most MaxKeySize (2 KiB) long, else ErrKeyTooLong.
 //   - Each Set and Delete of a Txn is sent to the server at once, so the
 //     transaction's own Gets and Scans see it; a Txn holding more than
 //     Options.MaxTxnBytes of writes fails with kv.ErrTooBig.
@@ -63,6 +64,14 @@ const (
 	DefaultConnectTimeout = 5 * time.Second
 	DefaultMaxTxnBytes    = 64 << 20
 )
+
+// MaxKeySize is the longest key Set takes. A btree index entry holds at
+// most 2,704 bytes (PostgreSQL 15, 8 KiB pages), less for keys that do not
+// compress, so keys stop well short of it (Badger takes 65,000 bytes).
+const MaxKeySize = 2048
+
+// ErrKeyTooLong is returned by Set for a key longer than MaxKeySize.
+var ErrKeyTooLong = errors.New("pgkv: key too long")
 
 // Options tunes the engine; the zero value is the default.
 type Options struct {
@@ -192,19 +201,22 @@ func (db *DB) View(ctx context.Context, fn func(kv.Reader) error) error {
 // Update implements kv.DB.
 func (db *DB) Update(ctx context.Context, fn func(kv.Txn) error) error {
 	start := time.Now()
-	for i := 0; i < minRetries || time.Since(start) < retryFor; i++ {
+	var last error
+	attempts := 0
+	for ; attempts < minRetries || time.Since(start) < retryFor; attempts++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := db.update(ctx, fn)
-		if !retryable(err) {
-			return err
+		last = db.update(ctx, fn)
+		if !retryable(last) {
+			return last
 		}
-		if err := backoff(ctx, i); err != nil {
+		if err := backoff(ctx, attempts); err != nil {
 			return err
 		}
 	}
-	return kv.ErrConflict
+	return fmt.Errorf("%w: %d attempts in %v, the last: %w", kv.ErrConflict, attempts,
+		time.Since(start).Round(time.Millisecond), last)
 }
 
 // update runs fn once in a serializable transaction and commits it.

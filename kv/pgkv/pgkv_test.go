@@ -80,6 +80,7 @@ func TestPostgres(t *testing.T) {
 	t.Run("SchemaTooNew", func(t *testing.T) { testSchemaTooNew(t, dsn) })
 	t.Run("TooBig", func(t *testing.T) { testTooBig(t, dsn) })
 	t.Run("DurabilityWarning", func(t *testing.T) { testDurabilityWarning(t, dsn) })
+	t.Run("UnprivilegedUser", func(t *testing.T) { testUnprivileged(t, dsn) })
 	t.Run("BadSchemaName", func(t *testing.T) {
 		if _, err := Open(bg, dsn, Options{Schema: `x"; DROP TABLE y; --`}); err == nil {
 			t.Fatal("Open took a schema name that is not a plain identifier")
@@ -272,4 +273,84 @@ func TestUnavailable(t *testing.T) {
 	}
 	// pgtest cannot restart a stopped cluster on its data, so recovery of
 	// the committed data after a restart is not tested here.
+}
+
+// TestPostgresLimits: keys beyond MaxKeySize are refused up front, and a
+// range of values larger than a page's byte budget streams whole.
+func TestPostgresLimits(t *testing.T) {
+	dsn := pgtest.StartCluster(t).DSN
+	db := openSchema(t, dsn, freshSchema(), Options{})
+	defer db.Close()
+	long := bytes.Repeat([]byte{0xa5}, MaxKeySize+1)
+	err := db.Update(bg, func(txn kv.Txn) error { return txn.Set(long, nil) })
+	if !errors.Is(err, ErrKeyTooLong) {
+		t.Errorf("Set of a %d-byte key: %v, want ErrKeyTooLong", len(long), err)
+	}
+	if err := db.Batch(bg).Set(long, nil); !errors.Is(err, ErrKeyTooLong) {
+		t.Errorf("Batch Set of a %d-byte key: %v, want ErrKeyTooLong", len(long), err)
+	}
+	// The longest key there is, incompressible, fits the index.
+	maxKey := make([]byte, MaxKeySize)
+	for i := range maxKey {
+		maxKey[i] = byte(i*131 + i>>3)
+	}
+	if err := db.Update(bg, func(txn kv.Txn) error { return txn.Set(maxKey, []byte("x")) }); err != nil {
+		t.Fatalf("Set of a %d-byte key: %v", MaxKeySize, err)
+	}
+
+	// 24 values of 1 MiB: three times a page's byte budget.
+	const n = 24
+	val := bytes.Repeat([]byte{7}, 1<<20)
+	b := db.Batch(bg)
+	for i := range n {
+		b.Set(fmt.Appendf(nil, "big/%02d", i), val)
+	}
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, rev := range []bool{false, true} {
+		var got []string
+		err := db.View(bg, func(r kv.Reader) error {
+			return r.Scan(kv.Range{Start: []byte("big/"), End: []byte("big0"), Reverse: rev}, func(k, v []byte) error {
+				if len(v) != len(val) {
+					return fmt.Errorf("%s: %d bytes", k, len(v))
+				}
+				got = append(got, string(k))
+				return nil
+			})
+		})
+		if err != nil || len(got) != n {
+			t.Fatalf("reverse=%v: %d of %d keys, %v", rev, len(got), n, err)
+		}
+		for i := 1; i < n; i++ {
+			if rev == (got[i-1] < got[i]) {
+				t.Fatalf("reverse=%v: out of order: %q", rev, got)
+			}
+		}
+	}
+}
+
+// testUnprivileged: once an administrator has migrated the schema, a
+// gateway whose role may only read and write the table opens it (no CREATE
+// privilege on the database or schema needed).
+func testUnprivileged(t *testing.T, dsn string) {
+	schema := freshSchema()
+	openSchema(t, dsn, schema, Options{}).Close()
+	exec(t, dsn, "CREATE ROLE gw LOGIN")
+	t.Cleanup(func() { exec(t, dsn, "DROP OWNED BY gw; DROP ROLE gw") })
+	exec(t, dsn, "REVOKE CREATE ON DATABASE postgres FROM PUBLIC; REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+	exec(t, dsn, fmt.Sprintf("GRANT USAGE ON SCHEMA %[1]s TO gw; GRANT SELECT ON %[1]s.migrations TO gw; "+
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON %[1]s.kv TO gw", schema))
+	db, err := Open(bg, strings.Replace(dsn, "//nas@", "//gw@", 1), Options{Schema: schema})
+	if err != nil {
+		t.Fatalf("Open as a role without CREATE: %v", err)
+	}
+	defer db.Close()
+	if err := db.Update(bg, func(txn kv.Txn) error { return txn.Set([]byte("k"), []byte("v")) }); err != nil {
+		t.Fatal(err)
+	}
+	// A schema that needs migrating cannot be migrated by that role.
+	if _, err := Open(bg, strings.Replace(dsn, "//nas@", "//gw@", 1), Options{Schema: freshSchema()}); err == nil {
+		t.Fatal("a role without CREATE migrated a new schema")
+	}
 }

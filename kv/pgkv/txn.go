@@ -84,6 +84,9 @@ func (t *txn) Get(key []byte) ([]byte, error) {
 
 // Set implements kv.Txn.
 func (t *txn) Set(key, value []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
 	if err := t.grow(len(key) + len(value)); err != nil {
 		return err
 	}
@@ -132,7 +135,7 @@ func (t *txn) Scan(r kv.Range, fn func(key, value []byte) error) error {
 	lo, hi := nonNil(r.Start), r.End
 	limit := pageRows
 	for {
-		page, full, err := t.page(lo, hi, r.Reverse, limit)
+		page, more, byBytes, err := t.page(lo, hi, r.Reverse, limit)
 		if err != nil {
 			return err
 		}
@@ -144,7 +147,7 @@ func (t *txn) Scan(r kv.Range, fn func(key, value []byte) error) error {
 				return err
 			}
 		}
-		if !full || len(page) == 0 {
+		if !more || len(page) == 0 {
 			return nil
 		}
 		last := page[len(page)-1].k
@@ -153,13 +156,20 @@ func (t *txn) Scan(r kv.Range, fn func(key, value []byte) error) error {
 		} else {
 			lo = append(last[:len(last):len(last)], 0) // the next key in byte order
 		}
-		limit = max(len(page), 1)
+		// A page cut short by its size sets the next page's rows (large
+		// values); otherwise the limit grows back.
+		if byBytes {
+			limit = len(page)
+		} else {
+			limit = min(2*limit, pageRows)
+		}
 	}
 }
 
-// page fetches up to limit rows of [lo, hi) (hi nil: unbounded) in order;
-// full reports that the range may hold more.
-func (t *txn) page(lo, hi []byte, reverse bool, limit int) (page []row, full bool, err error) {
+// page fetches up to limit rows of [lo, hi) (hi nil: unbounded) in order,
+// stopping early at pageBytes; more reports that the range may hold more,
+// byBytes that the page stopped at pageBytes.
+func (t *txn) page(lo, hi []byte, reverse bool, limit int) (page []row, more, byBytes bool, err error) {
 	q, args := t.db.q.fwdOpen, []any{lo, limit}
 	switch {
 	case reverse && hi == nil:
@@ -171,26 +181,34 @@ func (t *txn) page(lo, hi []byte, reverse bool, limit int) (page []row, full boo
 	}
 	rows, err := t.tx.Query(t.ctx, q, args...)
 	if err != nil {
-		return nil, false, t.fail("scan", err)
+		return nil, false, false, t.fail("scan", err)
 	}
 	defer rows.Close()
 	size := 0
 	for rows.Next() {
 		var p row
 		if err := rows.Scan(&p.k, &p.v); err != nil {
-			return nil, false, t.fail("scan", err)
+			return nil, false, false, t.fail("scan", err)
 		}
 		p.v = nonNil(p.v)
 		page = append(page, p)
 		if size += len(p.k) + len(p.v); size >= pageBytes {
 			rows.Close()
-			return page, true, nil
+			return page, true, true, nil
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, t.fail("scan", err)
+		return nil, false, false, t.fail("scan", err)
 	}
-	return page, len(page) == limit, nil
+	return page, len(page) == limit, false, nil
+}
+
+// checkKey refuses a key the primary key's index could not hold.
+func checkKey(key []byte) error {
+	if len(key) > MaxKeySize {
+		return fmt.Errorf("%w: %d bytes, at most %d", ErrKeyTooLong, len(key), MaxKeySize)
+	}
+	return nil
 }
 
 // nonNil turns a nil slice into an empty one: pgx sends nil as NULL.
