@@ -234,8 +234,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// TestUnavailable: with the server stopped, View, Update and Flush fail
-// within a bounded time with an error that wraps kv.ErrUnavailable.
+// TestUnavailable: when the server stops, a transaction in flight and
+// then View, Update and Flush fail, within the bound of their context,
+// with an error that wraps kv.ErrUnavailable.
 func TestUnavailable(t *testing.T) {
 	c := pgtest.StartCluster(t)
 	db, err := Open(bg, c.DSN, Options{Schema: freshSchema(), ConnectTimeout: 2 * time.Second})
@@ -246,7 +247,21 @@ func TestUnavailable(t *testing.T) {
 	if err := db.Update(bg, func(txn kv.Txn) error { return txn.Set([]byte("k"), []byte("v")) }); err != nil {
 		t.Fatal(err)
 	}
-	c.Stop()
+	// A View open when the server goes away fails on its next read.
+	err = db.View(bg, func(r kv.Reader) error {
+		if _, err := r.Get([]byte("k")); err != nil {
+			return fmt.Errorf("before the stop: %w", err)
+		}
+		c.Stop()
+		_, err := r.Get([]byte("k"))
+		if !errors.Is(err, kv.ErrUnavailable) {
+			t.Errorf("Get in a View after the server stopped: %v, want ErrUnavailable", err)
+		}
+		return r.Scan(kv.Range{}, func(_, _ []byte) error { return nil })
+	})
+	if !errors.Is(err, kv.ErrUnavailable) {
+		t.Errorf("the View across the stop: %v, want ErrUnavailable", err)
+	}
 	ops := map[string]func(ctx context.Context) error{
 		"View": func(ctx context.Context) error {
 			return db.View(ctx, func(r kv.Reader) error { _, err := r.Get([]byte("k")); return err })
