@@ -21,9 +21,11 @@
 //     the server's synchronous_commit, which must be on (the default; Open
 //     logs a warning otherwise, and when fsync is off).
 //   - Keys are at most MaxKeySize (2 KiB) long, else ErrKeyTooLong.
-//   - Each Set and Delete of a Txn is sent to the server at once, so the
-//     transaction's own Gets and Scans see it; a Txn holding more than
-//     Options.MaxTxnBytes of writes fails with kv.ErrTooBig.
+//   - A Txn's Sets and Deletes are queued and sent together in one round
+//     trip before its next Get or Scan (which therefore see them) and
+//     before its commit; a server error of a write surfaces there (and
+//     from Update). A Txn holding more than Options.MaxTxnBytes of writes
+//     fails with kv.ErrTooBig.
 //   - Scan reads pages (keyset pagination, at most 512 rows and about 8 MiB
 //     a page), so a huge range never sits in memory; the callback may use
 //     the transaction (Get, Set) while a Scan runs.
@@ -231,7 +233,7 @@ func (db *DB) update(ctx context.Context, fn func(kv.Txn) error) error {
 		return err
 	}
 	// A statement that failed aborted the transaction even if fn went on.
-	if t.err != nil {
+	if err := t.flush(); err != nil {
 		return t.err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -369,3 +369,46 @@ func testUnprivileged(t *testing.T, dsn string) {
 		t.Fatal("a role without CREATE migrated a new schema")
 	}
 }
+
+// TestPipelinedWrites: a Txn with more writes than one pipeline holds sends
+// them in several, and reads in between see every write before them.
+func TestPipelinedWrites(t *testing.T) {
+	dsn := pgtest.StartCluster(t).DSN
+	db := openSchema(t, dsn, freshSchema(), Options{})
+	defer db.Close()
+	const n = 3*pipeOps + 7
+	err := db.Update(bg, func(txn kv.Txn) error {
+		buf := make([]byte, 8)
+		for i := range n {
+			key := fmt.Appendf(buf[:0], "p/%05d", i) // the buffer is reused: the Txn copies
+			if err := txn.Set(key, key); err != nil {
+				return err
+			}
+			if i%100 == 99 {
+				if err := txn.Delete(key); err != nil {
+					return err
+				}
+				if _, err := txn.Get(key); !errors.Is(err, kv.ErrNotFound) {
+					return fmt.Errorf("Get after a queued Delete: %v", err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got int
+	err = db.View(bg, func(r kv.Reader) error {
+		return r.Scan(kv.Prefix([]byte("p/")), func(k, v []byte) error {
+			if !bytes.Equal(k, v) {
+				return fmt.Errorf("%q = %q", k, v)
+			}
+			got++
+			return nil
+		})
+	})
+	if want := n - n/100; err != nil || got != want {
+		t.Fatalf("%d keys, want %d: %v", got, want, err)
+	}
+}

@@ -17,6 +17,14 @@ const (
 	pageBytes = 8 << 20
 )
 
+// A Txn's writes are queued and sent together (one round trip, a pipeline)
+// before its next read and before its commit, or once pipeOps statements
+// or pipeBytes of them are waiting.
+const (
+	pipeOps   = 256
+	pipeBytes = 4 << 20
+)
+
 // queries are the engine's statements on one schema.
 type queries struct {
 	get, set, del              string
@@ -47,6 +55,9 @@ type txn struct {
 	db      *DB
 	written int64
 	err     error // the first statement that failed: the transaction is aborted
+
+	pending      pgx.Batch // writes not sent yet
+	pendingBytes int
 }
 
 // fail records err (the transaction is aborted after a failed statement)
@@ -66,9 +77,45 @@ func (t *txn) aborted() error {
 	return nil
 }
 
+// queue adds a write of n bytes to the pipeline, sending it when full.
+// The arguments must be the txn's own copies.
+func (t *txn) queue(n int, sql string, args ...any) error {
+	t.pending.Queue(sql, args...)
+	t.pendingBytes += n
+	if t.pending.Len() >= pipeOps || t.pendingBytes >= pipeBytes {
+		return t.flush()
+	}
+	return nil
+}
+
+// flush sends the queued writes and waits for their results; a failure
+// aborts the transaction.
+func (t *txn) flush() error {
+	if err := t.aborted(); err != nil {
+		return err
+	}
+	n := t.pending.Len()
+	if n == 0 {
+		return nil
+	}
+	b := t.pending
+	t.pending, t.pendingBytes = pgx.Batch{}, 0
+	br := t.tx.SendBatch(t.ctx, &b)
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return t.fail("write", err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return t.fail("write", err)
+	}
+	return nil
+}
+
 // Get implements kv.Reader.
 func (t *txn) Get(key []byte) ([]byte, error) {
-	if err := t.aborted(); err != nil {
+	if err := t.flush(); err != nil {
 		return nil, err
 	}
 	var v []byte
@@ -90,10 +137,7 @@ func (t *txn) Set(key, value []byte) error {
 	if err := t.grow(len(key) + len(value)); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(t.ctx, t.db.q.set, nonNil(key), nonNil(value)); err != nil {
-		return t.fail("set", err)
-	}
-	return nil
+	return t.queue(len(key)+len(value), t.db.q.set, append([]byte{}, key...), append([]byte{}, value...))
 }
 
 // Delete implements kv.Txn.
@@ -101,10 +145,7 @@ func (t *txn) Delete(key []byte) error {
 	if err := t.grow(len(key)); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(t.ctx, t.db.q.del, nonNil(key)); err != nil {
-		return t.fail("delete", err)
-	}
-	return nil
+	return t.queue(len(key), t.db.q.del, append([]byte{}, key...))
 }
 
 // grow accounts n more bytes of writes against MaxTxnBytes.
@@ -129,7 +170,7 @@ type row struct{ k, v []byte }
 // Scan implements kv.Reader. It reads the range page by page; the rows of
 // a page are fetched before fn runs, so fn may use the transaction.
 func (t *txn) Scan(r kv.Range, fn func(key, value []byte) error) error {
-	if err := t.aborted(); err != nil {
+	if err := t.flush(); err != nil {
 		return err
 	}
 	lo, hi := nonNil(r.Start), r.End
