@@ -5,7 +5,7 @@
 // NULL), in a schema of its own (default "nas"). bytea compares bytewise,
 // which is the order kv.Range needs, whatever the database's collation.
 //
-// The contract, engine by engine the same as Badger's (kv/kvtest checks it):
+// The contract is Badger's (kvtest.TestDB checks both), in these terms:
 //
 //   - View runs in a REPEATABLE READ READ ONLY transaction: one snapshot,
 //     taken at its first read. (PostgreSQL's read-only anomaly applies: a
@@ -30,7 +30,8 @@
 //     a page), so a huge range never sits in memory; the callback may use
 //     the transaction (Get, Set) while a Scan runs.
 //   - Errors of an unreachable server wrap kv.ErrUnavailable; connecting is
-//     bounded by Options.ConnectTimeout.
+//     bounded by Options.ConnectTimeout. Update does not retry them: one
+//     lost during the commit leaves its outcome unknown to the caller.
 //   - Batch collapses its writes to the last one per key and flushes them
 //     in transactions of at most 1,000 keys or 16 MiB: durable, not atomic
 //     as a group.
