@@ -13,7 +13,11 @@
 // multi-key transaction) so that a distributed engine can sit behind it. The
 // embedded default is Badger with synchronous writes: a committed Update is
 // on stable storage before it returns, and concurrent commits share one
-// fsync (Badger's write channel groups them).
+// fsync (Badger's write channel groups them). kv/pgkv is the PostgreSQL
+// engine, for several gateways sharing one database. kvtest.TestDB is the
+// contract every engine passes; the gaps an engine is known to have (such
+// as Badger's phantoms: it tracks conflicts per key read, not per range
+// scanned) are declared next to its test.
 //
 // Keys and values handed to callbacks are only valid inside the callback;
 // Get returns a copy.

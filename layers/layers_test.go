@@ -18,7 +18,9 @@ var rank = map[string]int{
 	"adapter": 0, // the source adapter protocol (stdio JSON lines)
 	"chunk":   0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0, "keyspace": 0, "postform": 0, "acl": 0, "cors": 0,
 	"lease": 1, // the lease model (glob)
-	"label": 1, // trust labels, taint, retention classes and the owner's label rules (glob, keyring)
+	// The PostgreSQL engine of kv, for gateways sharing one database.
+	"kv/pgkv": 1,
+	"label":   1, // trust labels, taint, retention classes and the owner's label rules (glob, keyring)
 	// The credential scanner that labels written objects secret (no
 	// outbound calls, nothing of ours).
 	"secret": 0,

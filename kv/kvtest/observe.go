@@ -1,4 +1,5 @@
-// Package kvtest holds test support for kv: a decorator that reports every
+// Package kvtest holds test support for kv: TestDB, the conformance suite
+// every engine of kv.DB must pass, and a decorator that reports every
 // committed write, for tests of durability and ordering. Nothing in the
 // product links it.
 package kvtest
