@@ -69,11 +69,14 @@ func OpenBadger(dir string, o BadgerOptions) (*Badger, error) {
 		WithBlockCacheSize(32 << 20).
 		WithIndexCacheSize(16 << 20).
 		WithValueLogFileSize(256 << 20).
-		// Every value up to Badger's maximum (1 MiB: all tree nodes, inline
-		// chunks and content lists of objects below ~28 GiB) lives in the
-		// LSM, so a commit appends to one log and the value log, whose
-		// garbage collection would delete rewritten data before it is
-		// synced, stays all but unused.
+		// Every value below Badger's largest threshold, 1 MiB (all tree
+		// nodes, inline chunks and content lists of objects below ~28
+		// GiB), lives in the LSM, so a commit appends to one log and the
+		// value log, whose garbage collection would delete rewritten data
+		// before it is synced, stays all but unused. The threshold is
+		// exclusive: a value of exactly 1 MiB goes to the value log, and in
+		// memory mode, which has none, Badger panics on it (the kv suite's
+		// LongKeysAndValues declares that gap).
 		WithValueThreshold(1 << 20).
 		WithCompactL0OnClose(false)
 	if o.InMemory {
