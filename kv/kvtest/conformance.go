@@ -455,7 +455,7 @@ func testScanMany(t *testing.T, db kv.DB) {
 	const n = 2500
 	b := db.Batch(bg)
 	for i := range n {
-		if err := b.Set(fmt.Appendf(nil, "m/%05d", i), []byte{byte(i)}); err != nil {
+		if err := b.Set(fmt.Appendf(nil, "scan/%05d", i), []byte{byte(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -468,8 +468,8 @@ func testScanMany(t *testing.T, db kv.DB) {
 			if rev {
 				i = n - 1
 			}
-			err := r.Scan(kv.Range{Start: []byte("m/"), End: []byte("m/99999"), Reverse: rev}, func(k, v []byte) error {
-				if want := fmt.Sprintf("m/%05d", i); string(k) != want || len(v) != 1 || v[0] != byte(i) {
+			err := r.Scan(kv.Range{Start: []byte("scan/"), End: []byte("scan/99999"), Reverse: rev}, func(k, v []byte) error {
+				if want := fmt.Sprintf("scan/%05d", i); string(k) != want || len(v) != 1 || v[0] != byte(i) {
 					return fmt.Errorf("key %q value %v, want %q", k, v, want)
 				}
 				if rev {
@@ -490,7 +490,7 @@ func testScanMany(t *testing.T, db kv.DB) {
 		// Stopping mid-way through a large range is clean too.
 		count := 0
 		err = db.View(bg, func(r kv.Reader) error {
-			return r.Scan(kv.Range{Start: []byte("m/"), Reverse: rev}, func(_, _ []byte) error {
+			return r.Scan(kv.Range{Start: []byte("scan/"), Reverse: rev}, func(_, _ []byte) error {
 				count++
 				if count == 1000 {
 					return kv.ErrStop
@@ -836,7 +836,7 @@ func testBatchMany(t *testing.T, db kv.DB) {
 	b := db.Batch(bg)
 	val := make([]byte, 100)
 	for i := range n {
-		if err := b.Set(fmt.Appendf(nil, "n/%05d", i), val); err != nil {
+		if err := b.Set(fmt.Appendf(nil, "big/%05d", i), val); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -845,7 +845,7 @@ func testBatchMany(t *testing.T, db kv.DB) {
 	}
 	count := 0
 	err := db.View(bg, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix([]byte("n/")), func(_, _ []byte) error { count++; return nil })
+		return r.Scan(kv.Prefix([]byte("big/")), func(_, _ []byte) error { count++; return nil })
 	})
 	if err != nil || count != n {
 		t.Fatalf("after flushing %d writes: %d keys, %v", n, count, err)
