@@ -81,6 +81,8 @@ func toError(err error) *Error {
 		return mk(http.StatusForbidden, apiv1.CodeQuotaExceeded, false)
 	case errors.Is(err, branch.ErrNothingToCommit):
 		return mk(http.StatusConflict, apiv1.CodeNothingToCommit, false)
+	case errors.Is(err, kv.ErrUnavailable):
+		return mk(http.StatusServiceUnavailable, "ServiceUnavailable", true)
 	case errors.Is(err, branch.ErrConflict), errors.Is(err, kv.ErrConflict):
 		return mk(http.StatusConflict, apiv1.CodeConflict, true)
 	case errors.Is(err, branch.ErrInvalid), errors.Is(err, lease.ErrInvalid), errors.Is(err, lease.ErrWider),

@@ -67,6 +67,7 @@ func TestToError(t *testing.T) {
 		{branch.ErrQuotaExceeded, 403, apiv1.CodeQuotaExceeded, "", false},
 		{branch.ErrNothingToCommit, 409, apiv1.CodeNothingToCommit, "", false},
 		{kv.ErrConflict, 409, apiv1.CodeConflict, "", true},
+		{kv.ErrUnavailable, 503, "ServiceUnavailable", "", true},
 		{lease.ErrWider, 400, apiv1.CodeInvalidArgument, "", false},
 		{lease.ErrMalformedPolicy, 400, apiv1.CodeInvalidArgument, "", false},
 		{lease.ErrNotFound, 404, apiv1.CodeNotFound, "", false},

@@ -89,6 +89,7 @@ func TestToS3(t *testing.T) {
 		{branch.ErrEntityTooSmall, 400, "EntityTooSmall"},
 		{branch.ErrInvalid, 400, "InvalidArgument"},
 		{kv.ErrConflict, 409, "OperationAborted"},
+		{kv.ErrUnavailable, 503, "ServiceUnavailable"},
 		{source.ErrChanged, 409, "RemoteObjectChanged"},
 		{source.ErrRemoved, 409, "RemoteSourceRemoved"},
 		{source.ErrThrottled, 503, "SlowDown"},
