@@ -123,6 +123,11 @@ func TestJSONContract(t *testing.T) {
 	jsonStep(t, exitOK, &apiv1.GrantResponse{}, "share", "revoke", lf.ID, g.Grant.ID)
 	jsonStep(t, exitOK, &apiv1.PolicyResponse{}, "policy", "set", "jsonc", "../../docs/examples/rules.yaml")
 	jsonStep(t, exitOK, &apiv1.PolicyResponse{}, "policy", "get", "jsonc")
+	var hk apiv1.HookResponse
+	jsonStep(t, exitOK, &hk, "hook", "add", "jsonc", "http://127.0.0.1:9/unreachable", "--events", "commit,merge")
+	jsonStep(t, exitOK, &apiv1.HookListResponse{}, "hook", "list", "jsonc")
+	jsonStep(t, exitOK, &apiv1.HookDeliveriesResponse{}, "hook", "deliveries", "jsonc", hk.Hook.ID)
+	jsonStep(t, exitOK, &apiv1.HookResponse{}, "hook", "remove", "jsonc", hk.Hook.ID)
 	// secrets/** meets a gate: the proposal waits, exit 3, and still one document.
 	var pr apiv1.ProposeCreateResponse
 	jsonStep(t, exitWaiting, &pr, "propose", "jsonc", "feat", "--into", "main")
