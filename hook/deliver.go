@@ -2,6 +2,7 @@ package hook
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentnas/nas/kv"
@@ -100,21 +102,38 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-// round gives every hook that is due its turn.
+// parallel is how many hooks are delivered to at once, so that a slow
+// or unreachable receiver does not hold the others back.
+const parallel = 8
+
+// round gives every hook that is due its turn, several at once.
 func (d *Dispatcher) round(ctx context.Context) error {
 	hooks, err := d.s.List(ctx, "")
 	if err != nil {
 		return err
 	}
 	now := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	sem := make(chan struct{}, parallel)
 	for i := range hooks {
-		if h := &hooks[i]; !now.Before(h.NextTry) {
-			if err := d.pump(ctx, h); err != nil {
-				return err
-			}
+		h := &hooks[i]
+		if now.Before(h.NextTry) {
+			continue
 		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := d.pump(ctx, h); err != nil {
+				mu.Lock()
+				first = cmp.Or(first, err)
+				mu.Unlock()
+			}
+		})
 	}
-	return nil
+	wg.Wait()
+	return first
 }
 
 // pump delivers h's due events in order, stopping at the first failure.

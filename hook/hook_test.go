@@ -298,3 +298,37 @@ func TestObjectEventPages(t *testing.T) {
 		t.Errorf("delivery IDs %v", ids)
 	}
 }
+
+// TestSlowReceiverAlone: a receiver that does not answer holds back only
+// its own hook.
+func TestSlowReceiverAlone(t *testing.T) {
+	ctx := context.Background()
+	db, rec := open(t)
+	st := hook.NewStore(db, rec)
+	block := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-block }))
+	defer slow.Close()
+	defer close(block)
+	got := make(chan struct{}, 1)
+	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case got <- struct{}{}:
+		default:
+		}
+	}))
+	defer fast.Close()
+	_, err := st.Add(ctx, "data", slow.URL, []string{"commit"})
+	must(t, err)
+	_, err = st.Add(ctx, "data", fast.URL, []string{"commit"})
+	must(t, err)
+	_, err = rec.Append(ctx, record.Event{Kind: record.KindCommit, Repo: "data", Subject: record.Subject{Commit: "c"}})
+	must(t, err)
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go hook.NewDispatcher(st, hook.Options{Poll: 5 * time.Millisecond, Timeout: time.Minute}).Run(dctx)
+	select {
+	case <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the fast receiver waited for the slow one")
+	}
+}
