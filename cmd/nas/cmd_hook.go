@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/hook"
 )
 
 // newHookCmd builds `nas hook`: a repository's webhooks.
@@ -17,7 +21,7 @@ func newHookCmd() *cobra.Command {
 			"(header x-nas-signature: t=UNIX,v1=HEX, the HMAC-SHA256 with the hook's secret of \"UNIX.\" and the body). " +
 			"A delivery that is not answered 2xx is retried with backoff before any later event is sent; " +
 			"`nas hook deliveries` shows every attempt."}
-	cmd.AddCommand(newHookAddCmd(), newHookListCmd(), newHookRemoveCmd(), newHookDeliveriesCmd())
+	cmd.AddCommand(newHookAddCmd(), newHookListCmd(), newHookRemoveCmd(), newHookDeliveriesCmd(), newHookVerifyCmd())
 	return cmd
 }
 
@@ -146,4 +150,39 @@ func runHookDeliveries(ctx context.Context, o hookIDOptions) error {
 		fmt.Printf("%s\t#%d\t%s\ttry %d\t%d\t%dms\t%s\n", d.Time.Format("2006-01-02T15:04:05Z"), d.Seq, d.Event, d.Attempt, d.Status, d.DurationMS, d.Error)
 	}
 	return nil
+}
+
+// hookVerifyOptions are the flags of `nas hook verify`.
+type hookVerifyOptions struct {
+	signature string
+	tolerance time.Duration
+}
+
+// newHookVerifyCmd builds `nas hook verify`: a receiver's check of a
+// delivery, for receivers written as scripts.
+func newHookVerifyCmd() *cobra.Command {
+	var o hookVerifyOptions
+	cmd := &cobra.Command{
+		Use:   "verify --signature HEADER < BODY",
+		Short: "Check a delivery's signature: the body on standard input, the secret in $NAS_HOOK_SECRET (exit 0 when it verifies)",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			secret := os.Getenv("NAS_HOOK_SECRET")
+			if secret == "" || o.signature == "" {
+				return usagef("nas hook verify needs --signature and the hook's secret in $NAS_HOOK_SECRET")
+			}
+			body, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 64<<20))
+			if err != nil {
+				return err
+			}
+			if err := hook.Verify(secret, o.signature, body, time.Now(), o.tolerance); err != nil {
+				return err
+			}
+			fmt.Println("ok")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&o.signature, "signature", "", "the delivery's x-nas-signature header")
+	cmd.Flags().DurationVar(&o.tolerance, "tolerance", 5*time.Minute, "refuse a signature older (or newer) than this: a replay")
+	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,9 @@ type hookReceiver struct {
 	failed bool
 	bad    []string
 	events []hook.Payload
+	// body and sig are the last accepted delivery's, for nas hook verify.
+	body []byte
+	sig  string
 }
 
 func (rc *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -47,6 +51,7 @@ func (rc *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc.events = append(rc.events, p)
+	rc.body, rc.sig = body, r.Header.Get(hook.SignatureHeader)
 }
 
 func (rc *hookReceiver) names() []string {
@@ -144,6 +149,18 @@ func TestHooksThroughTheGateway(t *testing.T) {
 		t.Fatalf("object events %s, want %s", got, wantObj)
 	}
 
+	// A receiver written as a script checks a delivery with nas hook verify.
+	rc.mu.Lock()
+	body, sig := rc.body, rc.sig
+	rc.mu.Unlock()
+	t.Setenv("NAS_HOOK_SECRET", added.Hook.Secret)
+	if code := verifyCLI(t, body, sig); code != 0 {
+		t.Errorf("nas hook verify of a delivery: exit %d", code)
+	}
+	if code := verifyCLI(t, append(body, ' '), sig); code == 0 {
+		t.Error("nas hook verify passed a changed body")
+	}
+
 	mustCLI(t, "hook", "remove", "hooked", added.Hook.ID)
 	if code, _ := runCLI(t, "hook", "add", "hooked", "ftp://example.org/", "--events", "commit"); code == 0 {
 		t.Error("an ftp hook was accepted")
@@ -177,4 +194,20 @@ func (rc *objectReceiver) summary() string {
 		out = append(out, r.EventName+" "+r.S3.Bucket.Name+" "+r.NAS.Branch+" "+r.S3.Object.Key)
 	}
 	return strings.Join(out, ",")
+}
+
+// verifyCLI runs nas hook verify with body on standard input.
+func verifyCLI(t *testing.T, body []byte, sig string) int {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "body")
+	must(t, err)
+	_, err = f.Write(body)
+	must(t, err)
+	_, err = f.Seek(0, io.SeekStart)
+	must(t, err)
+	stdin := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = stdin; f.Close() }()
+	code, _ := runCLI(t, "hook", "verify", "--signature", sig)
+	return code
 }
