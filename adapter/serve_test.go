@@ -133,3 +133,27 @@ func FuzzServe(f *testing.F) {
 		_ = adapter.Serve(context.Background(), bytes.NewReader(in), &out, m)
 	})
 }
+
+func TestPage(t *testing.T) {
+	objs := []adapter.Object{{Key: "a"}, {Key: "b"}, {Key: "c"}}
+	keys := func(p []adapter.Object) string {
+		var s []string
+		for _, o := range p {
+			s = append(s, o.Key)
+		}
+		return strings.Join(s, ",")
+	}
+	for _, c := range []struct {
+		after string
+		limit int
+		want  string
+		more  bool
+	}{
+		{"", 2, "a,b", true}, {"a", 2, "b,c", false}, {"b", 5, "c", false}, {"aa", 1, "b", true}, {"c", 2, "", false}, {"", 0, "", true},
+	} {
+		p, more := adapter.Page(objs, c.after, c.limit)
+		if keys(p) != c.want || more != c.more {
+			t.Errorf("Page(%q, %d) = %s %v, want %s %v", c.after, c.limit, keys(p), more, c.want, c.more)
+		}
+	}
+}

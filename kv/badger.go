@@ -6,22 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/y"
 	"github.com/dgraph-io/ristretto/v2/z"
-)
-
-// Update re-runs a conflicting transaction at least minRetries times and
-// for at least retryFor: under heavy contention (many writers on one key,
-// a loaded machine) a count alone can be spent in well under a second by a
-// writer that keeps losing, while a time budget gives it turns.
-const (
-	minRetries = 64
-	retryFor   = 10 * time.Second
 )
 
 // Badger is the embedded DB backed by Badger with synchronous writes.
@@ -176,7 +166,7 @@ func (b *Badger) View(ctx context.Context, fn func(Reader) error) error {
 // Update implements DB.
 func (b *Badger) Update(ctx context.Context, fn func(Txn) error) error {
 	start := time.Now()
-	for i := 0; i < minRetries || time.Since(start) < retryFor; i++ {
+	for i := 0; i < MinRetries || time.Since(start) < RetryFor; i++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -194,7 +184,7 @@ func (b *Badger) Update(ctx context.Context, fn func(Txn) error) error {
 			if err := b.commits.WaitForMark(ctx, last); err != nil {
 				return err
 			}
-			if err := backoff(ctx, i); err != nil {
+			if err := Backoff(ctx, i); err != nil {
 				return err
 			}
 			continue
@@ -205,24 +195,6 @@ func (b *Badger) Update(ctx context.Context, fn func(Txn) error) error {
 		}
 	}
 	return ErrConflict
-}
-
-// backoff pauses before the retry after conflict number i: not at first,
-// then a random while growing to 20 ms, so writers contending for one key
-// take turns instead of one of them losing every race.
-func backoff(ctx context.Context, i int) error {
-	if i < 2 {
-		return nil
-	}
-	limit := min(time.Duration(1)<<min(i, 20)*50*time.Microsecond, 20*time.Millisecond)
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(limit))))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func (b *Badger) update(fn func(Txn) error) error {

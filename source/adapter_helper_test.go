@@ -142,13 +142,7 @@ func (a *testAdapter) List(_ context.Context, after string, limit int) ([]adapte
 	if err != nil {
 		return nil, false, err
 	}
-	i, _ := slices.BinarySearchFunc(objs, after, func(o adapter.Object, k string) int { return strings.Compare(o.Key, k) })
-	for i < len(objs) && objs[i].Key <= after {
-		i++
-	}
-	objs = objs[i:]
-	more := len(objs) > limit
-	objs = objs[:min(limit, len(objs))]
+	objs, more := adapter.Page(objs, after, limit)
 	if a.unsorted {
 		slices.Reverse(objs)
 	}

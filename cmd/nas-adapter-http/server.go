@@ -114,12 +114,8 @@ func (s *server) List(ctx context.Context, after string, limit int) ([]adapter.O
 		s.listing = objs
 		s.mu.Unlock()
 	}
-	i, _ := slices.BinarySearchFunc(objs, after, func(o adapter.Object, k string) int { return strings.Compare(o.Key, k) })
-	if i < len(objs) && objs[i].Key == after {
-		i++
-	}
-	page := objs[i:min(i+limit, len(objs))]
-	return slices.Clone(page), i+len(page) < len(objs), nil
+	page, more := adapter.Page(objs, after, limit)
+	return page, more, nil
 }
 
 // listAll HEADs every resource, headConcurrency at a time, and returns

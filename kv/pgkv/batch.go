@@ -93,10 +93,10 @@ func (b *batch) flushChunk(keys []string) error {
 			return err
 		}
 		err := b.write(setK, setV, delK)
-		if !retryable(err) || i >= minRetries {
+		if !retryable(err) || i >= kv.MinRetries {
 			return err
 		}
-		if err := backoff(b.ctx, i); err != nil {
+		if err := kv.Backoff(b.ctx, i); err != nil {
 			return err
 		}
 	}

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/agentnas/nas/kv"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -54,22 +52,4 @@ func unavailable(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, context.DeadlineExceeded) && pgconn.Timeout(err)
-}
-
-// backoff pauses before the retry after conflict number i, as Badger's
-// Update does: not at first, then a random while growing to 20 ms, so
-// writers contending for one key take turns.
-func backoff(ctx context.Context, i int) error {
-	if i < 2 {
-		return nil
-	}
-	limit := min(time.Duration(1)<<min(i, 20)*50*time.Microsecond, 20*time.Millisecond)
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(limit))))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

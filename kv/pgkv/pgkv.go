@@ -13,7 +13,7 @@
 //     themselves are serializable.)
 //   - Update runs in a SERIALIZABLE transaction. Serialization failures
 //     (SQLSTATE 40001) and deadlocks (40P01) are retried with jittered
-//     backoff, at least minRetries times and for at least retryFor, then
+//     backoff, at least kv.MinRetries times and for at least kv.RetryFor, then
 //     Update returns kv.ErrConflict. Range scans take predicate locks, so
 //     unlike Badger an insert into a range another transaction scanned is a
 //     conflict.
@@ -51,13 +51,6 @@ import (
 	"github.com/agentnas/nas/kv"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-)
-
-// Update's retry budget, as Badger's: at least minRetries attempts and at
-// least retryFor, so a writer that keeps losing under contention gets turns.
-const (
-	minRetries = 64
-	retryFor   = 10 * time.Second
 )
 
 // Defaults of Options.
@@ -206,7 +199,7 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Txn) error) error {
 	start := time.Now()
 	var last error
 	attempts := 0
-	for ; attempts < minRetries || time.Since(start) < retryFor; attempts++ {
+	for ; attempts < kv.MinRetries || time.Since(start) < kv.RetryFor; attempts++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -214,7 +207,7 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Txn) error) error {
 		if !retryable(last) {
 			return last
 		}
-		if err := backoff(ctx, attempts); err != nil {
+		if err := kv.Backoff(ctx, attempts); err != nil {
 			return err
 		}
 	}
