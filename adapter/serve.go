@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 )
 
 // Server is what an adapter written in Go implements; Serve speaks the
@@ -126,16 +124,4 @@ func answer(w *bufio.Writer, res Response) error {
 		return err
 	}
 	return w.Flush()
-}
-
-// Page is the list answer of a listing held whole: the objects of objs
-// (sorted by key) after after, at most limit, and whether others follow.
-// The page is a copy.
-func Page(objs []Object, after string, limit int) ([]Object, bool) {
-	i, found := slices.BinarySearchFunc(objs, after, func(o Object, k string) int { return strings.Compare(o.Key, k) })
-	if found {
-		i++
-	}
-	page := objs[i:min(i+max(limit, 0), len(objs))]
-	return slices.Clone(page), i+len(page) < len(objs)
 }

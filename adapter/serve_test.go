@@ -157,3 +157,15 @@ func TestPage(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckKey(t *testing.T) {
+	for k, ok := range map[string]bool{
+		"a": true, "a/b.txt": true, "dir/sub/ü.csv": true,
+		"": false, "/a": false, "a/": false, "a//b": false, "./a": false, "a/../b": false, "..": false,
+		"a\x00b": false, "a\nb": false, "\xff": false, strings.Repeat("k", adapter.MaxKey+1): false,
+	} {
+		if err := adapter.CheckKey(k); (err == nil) != ok {
+			t.Errorf("CheckKey(%q) = %v", k, err)
+		}
+	}
+}

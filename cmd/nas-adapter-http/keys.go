@@ -8,8 +8,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/net/html"
 
@@ -27,26 +25,6 @@ const maxIndex = 16 << 20
 type resource struct {
 	key string
 	url *url.URL
-}
-
-// validKey reports why k is not a key the gateway may show, or nil.
-func validKey(k string) error {
-	switch {
-	case k == "":
-		return fmt.Errorf("empty key")
-	case len(k) > adapter.MaxKey:
-		return fmt.Errorf("key of %d bytes (at most %d)", len(k), adapter.MaxKey)
-	case !utf8.ValidString(k):
-		return fmt.Errorf("key %q is not UTF-8", k)
-	case strings.IndexFunc(k, unicode.IsControl) >= 0:
-		return fmt.Errorf("key %q has a control character", k)
-	}
-	for seg := range strings.SplitSeq(k, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("key %q has an empty, . or .. segment", k)
-		}
-	}
-	return nil
 }
 
 // urlResources are the resources of --url flags: the key of each is its
@@ -68,7 +46,7 @@ func urlResources(urls []string) ([]resource, error) {
 		for n := 2; seen[key]; n++ {
 			key = base + "~" + strconv.Itoa(n)
 		}
-		if err := validKey(key); err != nil {
+		if err := adapter.CheckKey(key); err != nil {
 			return nil, fmt.Errorf("--url %s: %w", s, err)
 		}
 		seen[key] = true
@@ -113,7 +91,7 @@ func indexResources(page io.Reader, base *url.URL, skipped func(href string, err
 			skipped(href, fmt.Errorf("key %q is not clean", key))
 			continue
 		}
-		if err := validKey(key); err != nil {
+		if err := adapter.CheckKey(key); err != nil {
 			skipped(href, err)
 			continue
 		}

@@ -378,18 +378,6 @@ func TestRedirect(t *testing.T) {
 	}
 }
 
-func TestValidKey(t *testing.T) {
-	for k, ok := range map[string]bool{
-		"a": true, "a/b.txt": true, "dir/sub/ü.csv": true,
-		"": false, "/a": false, "a/": false, "a//b": false, "./a": false, "a/../b": false, "..": false,
-		"a\x00b": false, "a\nb": false, "\xff": false, strings.Repeat("k", adapter.MaxKey+1): false,
-	} {
-		if err := validKey(k); (err == nil) != ok {
-			t.Errorf("validKey(%q) = %v", k, err)
-		}
-	}
-}
-
 func TestURLKeys(t *testing.T) {
 	rs, err := urlResources([]string{"http://h/a//b/", "https://h/x/../c?q=1", "http://h", "http://h/", "http://other/a/b", "http://h/sp%20ace"})
 	if err != nil {

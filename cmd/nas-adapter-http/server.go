@@ -33,9 +33,10 @@ type server struct {
 	fixed  []resource // --url
 	index  *url.URL   // --index
 
-	mu      sync.Mutex
-	known   map[string]*url.URL // key -> URL, of the last index read
-	listing []adapter.Object    // of the last list from the start, for its next pages
+	mu    sync.Mutex
+	known map[string]*url.URL // key -> URL, of the last index read
+
+	listing adapter.Listing // of the last list from the start, for its next pages
 }
 
 func newServer(o options, log *slog.Logger) (*server, error) {
@@ -102,20 +103,7 @@ func (s *server) Name() string { return "http" }
 // (in --index mode) and HEADs every resource; the pages after it are
 // answered from that listing, so that one listing is one consistent set.
 func (s *server) List(ctx context.Context, after string, limit int) ([]adapter.Object, bool, error) {
-	s.mu.Lock()
-	objs := s.listing
-	s.mu.Unlock()
-	if after == "" || objs == nil {
-		var err error
-		if objs, err = s.listAll(ctx); err != nil {
-			return nil, false, err
-		}
-		s.mu.Lock()
-		s.listing = objs
-		s.mu.Unlock()
-	}
-	page, more := adapter.Page(objs, after, limit)
-	return page, more, nil
+	return s.listing.List(ctx, after, limit, s.listAll)
 }
 
 // listAll HEADs every resource, headConcurrency at a time, and returns

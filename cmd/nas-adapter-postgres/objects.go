@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -42,7 +40,7 @@ func defs(tables, queries []string, format string) ([]def, error) {
 	}
 	slices.SortFunc(ds, func(a, b def) int { return strings.Compare(a.key, b.key) })
 	for i, d := range ds {
-		if err := validKey(d.key); err != nil {
+		if err := adapter.CheckKey(d.key); err != nil {
 			return nil, err
 		}
 		if i > 0 && ds[i-1].key == d.key {
@@ -50,24 +48,6 @@ func defs(tables, queries []string, format string) ([]def, error) {
 		}
 	}
 	return ds, nil
-}
-
-// validKey reports why k is not a key the gateway may show, or nil.
-func validKey(k string) error {
-	switch {
-	case len(k) > adapter.MaxKey:
-		return fmt.Errorf("key of %d bytes (at most %d)", len(k), adapter.MaxKey)
-	case !utf8.ValidString(k):
-		return fmt.Errorf("key %q is not UTF-8", k)
-	case strings.IndexFunc(k, unicode.IsControl) >= 0:
-		return fmt.Errorf("key %q has a control character", k)
-	}
-	for seg := range strings.SplitSeq(k, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("key %q has an empty, . or .. segment", k)
-		}
-	}
-	return nil
 }
 
 // contentType is the content type of format.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,8 +23,7 @@ type server struct {
 	cache  *cache
 	log    *slog.Logger
 
-	mu      sync.Mutex
-	listing []adapter.Object // of the last list from the start, for its next pages
+	listing adapter.Listing // of the last list from the start, for its next pages
 }
 
 func newServer(o options, log *slog.Logger) (*server, error) {
@@ -54,20 +52,7 @@ func (s *server) Name() string { return "postgres" }
 // object in one snapshot; the pages after it are answered from that
 // listing.
 func (s *server) List(ctx context.Context, after string, limit int) ([]adapter.Object, bool, error) {
-	s.mu.Lock()
-	objs := s.listing
-	s.mu.Unlock()
-	if after == "" || objs == nil {
-		var err error
-		if objs, err = s.render(ctx, s.defs); err != nil {
-			return nil, false, err
-		}
-		s.mu.Lock()
-		s.listing = objs
-		s.mu.Unlock()
-	}
-	page, more := adapter.Page(objs, after, limit)
-	return page, more, nil
+	return s.listing.List(ctx, after, limit, func(ctx context.Context) ([]adapter.Object, error) { return s.render(ctx, s.defs) })
 }
 
 // Stat implements adapter.Server: the object rendered afresh.
