@@ -242,34 +242,29 @@ func (s *sourceHandler) push(ctx context.Context, c *call, a *apiv1.SourcePushRe
 	return pushOut(rep), sourceError(err)
 }
 
-// runPush plans the push o of attachment id (the plan must have digest
-// o.Expect when set), records it, then writes exactly that plan.
+// runPush pushes o of attachment id (the plan must have digest o.Expect
+// when set), recording the plan before the first write.
 func (s *sourceHandler) runPush(ctx context.Context, c *call, id string, o source.PushOptions) (*source.PushReport, error) {
 	r := s.h.sources
-	o.DryRun = true
-	plan, err := r.Push(ctx, id, o)
-	if err != nil {
-		return plan, err
-	}
 	info, err := r.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	n, keys := 0, ""
-	for _, x := range plan.Actions {
-		if x.Result != "would write" {
-			continue
+	o.DryRun = false
+	o.Before = func(plan *source.PushReport) error {
+		n, keys := 0, ""
+		for _, x := range plan.Actions {
+			if x.Result != "would write" {
+				continue
+			}
+			if n++; len(keys) < pushKeysRecorded {
+				keys += x.Op + " " + strconv.Quote(x.Key) + " "
+			}
 		}
-		if n++; len(keys) < pushKeysRecorded {
-			keys += x.Op + " " + strconv.Quote(x.Key) + " "
-		}
+		ev := record.Event{Kind: record.KindSourcePush, Repo: info.Repo, Branch: o.From, Subject: record.Subject{Path: info.Prefix},
+			Details: map[string]string{"source": id, "count": strconv.Itoa(n), "keys": strings.TrimSpace(keys), "digest": plan.Digest}}
+		return s.h.record(ctx, c, ev)
 	}
-	ev := record.Event{Kind: record.KindSourcePush, Repo: info.Repo, Branch: o.From, Subject: record.Subject{Path: info.Prefix},
-		Details: map[string]string{"source": id, "count": strconv.Itoa(n), "keys": strings.TrimSpace(keys), "digest": plan.Digest}}
-	if err := s.h.record(ctx, c, ev); err != nil {
-		return nil, err
-	}
-	o.DryRun, o.Expect = false, plan.Digest // what was recorded is what is written
 	return r.Push(ctx, id, o)
 }
 

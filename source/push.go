@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,10 @@ type PushOptions struct {
 	// Expect, when set, is the digest the plan must have (PushReport's
 	// Digest of an earlier dry run); ErrPlanChanged otherwise.
 	Expect string
+	// Before, when set, is given the plan (as a dry run would report it)
+	// after planning and before the first write; an error writes nothing
+	// (the flight recorder's "record first, then act").
+	Before func(plan *PushReport) error
 	// Own limits the plan to what From changed since it forked from the
 	// attachment's branch, as a merge would carry it (a run's request):
 	// what the attachment's branch got meanwhile is not undone. A key
@@ -119,10 +124,27 @@ func (r *Registry) Push(ctx context.Context, id string, o PushOptions) (*PushRep
 	if o.Expect != "" && o.Expect != rep.Digest {
 		return nil, ErrPlanChanged
 	}
-	var repin []branch.ImportEntry
 	for _, c := range changes {
-		a, e := r.pushOne(ctx, rec, s3src, c, o.DryRun)
+		a, _ := r.pushOne(ctx, rec, s3src, c, true)
 		rep.Actions = append(rep.Actions, a)
+	}
+	if o.DryRun {
+		return rep, nil
+	}
+	if o.Before != nil {
+		plan := *rep
+		plan.DryRun, plan.Actions = true, slices.Clone(rep.Actions)
+		if err := o.Before(&plan); err != nil {
+			return nil, err
+		}
+	}
+	var repin []branch.ImportEntry
+	for i, c := range changes {
+		if rep.Actions[i].Result != "would write" {
+			continue
+		}
+		a, e := r.pushOne(ctx, rec, s3src, c, false)
+		rep.Actions[i] = a
 		switch a.Result {
 		case "written":
 			rep.Written++
