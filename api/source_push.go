@@ -31,7 +31,7 @@ func (s *sourceHandler) pushRequest(ctx context.Context, c *call, a *apiv1.Sourc
 		return nil, err
 	}
 	if a.Repo != "" && a.Repo != l.Repo {
-		return nil, &Error{Status: http.StatusNotFound, Code: apiv1.CodeNotFound, Message: "no such source in the repository"}
+		return nil, errNoPush
 	}
 	id, err := s.attachmentOf(ctx, r, l.Repo, a.ID, a.Prefix)
 	if err != nil {
@@ -50,7 +50,7 @@ func (s *sourceHandler) pushRequest(ctx context.Context, c *call, a *apiv1.Sourc
 		}
 	}
 	if len(changes) == 0 {
-		return nil, invalid("nothing to push: no change of the branch under the source's prefix can be written back")
+		return nil, errNoPush // as a source that is not there: a lease learns nothing of attachments outside its changes
 	}
 	taint, err := s.h.auth.Taint(ctx, c.p)
 	if err != nil {
@@ -63,6 +63,12 @@ func (s *sourceHandler) pushRequest(ctx context.Context, c *call, a *apiv1.Sourc
 	}
 	return &apiv1.GateResponse{Gate: gateOut(g)}, nil
 }
+
+// errNoPush answers a request to push that names no source of the
+// lease's repository, or one under which the lease changed nothing it may
+// write back: the same answer, so the request is no oracle of attachments.
+var errNoPush = &Error{Status: http.StatusNotFound, Code: apiv1.CodeNotFound,
+	Message: "no source there holds changes of this lease's branch to write back"}
 
 // attachmentOf is the attachment of repo named by id or attached at
 // prefix; another repository's is not found, as a missing one.
@@ -79,7 +85,7 @@ func (s *sourceHandler) attachmentOf(ctx context.Context, r *source.Registry, re
 			return i.ID, nil
 		}
 	}
-	return "", &Error{Status: http.StatusNotFound, Code: apiv1.CodeNotFound, Message: "no such source in the repository"}
+	return "", errNoPush
 }
 
 // approvePush approves a pending request to push by running the push of

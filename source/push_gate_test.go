@@ -86,10 +86,20 @@ func TestPushThroughAGate(t *testing.T) {
 	if st, again := ask(map[string]any{"id": id}); st != http.StatusOK || again["gate"].(map[string]any)["gate_id"] != gid {
 		t.Fatalf("asking again: %d %v", st, again)
 	}
-	for _, args := range []map[string]any{{"id": otherID}, {"prefix": "nowhere/"}, {"repo": "other", "prefix": "ds/"}} {
-		if st, out := ask(args); st != http.StatusNotFound {
+	// Another repository's source, no source, and a source the run changed
+	// nothing under answer alike.
+	gw.attach(t, "data", "more/", "s3://remote/p", rm.URL, nil)
+	var msgs []string
+	for _, args := range []map[string]any{{"id": otherID}, {"prefix": "nowhere/"}, {"repo": "other", "prefix": "ds/"}, {"prefix": "more/"}} {
+		st, out := ask(args)
+		if st != http.StatusNotFound {
 			t.Errorf("request %v: %d %v", args, st, out)
+			continue
 		}
+		msgs = append(msgs, out["error"].(map[string]any)["message"].(string))
+	}
+	if len(msgs) == 4 && (msgs[0] != msgs[1] || msgs[1] != msgs[3]) {
+		t.Errorf("the answers differ: %q", msgs)
 	}
 	if st, _ := ctl(t, gw.URL, creds, "gate/approve", map[string]any{"gate_id": gid}); st != http.StatusForbidden {
 		t.Fatalf("the run approving its own push: %d", st)
