@@ -316,7 +316,10 @@ func (a *Authority) admit(ctx context.Context, p *Principal, r *http.Request) er
 		return fmt.Errorf("lease %s: an ancestor is missing: %w", p.Lease.ID, lease.ErrRevoked)
 	}
 	p.chain = chain
-	v := a.leases.admit(ctx, chain, p.now)
+	v, err := a.leases.admit(ctx, chain, p.now)
+	if err != nil {
+		return err
+	}
 	switch v.Decision {
 	case lease.Allow:
 		a.obs.Charged(requestsBudget.name, 1)

@@ -288,7 +288,11 @@ func (a *Authority) charge(ctx context.Context, p *Principal, act string, t Targ
 	if n == 0 {
 		return &Charge{}, nil
 	}
-	if v := a.leases.reserve(ctx, p.chain, n, b); v.Decision != lease.Allow {
+	v, err := a.leases.reserve(ctx, p.chain, n, b)
+	if err != nil {
+		return nil, err
+	}
+	if v.Decision != lease.Allow {
 		return nil, a.refuse(ctx, p, act, t, v, ErrOverBudget)
 	}
 	a.obs.Charged(b.name, n)
@@ -309,7 +313,10 @@ func (a *Authority) WriteUpTo(ctx context.Context, p *Principal, t Target, max i
 		return &Charge{up: max}, nil
 	}
 	t.Branch = p.Branch(t.Repo, t.Branch)
-	n, rule := a.leases.reserveUpTo(ctx, p.chain, max, writeBudget)
+	n, rule, err := a.leases.reserveUpTo(ctx, p.chain, max, writeBudget)
+	if err != nil {
+		return nil, err
+	}
 	a.obs.Charged(writeBudget.name, n)
 	return &Charge{a: a, p: p, n: n, which: writeBudget, up: n, t: t, rule: rule}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +29,10 @@ type Leases struct {
 	mu    sync.Mutex        // guards usage
 	usage map[string]*meter // lease ID -> consumption, written behind to kv
 
+	// shared charges in kv directly (SetShared); usage then stays empty.
+	shared bool
+	log    *slog.Logger
+
 	decoded decodeCache // leases decoded from the bytes read last time
 	tokens  tokenCache  // session tokens already verified
 }
@@ -44,7 +49,7 @@ func OpenLeases(ctx context.Context, db kv.DB) (*Leases, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Leases{db: db, keys: k, usage: map[string]*meter{}}
+	s := &Leases{db: db, keys: k, usage: map[string]*meter{}, log: slog.New(slog.DiscardHandler)}
 	s.SetClock(time.Now)
 	return s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -178,9 +179,22 @@ func TestChildNeverWider(t *testing.T) {
 	}
 }
 
+// TestBudgets charges a lease and its child, with meters in the process
+// and charged in kv (SetShared), which must agree.
 func TestBudgets(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "meters", true: "shared"}[shared], func(t *testing.T) {
+			s := newStore(t)
+			if shared {
+				s.SetShared(slog.New(slog.DiscardHandler))
+			}
+			testBudgets(t, s)
+		})
+	}
+}
+
+func testBudgets(t *testing.T, s *Leases) {
 	ctx := context.Background()
-	s := newStore(t)
 	p, _, _ := s.Issue(ctx, lease.Request{Repo: "data", Branch: "b", View: rw("**"), Budgets: lease.Budgets{Requests: 3, BytesRead: 100}})
 	c, _, err := s.Issue(ctx, lease.Request{Repo: "data", Branch: "b", View: rw("x/**"), Parent: p})
 	if err != nil {
@@ -197,26 +211,26 @@ func TestBudgets(t *testing.T) {
 		return ls
 	}
 	now := time.Now()
-	if v := s.reserve(ctx, chain(c), 60, readBudget); v.Decision != lease.Allow {
+	if v, _ := s.reserve(ctx, chain(c), 60, readBudget); v.Decision != lease.Allow {
 		t.Fatal(v)
 	}
 	// The child's reads were charged to the parent too.
-	if v := s.reserve(ctx, chain(p), 50, readBudget); v.Decision != lease.OverBudget {
+	if v, _ := s.reserve(ctx, chain(p), 50, readBudget); v.Decision != lease.OverBudget {
 		t.Fatalf("parent over its read budget: %v", v)
 	}
 	// A charge so large it would wrap around is refused, not wrapped.
-	if v := s.reserve(ctx, chain(p), 1<<63-1, readBudget); v.Decision != lease.OverBudget {
+	if v, _ := s.reserve(ctx, chain(p), 1<<63-1, readBudget); v.Decision != lease.OverBudget {
 		t.Fatalf("an overflowing charge: %v", v)
 	}
-	if v := s.reserve(ctx, chain(p), -10, readBudget); v.Decision == lease.Allow {
+	if v, _ := s.reserve(ctx, chain(p), -10, readBudget); v.Decision == lease.Allow {
 		t.Fatal("a negative charge was accepted (it would refund the budget)")
 	}
 	for i := 0; i < 3; i++ {
-		if v := s.admit(ctx, chain(p), now); v.Decision != lease.Allow {
+		if v, _ := s.admit(ctx, chain(p), now); v.Decision != lease.Allow {
 			t.Fatalf("request %d: %v", i, v)
 		}
 	}
-	if v := s.admit(ctx, chain(c), now); v.Decision != lease.OverBudget {
+	if v, _ := s.admit(ctx, chain(c), now); v.Decision != lease.OverBudget {
 		t.Fatalf("child after the parent's requests are spent: %v", v)
 	}
 	if r := s.Remaining(ctx, c); r.Requests != 0 || r.BytesRead != 40 || r.BytesWritten != -1 {

@@ -38,6 +38,9 @@ func (s *Leases) meterFor(ctx context.Context, id string) *meter {
 }
 
 func (s *Leases) usageOf(ctx context.Context, l *lease.Lease) lease.Usage {
+	if s.shared {
+		return s.sharedUsage(ctx, l.ID)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.meterFor(ctx, l.ID).Usage
@@ -87,10 +90,8 @@ func (s *Leases) Remaining(ctx context.Context, l *lease.Lease) lease.Remaining 
 // remaining is Remaining over a chain already loaded.
 func (s *Leases) remaining(ctx context.Context, chain []*lease.Lease) lease.Remaining {
 	r := lease.Remaining{BytesRead: -1, BytesWritten: -1, Requests: -1}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, x := range chain {
-		u := s.meterFor(ctx, x.ID).Usage
+		u := s.usageOf(ctx, x)
 		r.BytesRead = minLeft(r.BytesRead, left(x.Budgets.BytesRead, u.BytesRead))
 		r.BytesWritten = minLeft(r.BytesWritten, left(x.Budgets.BytesWritten, u.BytesWritten))
 		r.Requests = minLeft(r.Requests, left(x.Budgets.Requests, u.Requests))
@@ -101,9 +102,9 @@ func (s *Leases) remaining(ctx context.Context, chain []*lease.Lease) lease.Rema
 // admit checks that every lease of the chain is live and has requests
 // left, and charges one request to each. It is called once per request,
 // before any other check.
-func (s *Leases) admit(ctx context.Context, chain []*lease.Lease, now time.Time) lease.Verdict {
+func (s *Leases) admit(ctx context.Context, chain []*lease.Lease, now time.Time) (lease.Verdict, error) {
 	if v, ended := chainEnded(chain, now); ended {
-		return v
+		return v, nil
 	}
 	return s.reserve(ctx, chain, 1, requestsBudget)
 }
@@ -138,23 +139,21 @@ var (
 // reserve checks that n more units of b fit every lease of the chain
 // (whole responses are refused up front rather than cut short) and
 // charges them. n must not be negative. The comparison is made against
-// what is left, so a huge n cannot wrap around.
-func (s *Leases) reserve(ctx context.Context, chain []*lease.Lease, n int64, b budget) lease.Verdict {
+// what is left, so a huge n cannot wrap around. An error is the shared
+// metadata store's (SetShared): nothing was charged.
+func (s *Leases) reserve(ctx context.Context, chain []*lease.Lease, n int64, b budget) (lease.Verdict, error) {
 	if n < 0 {
-		return lease.Verdict{Decision: lease.Denied, Rule: fmt.Sprintf("a negative %s charge (%d)", b.name, n)}
+		return lease.Verdict{Decision: lease.Denied, Rule: fmt.Sprintf("a negative %s charge (%d)", b.name, n)}, nil
+	}
+	if s.shared {
+		_, v, err := s.chargeShared(ctx, chain, b, fitAll(chain, n, b))
+		return v, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, x := range chain {
-		lim := b.limit(x.Budgets)
-		if lim <= 0 {
-			continue
-		}
-		if used := *b.used(s.meterFor(ctx, x.ID)); used >= lim || n > lim-used {
-			if b.name == "requests" {
-				return lease.Verdict{Decision: lease.OverBudget, Rule: fmt.Sprintf("lease %s: request budget of %d spent", x.ID, lim)}
-			}
-			return lease.Verdict{Decision: lease.OverBudget, Rule: fmt.Sprintf("lease %s: %s budget of %d would be exceeded by %d bytes", x.ID, b.name, lim, n)}
+		if v, over := overBudget(x, *b.used(s.meterFor(ctx, x.ID)), n, b); over {
+			return v, nil
 		}
 	}
 	for _, x := range chain {
@@ -163,30 +162,55 @@ func (s *Leases) reserve(ctx context.Context, chain []*lease.Lease, n int64, b b
 		*p = sat(*p, n)
 		m.dirty = true
 	}
-	return lease.Verdict{Decision: lease.Allow}
+	return lease.Verdict{Decision: lease.Allow}, nil
+}
+
+// overBudget reports whether n more units of b, used already, exceed
+// lease x's limit, with the verdict that says so.
+func overBudget(x *lease.Lease, used, n int64, b budget) (lease.Verdict, bool) {
+	lim := b.limit(x.Budgets)
+	if lim <= 0 || (used < lim && n <= lim-used) {
+		return lease.Verdict{}, false
+	}
+	if b.name == "requests" {
+		return lease.Verdict{Decision: lease.OverBudget, Rule: fmt.Sprintf("lease %s: request budget of %d spent", x.ID, lim)}, true
+	}
+	return lease.Verdict{Decision: lease.OverBudget, Rule: fmt.Sprintf("lease %s: %s budget of %d would be exceeded by %d bytes", x.ID, b.name, lim, n)}, true
 }
 
 // reserveUpTo charges what b has left over the chain, at most n (n >= 0),
 // and returns it with the rule of the lease that bounded it ("" when n
 // fitted).
-func (s *Leases) reserveUpTo(ctx context.Context, chain []*lease.Lease, n int64, b budget) (int64, string) {
+func (s *Leases) reserveUpTo(ctx context.Context, chain []*lease.Lease, n int64, b budget) (int64, string, error) {
+	if s.shared {
+		got, v, err := s.chargeShared(ctx, chain, b, fitUpTo(chain, n, b))
+		return got, v.Rule, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	got, rule := n, ""
-	for _, x := range chain {
-		lim := b.limit(x.Budgets)
-		if lim <= 0 {
-			continue
-		}
-		if l := max(lim-*b.used(s.meterFor(ctx, x.ID)), 0); l < got {
-			got, rule = l, fmt.Sprintf("lease %s: %s budget of %d would be exceeded", x.ID, b.name, lim)
-		}
-	}
+	got, rule := upTo(chain, n, b, func(i int) int64 { return *b.used(s.meterFor(ctx, chain[i].ID)) })
 	for _, x := range chain {
 		m := s.meterFor(ctx, x.ID)
 		p := b.used(m)
 		*p = sat(*p, got)
 		m.dirty = true
+	}
+	return got, rule, nil
+}
+
+// upTo is how much of n units of b the chain has left, given what each
+// lease used (usedOf its index), with the rule of the lease that bounded
+// it.
+func upTo(chain []*lease.Lease, n int64, b budget, usedOf func(i int) int64) (int64, string) {
+	got, rule := n, ""
+	for i, x := range chain {
+		lim := b.limit(x.Budgets)
+		if lim <= 0 {
+			continue
+		}
+		if l := max(lim-usedOf(i), 0); l < got {
+			got, rule = l, fmt.Sprintf("lease %s: %s budget of %d would be exceeded", x.ID, b.name, lim)
+		}
 	}
 	return got, rule
 }
@@ -195,6 +219,10 @@ func (s *Leases) reserveUpTo(ctx context.Context, chain []*lease.Lease, n int64,
 // used (a failed upload, a download that could not start).
 func (s *Leases) refund(ctx context.Context, chain []*lease.Lease, n int64, b budget) {
 	if n <= 0 {
+		return
+	}
+	if s.shared {
+		s.refundShared(ctx, chain, n, b)
 		return
 	}
 	s.mu.Lock()

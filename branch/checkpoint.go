@@ -145,9 +145,11 @@ func (s *Service) RestoreRunCheckpoint(ctx context.Context, repo, br, name strin
 	if err != nil {
 		return nil, err
 	}
-	lock := s.commitLock(repo, br)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := s.lockBranch(ctx, repo, br)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 	v, theirs, _, staged, err := s.mergeSides(ctx, repo, cp.CommitH, br)
@@ -203,14 +205,16 @@ func (s *Service) checkpoint(ctx context.Context, repo, br, name string) (*Check
 // protected or not, which must have no staged changes. It is for the
 // owner's restores.
 func (s *Service) ownerCommit(ctx context.Context, repo, br string, next func(head chunk.Hash) (chunk.Hash, error), o CommitOptions) (manifest.CommitID, error) {
-	lock := s.commitLock(repo, br)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := s.lockBranch(ctx, repo, br)
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	defer unlock()
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 	var v *view
 	staged := false
-	err := s.db.View(ctx, func(r kv.Reader) error {
+	err = s.db.View(ctx, func(r kv.Reader) error {
 		var err error
 		if v, err = s.openView(ctx, r, repo, br); err != nil {
 			return err

@@ -33,7 +33,31 @@ type CommitOptions struct {
 	Intent func(id manifest.CommitID) error
 }
 
-// commitLock returns the mutex that serialises commits to repo/branch.
+// Locker serializes work on one name across gateways that share a
+// metadata store (kvlock.Locks); Lock returns the function that releases.
+type Locker interface {
+	Lock(ctx context.Context, name string) (unlock func(), err error)
+}
+
+// SetLocker makes commits, merges, imports, picks and restores of a
+// branch take l's lock of the branch, so gateways sharing a metadata
+// store do them one at a time; without one an in-process mutex does.
+// Call it before serving.
+func (s *Service) SetLocker(l Locker) { s.locker = l }
+
+// lockBranch serializes the head-moving work on repo/branch: a fold
+// and its swap, a merge, a restore.
+func (s *Service) lockBranch(ctx context.Context, repo, branch string) (unlock func(), err error) {
+	if s.locker != nil {
+		return s.locker.Lock(ctx, repo+"\x00"+branch)
+	}
+	m := s.commitLock(repo, branch)
+	m.Lock()
+	return m.Unlock, nil
+}
+
+// commitLock returns the mutex that serialises commits to repo/branch
+// in this process.
 func (s *Service) commitLock(repo, branch string) *sync.Mutex {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -56,15 +80,17 @@ const foldPage = 4096
 // finished by the next Commit; until then reads still see the sealed
 // generation.
 func (s *Service) Commit(ctx context.Context, repo, branch string, o CommitOptions) (manifest.CommitID, error) {
-	lock := s.commitLock(repo, branch)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := s.lockBranch(ctx, repo, branch)
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	defer unlock()
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 
 	var v *view
 	var sealed uint64
-	err := s.db.Update(ctx, func(txn kv.Txn) error {
+	err = s.db.Update(ctx, func(txn kv.Txn) error {
 		var err error
 		if v, err = s.writableView(ctx, txn, repo, branch); err != nil {
 			return err

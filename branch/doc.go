@@ -56,6 +56,7 @@
 //	                                       branch name, version ID)
 //
 // Concurrency: Service is safe for concurrent use. Commits on one branch are
-// serialized by an in-process lock; every other write is an optimistic kv
+// serialized by an in-process lock, or by the Locker given to SetLocker
+// (held in the store, across gateways); every other write is an optimistic kv
 // transaction that re-runs on conflict.
 package branch

@@ -155,9 +155,26 @@ func (m *marker) tree(ctx context.Context, t *tree.Tree, root chunk.Hash) error 
 // runs; PUTs are not (the chunk store's cycle and the
 // content-list registry protect what they reference).
 func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
+	if s.collectGuard != nil {
+		release, err := s.collectGuard(ctx)
+		if err != nil {
+			err = fmt.Errorf("garbage collection: %w", err)
+			s.collected(GCStats{}, err)
+			return GCStats{}, err
+		}
+		defer release()
+	}
 	st, err := s.collect(ctx, o)
 	s.collected(st, err)
 	return st, err
+}
+
+// SetCollectGuard makes Collect first call guard, which may refuse (its
+// error is returned) or return the release Collect calls when done:
+// gateways sharing a metadata store collect only alone. Call it before
+// serving.
+func (s *Service) SetCollectGuard(guard func(context.Context) (release func(), err error)) {
+	s.collectGuard = guard
 }
 
 func (s *Service) collect(ctx context.Context, o GCOptions) (GCStats, error) {

@@ -43,14 +43,16 @@ func (s *Service) Import(ctx context.Context, repo, branch string, entries iter.
 
 // ImportWith is Import with options.
 func (s *Service) ImportWith(ctx context.Context, repo, branch string, entries iter.Seq2[ImportEntry, error], o ImportOptions) (manifest.CommitID, error) {
-	lock := s.commitLock(repo, branch)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := s.lockBranch(ctx, repo, branch)
+	if err != nil {
+		return manifest.CommitID{}, err
+	}
+	defer unlock()
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 
 	var v *view
-	err := s.db.View(ctx, func(r kv.Reader) (err error) {
+	err = s.db.View(ctx, func(r kv.Reader) (err error) {
 		if o.AllowProtected {
 			v, err = s.openView(ctx, r, repo, branch)
 		} else {

@@ -68,9 +68,11 @@ type MergeResult struct {
 // Merging commits a merge commit with two parents and the provenance in o.
 // The target must have no uncommitted changes.
 func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOptions) (*MergeResult, error) {
-	lock := s.commitLock(repo, into)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := s.lockBranch(ctx, repo, into)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 

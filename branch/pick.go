@@ -53,9 +53,11 @@ func (s *Service) CherryPick(ctx context.Context, repo, br, ref string, o PickOp
 // merge base used, Ours the branch's head and Theirs the side whose
 // changes are replayed.
 func (s *Service) pick(ctx context.Context, repo, br, ref string, revert bool, o PickOptions) (*MergeResult, error) {
-	lock := s.commitLock(repo, br)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := s.lockBranch(ctx, repo, br)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 

@@ -36,8 +36,11 @@ type Service struct {
 
 	mu          sync.Mutex             // guards commitLocks and roots
 	commitLocks map[string]*sync.Mutex // per repo/branch: one fold at a time
-	roots       map[manifest.CommitID]chunk.Hash
-	trees       sync.Map // repo ID -> *tree.Tree
+	locker      Locker                 // across gateways (SetLocker), else commitLocks
+	// collectGuard admits a collection (SetCollectGuard; nil: always).
+	collectGuard func(context.Context) (func(), error)
+	roots        map[manifest.CommitID]chunk.Hash
+	trees        sync.Map // repo ID -> *tree.Tree
 	// touchedLists holds content lists written during a collection; nil
 	// outside one. Guarded by mu.
 	touchedLists map[chunk.Hash]struct{}

@@ -102,8 +102,11 @@ func (s *Service) forgetCard(l *lease.Lease, g *Gate, digest string, r ForgetReq
 // ApproveForget marks a pending request to forget approved, naming the
 // forget the approver ran.
 func (s *Service) ApproveForget(ctx context.Context, id, by, reason, forgetID string) (*Gate, error) {
-	s.decide.Lock()
-	defer s.decide.Unlock()
+	unlock, err := s.lockDecisions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	g, err := s.GetGate(ctx, id)
 	if err != nil {
 		return nil, err

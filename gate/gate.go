@@ -56,9 +56,10 @@ type Service struct {
 	now    func() time.Time
 	// decide serializes taking a gate out of pending (Decide, and Propose
 	// superseding it), so two decisions cannot both pass the pending check
-	// and the later overwrite what the first one merged. One process owns
-	// the kv store, so a process-wide lock is enough.
+	// and the later overwrite what the first one merged: in this process,
+	// or across gateways with locker (SetLocker).
 	decide sync.Mutex
+	locker branch.Locker
 	// Timeout is how long a gate waits for a person before it is denied.
 	Timeout time.Duration
 	// OnOutcome, when set before use, is told each proposal's status
@@ -66,6 +67,19 @@ type Service struct {
 	// and each decision's (event "decision": approved, denied, void), for
 	// the gateway's metrics.
 	OnOutcome func(event, status string)
+}
+
+// SetLocker makes decisions take l's lock, held in the metadata store,
+// so gateways sharing it decide one at a time. Call it before serving.
+func (s *Service) SetLocker(l branch.Locker) { s.locker = l }
+
+// lockDecisions serializes taking gates out of pending.
+func (s *Service) lockDecisions(ctx context.Context) (unlock func(), err error) {
+	if s.locker != nil {
+		return s.locker.Lock(ctx, "gate-decisions")
+	}
+	s.decide.Lock()
+	return s.decide.Unlock, nil
 }
 
 // New returns a Service.
@@ -289,8 +303,11 @@ func (s *Service) propose(ctx context.Context, r ProposeRequest) (*Proposal, err
 	var deletes bool
 	p.Changes, p.Counts, deletes = lines(res.Changes)
 	p.Digest = digest(r.Repo, p.SourceHead, p.TargetHead, p.Lease, p.Changes)
-	s.decide.Lock()
-	defer s.decide.Unlock()
+	unlock, err := s.lockDecisions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	// Proposing again what already waits for a person returns that gate,
 	// so an agent that retries learns it waits instead of queueing more; a
 	// waiting gate for an older diff of the same branches is superseded.
@@ -587,8 +604,11 @@ func (s *Service) Decide(ctx context.Context, id, by string, approve bool, reaso
 }
 
 func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, reason string) (*Gate, error) {
-	s.decide.Lock()
-	defer s.decide.Unlock()
+	unlock, err := s.lockDecisions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	g, err := s.GetGate(ctx, id)
 	if err != nil {
 		return nil, err

@@ -116,8 +116,11 @@ func (s *Service) VoidPush(ctx context.Context, id, by, why string) (*Gate, erro
 
 // endPush gives a pending request to push its final status.
 func (s *Service) endPush(ctx context.Context, id, by, reason, status string, fill func(*PushAsk)) (*Gate, error) {
-	s.decide.Lock()
-	defer s.decide.Unlock()
+	unlock, err := s.lockDecisions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	g, err := s.GetGate(ctx, id)
 	if err != nil {
 		return nil, err

@@ -11,4 +11,19 @@
 //
 // Badger allows one process per directory; a second gateway on the same
 // directory fails to start rather than corrupting it.
+//
+// Gateways sharing a metadata store (Config.Meta, PostgreSQL) and one
+// chunk directory are stateless: budgets are charged in the store in one
+// transaction per charge, a branch's commits, merges and restores take a
+// lock held in the store (kvlock), the flight recorder's appends read
+// and write the one chain head serializably (one global chain), and a
+// garbage collection runs only while no other gateway is live
+// (branch.ErrPeers); gateways that start meanwhile wait for it.
+//
+// kv layout:
+//
+//	GW/<gateway id>       a live gateway (JSON: host, start, heartbeat)
+//	GL/<name>             a lock across gateways (JSON: holder token,
+//	                      expiry): <repo>\x00<branch> for head-moving
+//	                      work, gc for a collection
 package gateway

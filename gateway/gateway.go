@@ -54,6 +54,14 @@ type Config struct {
 	Bodies BodyLimits
 	// Hooks tunes webhook deliveries (poll, timeout, backoff; tests).
 	Hooks hook.Options
+	// Meta is the metadata store: "" for the embedded Badger store under
+	// DATA/kv, or a postgres:// URL of a database several gateways share
+	// (IsSharedMeta).
+	Meta string
+	// ChunksDir is where chunk segments live ("": DATA/chunks). Gateways
+	// sharing a metadata store must share it too (one directory on a
+	// shared file system).
+	ChunksDir string
 	// KeysDir is the keyring of sensitive content's domain keys ("":
 	// DATA/keys). Keep it out of backups of the data directory, or
 	// destroying a key does not reach them.
@@ -62,7 +70,7 @@ type Config struct {
 
 // Gateway is an opened data directory with its handlers.
 type Gateway struct {
-	DB        *kv.Badger
+	DB        kv.DB // the metadata store, undecorated
 	Chunks    *cas.Store
 	Branches  *branch.Service
 	Leases    *auth.Leases
@@ -79,6 +87,9 @@ type Gateway struct {
 	// Hooks are the repositories' webhooks, delivered by hookDispatcher.
 	Hooks          *hook.Store
 	hookDispatcher *hook.Dispatcher
+	// members is this gateway's entry among those sharing the metadata
+	// store (nil on the embedded store).
+	members *members
 	// Metrics is the gateway's registry (MetricsPath, MetricsHandler).
 	Metrics *metrics.Metrics
 	kv      kv.DB // the store every service uses (decorated)
@@ -111,7 +122,9 @@ func Open(c Config) (g *Gateway, err error) {
 			}
 		}
 	}()
-	db, err := kv.OpenBadger(filepath.Join(c.DataDir, "kv"), kv.BadgerOptions{Logger: c.Log})
+	mctx, cancel := context.WithTimeout(context.Background(), metaTimeout)
+	db, err := openMeta(mctx, c)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +135,10 @@ func Open(c Config) (g *Gateway, err error) {
 	}
 	m := metrics.New()
 	kdb = m.WrapDB(kdb)
-	chunks, err := cas.Open(filepath.Join(c.DataDir, "chunks"), kdb, cas.Options{Log: c.Log, OnSync: c.OnSync, Observer: m.Chunks()})
+	if c.ChunksDir == "" {
+		c.ChunksDir = filepath.Join(c.DataDir, "chunks")
+	}
+	chunks, err := cas.Open(c.ChunksDir, kdb, cas.Options{Log: c.Log, OnSync: c.OnSync, Observer: m.Chunks()})
 	if err != nil {
 		return nil, err
 	}
@@ -145,13 +161,18 @@ func Open(c Config) (g *Gateway, err error) {
 		return nil, err
 	}
 	g = assemble(c, stores{db: db, kdb: kdb, chunks: chunks, b: b, leases: leases, m: m})
+	if IsSharedMeta(c.Meta) {
+		if err := g.share(ctx, c); err != nil {
+			return nil, err
+		}
+	}
 	g.watch()
 	return g, nil
 }
 
 // stores are what Open opened, for assemble.
 type stores struct {
-	db     *kv.Badger
+	db     kv.DB
 	kdb    kv.DB // db as the services see it (decorated)
 	chunks *cas.Store
 	b      *branch.Service
@@ -164,7 +185,7 @@ type stores struct {
 func assemble(c Config, st stores) *Gateway {
 	kdb, b := st.kdb, st.b
 	g := &Gateway{DB: st.db, Chunks: st.chunks, Branches: b, Leases: st.leases, Metrics: st.m, kv: kdb, log: c.Log, bodies: c.Bodies,
-		Recorder: record.New(kdb, record.Options{}), Manifests: record.NewManifests(kdb, record.ManifestOptions{})}
+		Recorder: record.New(kdb, record.Options{}), Manifests: record.NewManifests(kdb, manifestOptions(c))}
 	so := c.Sources
 	if so.Log == nil {
 		so.Log = c.Log
@@ -201,6 +222,17 @@ func assemble(c Config, st stores) *Gateway {
 	g.API.SetSearch(g.Search)
 	g.STS = sts.New(g.Auth, b, c.Log)
 	return g
+}
+
+// manifestOptions buffer reads in memory on the embedded store; with a
+// shared one every read is written before it is answered (an Add that
+// fills the buffer flushes it), since the commit that names a run's read
+// manifest may be made by another gateway.
+func manifestOptions(c Config) record.ManifestOptions {
+	if IsSharedMeta(c.Meta) {
+		return record.ManifestOptions{MaxBuffered: 1}
+	}
+	return record.ManifestOptions{}
 }
 
 // watch feeds the metrics from the services: collections, lazy-source
@@ -257,7 +289,11 @@ func (g *Gateway) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
 	runManifests := func(ctx context.Context) { _ = g.Manifests.Run(ctx) }
-	for _, run := range []func(context.Context){g.DB.Run, g.Leases.Run, runManifests, g.Sources.Run, g.runExpiry, g.hookDispatcher.Run} {
+	runs := []func(context.Context){g.Leases.Run, runManifests, g.Sources.Run, g.runExpiry, g.hookDispatcher.Run}
+	if g.members != nil {
+		runs = append(runs, g.members.run)
+	}
+	for _, run := range runs {
 		g.bg.Add(1)
 		go func() {
 			defer g.bg.Done()
@@ -281,6 +317,9 @@ func (g *Gateway) Close() error {
 		g.log.Error("closing read manifests", "err", err)
 	}
 	g.Chunks.Close()
+	if g.members != nil {
+		g.members.leave()
+	}
 	return g.DB.Close()
 }
 

@@ -69,6 +69,11 @@ const (
 	// api: answers of idempotent control calls.
 	Idempotency = "I/"
 
+	// gateway: the gateways sharing a metadata store, and the locks they
+	// serialize branch work and collections with.
+	Gateway = "GW/"
+	Lock    = "GL/"
+
 	// hook: webhooks and their delivery logs.
 	Hook         = "HK/"
 	HookDelivery = "HD/"
@@ -125,4 +130,6 @@ var All = []Space{
 	{Source, "source", "attachment record"},
 	{SourceIndex, "source", "side index of materialised blocks"},
 	{Idempotency, "api", "the answer of an idempotent control call"},
+	{Gateway, "gateway", "a gateway sharing the metadata store: its ID and heartbeat"},
+	{Lock, "gateway", "a lock held across gateways (a branch's commits, a collection)"},
 }

@@ -20,6 +20,8 @@ var rank = map[string]int{
 	"lease": 1, // the lease model (glob)
 	// The PostgreSQL engine of kv, for gateways sharing one database.
 	"kv/pgkv": 1,
+	// Locks held in a kv store, across gateways sharing one.
+	"kv/kvlock": 1,
 	"label":   1, // trust labels, taint, retention classes and the owner's label rules (glob, keyring)
 	// The credential scanner that labels written objects secret (no
 	// outbound calls, nothing of ours).
@@ -54,7 +56,7 @@ var rank = map[string]int{
 	"fuse": 4, "mcpserver": 4,
 	// Tools, tests and the binary.
 	"cas/castest": 9, "kv/kvtest": 9, "tree/treetest": 9, "source/sourcetest": 9, "adapter/adaptertest": 9,
-	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "cmd/nas-bench": 11, "cmd/nas-adapter-http": 11, "cmd/nas-adapter-postgres": 11, "internal/pgtest": 9, "layers": 11, "docs": 11,
+	"nastest": 9, "conformance": 9, "bench": 10, "e2e": 11, "cmd/nas": 11, "cmd/nas-bench": 11, "cmd/nas-adapter-http": 11, "cmd/nas-adapter-postgres": 11, "internal/pgtest": 8, "layers": 11, "docs": 11,
 }
 
 // storage is what the client side must never link, directly or not: a
@@ -125,7 +127,7 @@ func TestClientSideLinksNoStorage(t *testing.T) {
 // testOnly is what the product binary must not link: test doubles, the
 // benchmark harness and its plotting.
 var testOnly = []string{"github.com/johannesboyne/gofakes3", "gonum.org/v1/plot", module + "bench",
-	module + "nastest", module + "cas/castest", module + "kv/kvtest", module + "tree/treetest", module + "source/sourcetest", "testing"}
+	module + "nastest", module + "cas/castest", module + "kv/kvtest", module + "tree/treetest", module + "source/sourcetest", module + "internal/pgtest", "testing"}
 
 func TestProductBinaryLinksNoTestBench(t *testing.T) {
 	deps := goList(t, "{{.ImportPath}} {{join .Deps \" \"}}", "./cmd/nas")["cmd/nas"]

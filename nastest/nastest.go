@@ -34,8 +34,13 @@ type Server struct {
 	DataDir  string
 	Gateway  *gateway.Gateway
 
+	// Members are the gateways behind the proxy at Endpoint, when Start
+	// made a cluster (Gateway is the first); nil for one gateway.
+	Members []*Server
+
 	cancel context.CancelFunc
 	done   chan error
+	proxy  *http.Server // the round-robin proxy of a cluster
 }
 
 // Options tunes Start.
@@ -57,15 +62,33 @@ type Options struct {
 	Sources source.Options
 	// Hooks tunes webhook deliveries (tests poll and back off fast).
 	Hooks hook.Options
+	// Meta and ChunksDir share a metadata store and a chunk directory
+	// with other gateways (gateway.Config); empty: the data directory's.
+	Meta, ChunksDir string
+	// Gateways above one makes Start start a cluster (StartCluster); zero
+	// means NAS_TEST_GATEWAYS, else one.
+	Gateways int
 }
 
-// Start starts a gateway and stops it when the test ends.
+// Start starts a gateway and stops it when the test ends. With
+// Options.Gateways (or NAS_TEST_GATEWAYS) above one it starts that many
+// gateways sharing one PostgreSQL database and one chunk directory
+// behind a round-robin proxy (see StartCluster).
 func Start(t testing.TB, opts ...Options) *Server {
 	t.Helper()
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	if n := gatewaysWanted(o); n > 1 {
+		return startCluster(t, o, n)
+	}
+	return startOne(t, o)
+}
+
+// startOne starts one gateway.
+func startOne(t testing.TB, o Options) *Server {
+	t.Helper()
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
 	}
@@ -86,6 +109,7 @@ func Start(t testing.TB, opts ...Options) *Server {
 		Bodies:  o.Bodies,
 		Sources: o.Sources,
 		Hooks:   o.Hooks,
+		Meta:    o.Meta, ChunksDir: o.ChunksDir,
 	})
 	if err != nil {
 		t.Fatalf("open gateway: %v", err)
@@ -116,6 +140,10 @@ func Start(t testing.TB, opts ...Options) *Server {
 // Stop shuts the server down and closes its data directory; it is safe to
 // call twice.
 func (s *Server) Stop() {
+	if s.Members != nil {
+		s.stopCluster()
+		return
+	}
 	if s.cancel == nil {
 		return
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // fsckOptions are the flags of `nas fsck`.
-type fsckOptions struct{ data string }
+type fsckOptions struct{ data, meta, chunks string }
 
 // newFsckCmd builds `nas fsck`.
 func newFsckCmd() *cobra.Command {
@@ -29,16 +29,20 @@ func newFsckCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.data, "data", "", "check this data directory offline")
+	sharedStoreFlags(cmd, &o.meta, &o.chunks)
 	return cmd
 }
 
 // runFsck checks the data directory, or asks the gateway to check its
 // own, and fails when a problem was found.
 func runFsck(ctx context.Context, o fsckOptions) error {
+	if o.meta != "" && o.data == "" {
+		return usagef("--meta and --chunks go with --data (a local directory for this command's own files)")
+	}
 	var out apiv1.FsckResponse
 	var err error
 	if o.data != "" {
-		out, err = fsckOffline(ctx, o.data)
+		out, err = fsckOffline(ctx, gateway.Config{DataDir: o.data, Meta: o.meta, ChunksDir: o.chunks})
 	} else {
 		err = doCall(ctx, apiv1.FsckRequest{}, &out)
 	}
@@ -54,10 +58,12 @@ func runFsck(ctx context.Context, o fsckOptions) error {
 	return nil
 }
 
-// fsckOffline checks the data directory dir (the gateway must be
-// stopped) and reports as admin/fsck does.
-func fsckOffline(ctx context.Context, dir string) (apiv1.FsckResponse, error) {
-	g, err := gateway.Open(gateway.Config{DataDir: dir, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+// fsckOffline checks the data directory c names, or the shared stores
+// (a gateway on the embedded store must be stopped; shared stores may be
+// checked while gateways serve) and reports as admin/fsck does.
+func fsckOffline(ctx context.Context, c gateway.Config) (apiv1.FsckResponse, error) {
+	c.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	g, err := gateway.Open(c)
 	if err != nil {
 		return apiv1.FsckResponse{}, err
 	}
@@ -83,4 +89,12 @@ func printFsck(out *apiv1.FsckResponse) error {
 		fmt.Println("problem:", p)
 	}
 	return nil
+}
+
+// sharedStoreFlags adds --meta and --chunks, which point an offline
+// command at the stores gateways share instead of a data directory's.
+func sharedStoreFlags(cmd *cobra.Command, meta, chunks *string) {
+	cmd.Flags().StringVar(meta, "meta", "", "with --data: the shared metadata store (postgres:// URL) the gateways use")
+	cmd.Flags().StringVar(chunks, "chunks", "", "with --data: the shared chunk directory the gateways use")
+	cmd.MarkFlagsRequiredTogether("meta", "chunks")
 }

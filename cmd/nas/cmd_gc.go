@@ -16,6 +16,7 @@ type gcOptions struct {
 	data                    string
 	retention, uploadExpiry time.Duration
 	deletedKeep             time.Duration // --deleted-retention, offline only
+	meta, chunks            string        // shared stores, offline only
 }
 
 // newGCCmd builds `nas gc`.
@@ -34,6 +35,7 @@ func newGCCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&o.uploadExpiry, "upload-expiry", branch.DefaultUploadExpiry, "abort multipart uploads older than this")
 	cmd.Flags().DurationVar(&o.deletedKeep, "deleted-retention", branch.DefaultDeletedRetention,
 		"with --data: keep deleted branches restorable this long (a running gateway uses its own 'nas serve --deleted-retention')")
+	sharedStoreFlags(cmd, &o.meta, &o.chunks)
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("deleted-retention") && o.data == "" {
 			return usagef("--deleted-retention applies with --data; a running gateway keeps deleted branches as its own --deleted-retention says")
@@ -46,10 +48,13 @@ func newGCCmd() *cobra.Command {
 // runGC collects garbage in the data directory, or asks the gateway to
 // collect in its own, and prints what was reclaimed.
 func runGC(ctx context.Context, o gcOptions) error {
+	if o.meta != "" && o.data == "" {
+		return usagef("--meta and --chunks go with --data (a local directory for this command's own files)")
+	}
 	var out apiv1.GCResponse
 	var err error
 	if o.data != "" {
-		out, err = gcOffline(ctx, o.data, o.deletedKeep, branch.GCOptions{Retention: o.retention, UploadExpiry: o.uploadExpiry})
+		out, err = gcOffline(ctx, gateway.Config{DataDir: o.data, Meta: o.meta, ChunksDir: o.chunks}, o.deletedKeep, branch.GCOptions{Retention: o.retention, UploadExpiry: o.uploadExpiry})
 	} else {
 		req := apiv1.GCRequest{RetentionSeconds: int64(o.retention / time.Second), UploadExpirySeconds: int64(o.uploadExpiry / time.Second)}
 		err = doCall(ctx, req, &out)
@@ -63,10 +68,10 @@ func runGC(ctx context.Context, o gcOptions) error {
 	return printJSON(&out.Stats)
 }
 
-// gcOffline collects garbage in the data directory dir (the gateway must
-// be stopped) and reports as admin/gc does.
-func gcOffline(ctx context.Context, dir string, deletedKeep time.Duration, o branch.GCOptions) (apiv1.GCResponse, error) {
-	g, err := gateway.Open(gateway.Config{DataDir: dir})
+// gcOffline collects garbage in the data directory or shared stores c
+// names (every gateway on them must be stopped) and reports as admin/gc does.
+func gcOffline(ctx context.Context, c gateway.Config, deletedKeep time.Duration, o branch.GCOptions) (apiv1.GCResponse, error) {
+	g, err := gateway.Open(c)
 	if err != nil {
 		return apiv1.GCResponse{}, err
 	}

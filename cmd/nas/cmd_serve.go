@@ -33,6 +33,7 @@ type serveOptions struct {
 	metricsAddr     string
 	keys            string
 	adapters        string
+	meta, chunks    string
 }
 
 // newServeCmd builds `nas serve`.
@@ -57,6 +58,8 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.config, "config", "", "YAML file setting any of these flags by name")
 	f.StringVar(&o.addr, "addr", "127.0.0.1:9000", "listen address")
 	f.StringVar(&o.data, "data", "./nas-data", "data directory")
+	f.StringVar(&o.meta, "meta", "", "metadata store: a postgres:// URL that several gateways share (default: Badger under DATA/kv)")
+	f.StringVar(&o.chunks, "chunks", "", "chunk segment directory; gateways sharing --meta must share it (default DATA/chunks)")
 	f.StringVar(&o.keys, "keys", "", "keyring of sensitive content's domain keys (default DATA/keys; keep it out of the data directory's backups)")
 	f.StringVar(&o.adapters, "source-adapters", "", "folder of the adapter programs exec: sources may run (default: none may run)")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM; SIGHUP reloads it)")
@@ -96,7 +99,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	g, err := gateway.Open(gateway.Config{DataDir: o.data, KeysDir: o.keys, Owner: owner, Region: o.region, Domains: o.domains, Log: log,
-		Sources: source.Options{Adapters: o.adapters}})
+		Sources: source.Options{Adapters: o.adapters}, Meta: o.meta, ChunksDir: o.chunks})
 	if err != nil {
 		return err
 	}

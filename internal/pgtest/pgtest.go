@@ -49,12 +49,19 @@ type Cluster struct {
 	// without a password (trust authentication) over TCP.
 	DSN string
 
-	dir  string
-	cmd  *exec.Cmd
-	log  *bytes.Buffer
-	done chan struct{}
-	once sync.Once
+	dir      string
+	cred     *syscall.Credential
+	postgres string
+	port     int
+	cmd      *exec.Cmd
+	log      *bytes.Buffer
+	done     chan struct{}
+	stopped  bool
+	mu       sync.Mutex // guards cmd, done and stopped
 }
+
+// errMissing marks a failure to find PostgreSQL's binaries.
+var errMissing = errors.New("PostgreSQL is not installed")
 
 // Start starts a cluster for t and returns its DSN; see StartCluster.
 func Start(t testing.TB) (dsn string) {
@@ -67,83 +74,130 @@ func Start(t testing.TB) (dsn string) {
 // NAS_REQUIRE_POSTGRES=1).
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
+	c, err := Launch()
+	if errors.Is(err, errMissing) && os.Getenv(RequireEnv) != "1" {
+		t.Skipf("pgtest: %v; install PostgreSQL (Debian: apt-get install postgresql) to run this test", err)
+	}
+	if err != nil {
+		t.Fatalf("pgtest: %v (%s=1 requires PostgreSQL)", err, RequireEnv)
+	}
+	t.Cleanup(c.Remove)
+	return c
+}
+
+// Launch starts a cluster that lives until Remove, for a TestMain that
+// shares one among its tests (see Main).
+func Launch() (*Cluster, error) {
 	initdb, postgres, err := findBinaries()
 	if err != nil {
-		if os.Getenv(RequireEnv) == "1" {
-			t.Fatalf("pgtest: %v (%s=1 requires PostgreSQL)", err, RequireEnv)
-		}
-		t.Skipf("pgtest: %v; install PostgreSQL (Debian: apt-get install postgresql) to run this test", err)
+		return nil, fmt.Errorf("%w: %w", errMissing, err)
 	}
 	cred, err := credential()
 	if err != nil {
-		t.Fatalf("pgtest: %v", err)
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "pgtest-")
 	if err != nil {
-		t.Fatalf("pgtest: %v", err)
+		return nil, err
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if cred != nil {
-		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			t.Fatalf("pgtest: %v", err)
-		}
+	c := &Cluster{dir: dir, cred: cred, postgres: postgres}
+	if err := c.initdb(initdb); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	data := filepath.Join(dir, "data")
-	if out, err := run(cred, dir, initdb, "-D", data, "-A", "trust", "-U", "nas", "--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
-		t.Fatalf("pgtest: initdb: %v\n%s", err, out)
-	}
-	var lastErr error
 	for range 3 { // a free port may be taken before postgres binds it
-		c, err := start(cred, dir, postgres)
-		if err == nil {
-			t.Cleanup(c.Stop)
-			return c
+		if c.port, err = freePort(); err != nil {
+			break
 		}
-		lastErr = err
+		if err = c.start(); err == nil {
+			return c, nil
+		}
 	}
-	t.Fatalf("pgtest: %v", lastErr)
+	os.RemoveAll(dir)
+	return nil, err
+}
+
+// initdb makes the cluster's data directory.
+func (c *Cluster) initdb(initdb string) error {
+	if c.cred != nil {
+		if err := os.Chown(c.dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+			return err
+		}
+	}
+	data := filepath.Join(c.dir, "data")
+	if out, err := run(c.cred, c.dir, initdb, "-D", data, "-A", "trust", "-U", "nas", "--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
+		return fmt.Errorf("initdb: %w\n%s", err, out)
+	}
 	return nil
 }
 
 // Stop stops the cluster (a fast shutdown) and waits for it to exit; it
-// may be called more than once. Its directory is removed by t.Cleanup.
+// may be called more than once, and Restart starts it again.
 func (c *Cluster) Stop() {
-	c.once.Do(func() {
-		c.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-c.done:
-		case <-time.After(30 * time.Second):
-			c.cmd.Process.Kill()
-			<-c.done
-		}
-	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped || c.cmd == nil {
+		return
+	}
+	c.stopped = true
+	c.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.done
+	}
 }
 
-// start starts postgres on the cluster in dir and waits until it accepts
-// connections.
-func start(cred *syscall.Credential, dir, postgres string) (*Cluster, error) {
-	port, err := freePort()
+// Restart starts a stopped cluster again on the same port (a database
+// outage, for fault tests).
+func (c *Cluster) Restart() error {
+	c.Stop()
+	return c.start()
+}
+
+// Remove stops the cluster and removes its directory.
+func (c *Cluster) Remove() {
+	c.Stop()
+	os.RemoveAll(c.dir)
+}
+
+// CreateDatabase creates the database name (a plain identifier) and
+// returns the DSN that connects to it.
+func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, c.DSN)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	c := &Cluster{
-		DSN:  fmt.Sprintf("postgres://nas@127.0.0.1:%d/postgres?sslmode=disable", port),
-		dir:  dir,
-		log:  new(bytes.Buffer),
-		done: make(chan struct{}),
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
-	c.cmd = command(cred, dir, postgres, "-D", filepath.Join(dir, "data"), "-k", dir, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off")
+	return fmt.Sprintf("postgres://nas@127.0.0.1:%d/%s?sslmode=disable", c.port, name), nil
+}
+
+// start starts postgres on the cluster's directory and port and waits
+// until it accepts connections.
+func (c *Cluster) start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.DSN = fmt.Sprintf("postgres://nas@127.0.0.1:%d/postgres?sslmode=disable", c.port)
+	c.log, c.done, c.stopped = new(bytes.Buffer), make(chan struct{}), false
+	c.cmd = command(c.cred, c.dir, c.postgres, "-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", strconv.Itoa(c.port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=300")
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start postgres: %w", err)
+		return fmt.Errorf("start postgres: %w", err)
 	}
-	go func() { c.cmd.Wait(); close(c.done) }()
+	done, cmd := c.done, c.cmd
+	go func() { cmd.Wait(); close(done) }()
 	if err := c.wait(); err != nil {
-		c.Stop()
-		return nil, fmt.Errorf("%w\n%s", err, c.log.String())
+		cmd.Process.Kill()
+		<-done
+		c.stopped = true
+		return fmt.Errorf("%w\n%s", err, c.log.String())
 	}
-	return c, nil
+	return nil
 }
 
 // wait waits until the cluster accepts connections, exits or takes too
@@ -247,3 +301,32 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// shared is the cluster Main started for the whole test binary.
+var shared *Cluster
+
+// Main runs m's tests and exits, with one cluster they share (Shared)
+// when want is true: a TestMain for packages whose every test would
+// otherwise start a cluster. Without PostgreSQL installed the tests run
+// without one (Shared is nil), unless NAS_REQUIRE_POSTGRES=1.
+func Main(m *testing.M, want bool) {
+	if want {
+		c, err := Launch()
+		switch {
+		case err == nil:
+			shared = c
+		case errors.Is(err, errMissing) && os.Getenv(RequireEnv) != "1":
+		default:
+			fmt.Fprintln(os.Stderr, "pgtest:", err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	if shared != nil {
+		shared.Remove()
+	}
+	os.Exit(code)
+}
+
+// Shared is the cluster Main started, or nil.
+func Shared() *Cluster { return shared }
