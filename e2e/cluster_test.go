@@ -1,12 +1,19 @@
 package e2e_test
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/agentnas/nas/internal/pgtest"
 	"github.com/agentnas/nas/nastest"
 )
 
@@ -116,4 +123,84 @@ func TestClusterCollectsAlone(t *testing.T) {
 		t.Logf("admin/gc: %d %s", st, b)
 	}
 	t.Fatal("a collection with the other gateways stopped was refused")
+}
+
+// TestClusterSurvivesPostgresRestart stops the database under a PUT
+// load on three gateways: while it is down requests fail with 503, and
+// once it is back the gateways serve again on their own; every PUT that
+// was acknowledged reads back.
+func TestClusterSurvivesPostgresRestart(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.StartCluster(t)
+	srv := nastest.StartCluster(t, 3, nastest.Options{Postgres: pg})
+	own := client(t, srv)
+	const repo = "cpg"
+	createBucket(t, own, repo)
+	var mu sync.Mutex
+	acked := map[string][]byte{}
+	var unavailable atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key, body := fmt.Sprintf("w%d/k%d", w, i), randBytes(fmt.Sprint("pg", w, i), 2000)
+				_, err := tryPut(own, repo, key, body)
+				switch code := errCode(err); {
+				case err == nil:
+					mu.Lock()
+					acked[key] = body
+					mu.Unlock()
+				case code == "ServiceUnavailable" || code == "SlowDown":
+					unavailable.Add(1)
+					time.Sleep(20 * time.Millisecond)
+				default:
+					t.Errorf("PUT %s while the database restarts: %v", key, err)
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	pg.Stop()
+	time.Sleep(time.Second)
+	if err := pg.Restart(); err != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := tryPut(own, repo, "after", []byte("back"))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("the gateways did not recover after the database came back: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if unavailable.Load() == 0 {
+		t.Error("no request saw the database down")
+	}
+	for key, body := range acked {
+		got, _ := get(t, own, repo, key)
+		wantBytes(t, got, body)
+	}
+	t.Logf("%d PUTs acknowledged, %d answered 503 while the database was down", len(acked), unavailable.Load())
+}
+
+// tryPut stores body under key and returns the error, if any.
+func tryPut(c *s3.Client, bucket, key string, body []byte) (*s3.PutObjectOutput, error) {
+	return c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)})
 }

@@ -49,7 +49,10 @@ func StartCluster(t testing.TB, n int, o Options) *Server {
 
 func startCluster(t testing.TB, o Options, n int) *Server {
 	t.Helper()
-	pg := pgtest.Shared()
+	pg := o.Postgres
+	if pg == nil {
+		pg = pgtest.Shared()
+	}
 	if pg == nil {
 		pg = pgtest.StartCluster(t)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/hook"
+	"github.com/agentnas/nas/internal/pgtest"
 	"github.com/agentnas/nas/source"
 )
 
@@ -68,6 +69,9 @@ type Options struct {
 	// Gateways above one makes Start start a cluster (StartCluster); zero
 	// means NAS_TEST_GATEWAYS, else one.
 	Gateways int
+	// Postgres is the PostgreSQL a cluster makes its database in (a test
+	// that stops it); nil means pgtest.Shared, else one for the test.
+	Postgres *pgtest.Cluster
 }
 
 // Start starts a gateway and stops it when the test ends. With
