@@ -3,8 +3,11 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/agentnas/nas/hook"
 	"github.com/agentnas/nas/internal/pgtest"
 	"github.com/agentnas/nas/nastest"
 )
@@ -203,4 +207,58 @@ func TestClusterSurvivesPostgresRestart(t *testing.T) {
 // tryPut stores body under key and returns the error, if any.
 func tryPut(c *s3.Client, bucket, key string, body []byte) (*s3.PutObjectOutput, error) {
 	return c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)})
+}
+
+// TestClusterDeliversHooksOnce: three gateways deliver a repository's
+// webhooks once, not once each, in the order of the one chain.
+func TestClusterDeliversHooksOnce(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	got := map[string]int{}
+	var seqs []uint64
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p hook.Payload
+		if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
+			t.Errorf("delivery: %v", err)
+		}
+		mu.Lock()
+		got[p.ID]++
+		seqs = append(seqs, p.Seq)
+		mu.Unlock()
+	}))
+	t.Cleanup(rcv.Close)
+	srv := nastest.StartCluster(t, 3, nastest.Options{Hooks: hook.Options{Poll: 20 * time.Millisecond, Backoff: 20 * time.Millisecond}})
+	own := client(t, srv)
+	oc := ownerCtl(t, srv)
+	const repo = "chook"
+	createBucket(t, own, repo)
+	oc.ok("hook/add", map[string]any{"repo": repo, "url": rcv.URL, "events": []string{"commit"}})
+	for i := range 6 {
+		put(t, own, repo, fmt.Sprintf("k%d", i), []byte("x"))
+		oc.commit(repo, "main", fmt.Sprint("c", i))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= 6 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // room for a duplicate to arrive
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 6 {
+		t.Fatalf("%d distinct commit deliveries, want 6: %v", len(got), got)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("delivery %s arrived %d times", id, n)
+		}
+	}
+	if !slices.IsSorted(seqs) {
+		t.Errorf("deliveries out of the chain's order: %v", seqs)
+	}
 }

@@ -191,6 +191,7 @@ func assemble(c Config, st stores) *Gateway {
 		so.Log = c.Log
 	}
 	so.OnCommit = g.recordSourceCommit
+	so.Peers = g.peers
 	if so.GitMirrors == "" {
 		so.GitMirrors = filepath.Join(c.DataDir, "sources", "git")
 	}
@@ -222,6 +223,14 @@ func assemble(c Config, st stores) *Gateway {
 	g.API.SetSearch(g.Search)
 	g.STS = sts.New(g.Auth, b, c.Log)
 	return g
+}
+
+// peers reports whether other gateways share the metadata store.
+func (g *Gateway) peers(ctx context.Context) (bool, error) {
+	if g.members == nil {
+		return false, nil
+	}
+	return g.members.peers(ctx)
 }
 
 // manifestOptions buffer reads in memory on the embedded store; with a
@@ -289,7 +298,11 @@ func (g *Gateway) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
 	runManifests := func(ctx context.Context) { _ = g.Manifests.Run(ctx) }
-	runs := []func(context.Context){g.Leases.Run, runManifests, g.Sources.Run, g.runExpiry, g.hookDispatcher.Run}
+	runExpiry, runHooks := g.runExpiry, g.hookDispatcher.Run
+	if g.members != nil {
+		runExpiry, runHooks = g.members.duty("expiry", runExpiry), g.members.duty("hooks", runHooks)
+	}
+	runs := []func(context.Context){g.Leases.Run, runManifests, g.Sources.Run, runExpiry, runHooks}
 	if g.members != nil {
 		runs = append(runs, g.members.run)
 	}

@@ -171,3 +171,32 @@ func (g *Gateway) share(ctx context.Context, c Config) error {
 	g.Branches.SetCollectGuard(g.members.collect)
 	return g.members.join(ctx)
 }
+
+// peers reports whether other gateways are live on the metadata store.
+func (m *members) peers(ctx context.Context) (bool, error) {
+	var others bool
+	err := m.db.View(ctx, func(r kv.Reader) error {
+		ms, err := m.live(r)
+		for _, e := range ms {
+			others = others || e.ID != m.self.ID
+		}
+		return err
+	})
+	return others, err
+}
+
+// duty runs fn, background work one gateway does for all (webhook
+// deliveries, expiry), only while this gateway holds the duty's lock; the
+// others wait to take over when the holder stops or dies (after the
+// lock's TTL).
+func (m *members) duty(name string, fn func(context.Context)) func(context.Context) {
+	return func(ctx context.Context) {
+		unlock, err := m.locks.Lock(ctx, "duty/"+name)
+		if err != nil {
+			return // ctx ended
+		}
+		defer unlock()
+		m.log.Info("this gateway took a duty", "duty", name)
+		fn(ctx)
+	}
+}

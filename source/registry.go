@@ -122,6 +122,10 @@ type Options struct {
 	// ("": none may). AdapterTimeout bounds every wait for one (0: 30 s).
 	Adapters       string
 	AdapterTimeout time.Duration
+	// Peers, when set, reports whether other gateways share the metadata
+	// store: Run then leaves the attachments marked as under way alone,
+	// since their jobs may be running on another gateway.
+	Peers func(context.Context) (bool, error)
 }
 
 // Registry keeps the attached sources: their records (credentials
@@ -173,7 +177,9 @@ type job struct {
 func (r *Registry) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	r.markInterrupted(ctx)
+	if r.alone(ctx) {
+		r.markInterrupted(ctx)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -192,6 +198,19 @@ func (r *Registry) Run(ctx context.Context) {
 			}()
 		}
 	}
+}
+
+// alone reports whether no other gateway shares the metadata store.
+func (r *Registry) alone(ctx context.Context) bool {
+	if r.o.Peers == nil {
+		return true
+	}
+	peers, err := r.o.Peers(ctx)
+	if err != nil {
+		r.log.Warn("asking for other gateways; attachments marked as under way stay so", "err", err)
+		return false
+	}
+	return !peers
 }
 
 // markInterrupted marks the attachments whose attach or refresh was under
