@@ -107,7 +107,10 @@ func runServe(ctx context.Context, o serveOptions) error {
 	g.Branches.SetDeletedRetention(o.deletedKeep)
 	g.Branches.SetScratchTTL(o.scratchTTL)
 	g.Start()
-	if o.gcInterval > 0 {
+	switch {
+	case o.gcInterval > 0 && gateway.IsSharedMeta(o.meta):
+		log.Info("no periodic garbage collection on a shared metadata store: a collection needs the other gateways stopped ('nas gc --data DIR --meta ... --chunks ...')")
+	case o.gcInterval > 0:
 		go collectEvery(ctx, g, o, log)
 	}
 	defer reloadOnHangup(ctx, kp, lf, log)()
