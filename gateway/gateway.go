@@ -19,6 +19,7 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/hook"
 	"github.com/agentnas/nas/keyring"
@@ -54,6 +55,9 @@ type Config struct {
 	Bodies BodyLimits
 	// Hooks tunes webhook deliveries (poll, timeout, backoff; tests).
 	Hooks hook.Options
+	// Checks tunes pre-merge checks: the folder command checks run from
+	// (--check-commands), timeouts, retries.
+	Checks check.Options
 	// KeysDir is the keyring of sensitive content's domain keys ("":
 	// DATA/keys). Keep it out of backups of the data directory, or
 	// destroying a key does not reach them.
@@ -79,6 +83,8 @@ type Gateway struct {
 	// Hooks are the repositories' webhooks, delivered by hookDispatcher.
 	Hooks          *hook.Store
 	hookDispatcher *hook.Dispatcher
+	// Checks are the repositories' pre-merge checks and their runner.
+	Checks *check.Service
 	// Metrics is the gateway's registry (MetricsPath, MetricsHandler).
 	Metrics *metrics.Metrics
 	kv      kv.DB // the store every service uses (decorated)
@@ -197,6 +203,13 @@ func assemble(c Config, st stores) *Gateway {
 	ho.Changes, ho.Region = g.commitChanges, cmp.Or(c.Region, "us-east-1")
 	g.hookDispatcher = hook.NewDispatcher(g.Hooks, ho)
 	g.API.SetHooks(g.Hooks)
+	co := c.Checks
+	if co.Log == nil {
+		co.Log = c.Log
+	}
+	g.Checks = check.New(kdb, co)
+	g.Gates.SetChecks(g.Checks)
+	g.API.SetChecks(g.Checks)
 	g.Search = search.New(filepath.Join(c.DataDir, "index"), b)
 	g.API.SetSearch(g.Search)
 	g.STS = sts.New(g.Auth, b, c.Log)
@@ -257,7 +270,7 @@ func (g *Gateway) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
 	runManifests := func(ctx context.Context) { _ = g.Manifests.Run(ctx) }
-	for _, run := range []func(context.Context){g.DB.Run, g.Leases.Run, runManifests, g.Sources.Run, g.runExpiry, g.hookDispatcher.Run} {
+	for _, run := range []func(context.Context){g.DB.Run, g.Leases.Run, runManifests, g.Sources.Run, g.runExpiry, g.hookDispatcher.Run, g.Checks.Run} {
 		g.bg.Add(1)
 		go func() {
 			defer g.bg.Done()

@@ -131,8 +131,9 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// checkURL accepts an http or https URL with a host and no credentials.
-func checkURL(raw string) error {
+// CheckURL accepts an http or https URL with a host and no credentials
+// (a webhook's, or a check's).
+func CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || len(raw) > MaxURL || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
 		return fmt.Errorf("hook URL %.100q: want http(s)://HOST/PATH without credentials, at most %d bytes: %w", raw, MaxURL, ErrInvalid)
@@ -167,7 +168,7 @@ func names() []string {
 // Add registers a hook of repo: events from now on are delivered to
 // rawURL. The answer holds the secret, which only Add shows.
 func (s *Store) Add(ctx context.Context, repo, rawURL string, events []string) (*Hook, error) {
-	if err := checkURL(rawURL); err != nil {
+	if err := CheckURL(rawURL); err != nil {
 		return nil, err
 	}
 	events, err := checkEvents(events)

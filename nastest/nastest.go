@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/auth"
+	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/hook"
 	"github.com/agentnas/nas/source"
@@ -57,6 +58,9 @@ type Options struct {
 	Sources source.Options
 	// Hooks tunes webhook deliveries (tests poll and back off fast).
 	Hooks hook.Options
+	// Checks tunes pre-merge checks (a command folder; tests poll and
+	// back off fast).
+	Checks check.Options
 }
 
 // Start starts a gateway and stops it when the test ends.
@@ -86,6 +90,7 @@ func Start(t testing.TB, opts ...Options) *Server {
 		Bodies:  o.Bodies,
 		Sources: o.Sources,
 		Hooks:   o.Hooks,
+		Checks:  o.Checks,
 	})
 	if err != nil {
 		t.Fatalf("open gateway: %v", err)
