@@ -165,7 +165,7 @@ func (h *Handler) checkRerun(ctx context.Context, c *call, a *apiv1.CheckRerunRe
 	}
 	rs, err := h.gates.RerunChecks(ctx, p, a.Checks)
 	if err != nil {
-		return nil, err
+		return nil, gateError(err)
 	}
 	return &apiv1.CheckResultsResponse{Results: checkResultsOut(rs)}, nil
 }

@@ -199,6 +199,9 @@ func (s *Service) RerunChecks(ctx context.Context, p *Proposal, names []string) 
 	if s.checks == nil {
 		return nil, fmt.Errorf("checks are not enabled on this gateway: %w", check.ErrInvalid)
 	}
+	if err := s.stillValid(ctx, p); err != nil {
+		return nil, fmt.Errorf("%w: %v: propose again, which runs the checks on the new diff", ErrVoid, err)
+	}
 	asked := names
 	if len(names) == 0 {
 		asked = p.Checks
