@@ -32,4 +32,5 @@
 //	CHQ/<repo>/<branch>        -> JSON []string (the names a merge into branch requires)
 //	CHS/<proposal>             -> JSON Payload (what the proposal's checks are sent)
 //	CHR/<proposal>/<name>      -> JSON Result (state, message, digest, attempts, claim)
+//	CHP/<proposal>/<name>      -> empty, while that result is pending (what a round scans)
 package check

@@ -87,6 +87,10 @@ func resultPrefix(proposal string) []byte { return []byte(keyspace.CheckResult +
 
 func resultKey(proposal, name string) []byte { return append(resultPrefix(proposal), name...) }
 
+func pendingKey(proposal, name string) []byte {
+	return []byte(keyspace.CheckPending + proposal + "/" + name)
+}
+
 // Plan returns the checks a proposal of repo into branch runs: those the
 // branch requires and those asked, each once; an asked name must be a
 // check of repo.
@@ -170,7 +174,13 @@ func putResult(txn kv.Txn, proposal string, r *Result) error {
 	if err != nil {
 		return err
 	}
-	return txn.Set(resultKey(proposal, r.Name), b)
+	if err := txn.Set(resultKey(proposal, r.Name), b); err != nil {
+		return err
+	}
+	if r.State == StatePending {
+		return txn.Set(pendingKey(proposal, r.Name), nil)
+	}
+	return txn.Delete(pendingKey(proposal, r.Name))
 }
 
 func getCheck(r kv.Reader, repo, name string) (*Check, error) {
@@ -184,9 +194,9 @@ func getCheck(r kv.Reader, repo, name string) (*Check, error) {
 	return &c, nil
 }
 
-// proposalOf is the proposal a result key names.
+// proposalOf is the proposal a pending key names.
 func proposalOf(key []byte) (proposal, name string) {
-	rest := strings.TrimPrefix(string(key), keyspace.CheckResult)
+	rest := strings.TrimPrefix(string(key), keyspace.CheckPending)
 	proposal, name, _ = strings.Cut(rest, "/")
 	return proposal, name
 }

@@ -85,19 +85,34 @@ func (s *Service) round(ctx context.Context, wg *sync.WaitGroup, slots chan stru
 	return nil
 }
 
-// due lists the keys of pending results whose next try has come and
-// that no round has claimed.
+// due lists the pending results whose next try has come and that no
+// round has claimed, by their pending keys.
 func (s *Service) due(ctx context.Context) ([][]byte, error) {
 	now := time.Now()
 	var out [][]byte
 	err := s.db.View(ctx, func(r kv.Reader) error {
-		return r.Scan(kv.Prefix([]byte(keyspace.CheckResult)), func(k, v []byte) error {
-			var res Result
-			if json.Unmarshal(v, &res) == nil && res.State == StatePending && !now.Before(res.NextTry) && now.After(res.Claim) {
-				out = append(out, slices.Clone(k))
-			}
+		out = nil
+		var keys [][]byte
+		err := r.Scan(kv.Prefix([]byte(keyspace.CheckPending)), func(k, _ []byte) error {
+			keys = append(keys, slices.Clone(k))
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			var res Result
+			if err := getJSON(r, resultKey(proposalOf(k)), &res); err != nil {
+				if err := ignoreNotFound(err); err != nil {
+					return err
+				}
+				continue
+			}
+			if res.State == StatePending && !now.Before(res.NextTry) && now.After(res.Claim) {
+				out = append(out, k)
+			}
+		}
+		return nil
 	})
 	return out, err
 }
@@ -110,7 +125,7 @@ func (s *Service) claim(ctx context.Context, key []byte) (*job, error) {
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
 		j = nil
 		var res Result
-		if err := getJSON(txn, key, &res); err != nil {
+		if err := getJSON(txn, resultKey(proposal, name), &res); err != nil {
 			return ignoreNotFound(err)
 		}
 		now := time.Now()

@@ -71,6 +71,7 @@ const (
 	CheckRule    = "CHQ/"
 	CheckSubject = "CHS/"
 	CheckResult  = "CHR/"
+	CheckPending = "CHP/"
 
 	// source: attachments and their side index.
 	Source      = "SRC/"
@@ -137,6 +138,7 @@ var All = []Space{
 	{CheckRule, "check", "the checks a merge into a branch requires"},
 	{CheckSubject, "check", "what a proposal's checks are sent (the proposal, its diff and digest)"},
 	{CheckResult, "check", "one check's result on one proposal, bound to its digest"},
+	{CheckPending, "check", "the results still pending, for the runner to find without scanning them all"},
 	{Source, "source", "attachment record"},
 	{SourceIndex, "source", "side index of materialised blocks"},
 	{Idempotency, "api", "the answer of an idempotent control call"},
