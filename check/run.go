@@ -228,7 +228,9 @@ func (s *Service) finish(ctx context.Context, j *job, o outcome) {
 	})
 	if err != nil {
 		s.o.Log.Warn("storing a check's result", "proposal", j.proposal, "check", j.res.Name, "err", err)
+		return
 	}
+	s.o.Log.Info("pre-merge check", "proposal", j.proposal, "check", j.res.Name, "attempt", j.res.Attempts, "state", o.state, "retry", o.retry)
 }
 
 // backoff is the delay after the n-th failed attempt.

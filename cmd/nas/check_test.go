@@ -97,6 +97,9 @@ func TestCheckCLI(t *testing.T) {
 	if r := res.Results; len(r) != 1 || r[0].State != "pass" || !r[0].Required || r[0].DiffSHA256 != prop.Proposal.Digest || r[0].Message != "looks fine" {
 		t.Fatalf("check results: %+v", res)
 	}
+	if out := mustCLI(t, "gate", "list"); !strings.Contains(out, "checks lint pass") {
+		t.Errorf("gate list: %q", out)
+	}
 	if out := mustCLI(t, "check", "results", prop.Proposal.ID); !strings.Contains(out, "lint (required)\tpass") {
 		t.Errorf("check results: %q", out)
 	}
