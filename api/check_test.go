@@ -184,6 +184,14 @@ func TestChecksWebhook(t *testing.T) {
 	if g["status"] != "approved" || g["merge_commit"] == "" {
 		t.Fatalf("approve after pass: %v", g)
 	}
+	var states []string
+	for _, x := range c.ok("record/list", map[string]any{"repo": "chk", "kinds": []string{"check"}})["records"].([]any) {
+		d := x.(map[string]any)["details"].(map[string]any)
+		states = append(states, d["check"].(string)+" "+d["state"].(string))
+	}
+	if strings.Join(states, ",") != "lint fail,lint pass" {
+		t.Errorf("recorded check results: %v", states)
+	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if len(rc.bad) > 0 || len(rc.payloads) != 2 || rc.payloads[0].Repo != "chk" || rc.payloads[0].Into != "main" ||

@@ -19,6 +19,7 @@ import (
 	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/program"
+	"github.com/agentnas/nas/record"
 )
 
 // The kinds of check.
@@ -72,6 +73,13 @@ type Options struct {
 	Parallel       int           // checks run at once (0: 4)
 	Client         *http.Client  // nil: one of its own, never following redirects
 	Log            *slog.Logger
+	// Recorder, when set, is told each final result (event "check").
+	Recorder Recorder
+}
+
+// Recorder writes flight-recorder events.
+type Recorder interface {
+	Append(ctx context.Context, e record.Event) (record.Event, error)
 }
 
 // Service keeps the checks, their rules and results, and runs them.

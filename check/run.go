@@ -20,6 +20,7 @@ import (
 	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/program"
+	"github.com/agentnas/nas/record"
 )
 
 // job is one claimed attempt: a result, its check and what it is sent.
@@ -206,7 +207,9 @@ func (s *Service) finish(ctx context.Context, j *job, o outcome) {
 	if ctx.Err() != nil {
 		return // the gateway stops: the claim expires and another attempt runs
 	}
+	final := false
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		final = false
 		var res Result
 		if err := getJSON(txn, resultKey(j.proposal, j.res.Name), &res); err != nil {
 			return ignoreNotFound(err)
@@ -224,6 +227,7 @@ func (s *Service) finish(ctx context.Context, j *job, o outcome) {
 			o.state = StateError
 		}
 		res.State, res.Finished, res.NextTry = o.state, time.Now().UTC(), time.Time{}
+		final = true
 		return putResult(txn, j.proposal, &res)
 	})
 	if err != nil {
@@ -231,6 +235,30 @@ func (s *Service) finish(ctx context.Context, j *job, o outcome) {
 		return
 	}
 	s.o.Log.Info("pre-merge check", "proposal", j.proposal, "check", j.res.Name, "attempt", j.res.Attempts, "state", o.state, "retry", o.retry)
+	if final {
+		s.record(ctx, j, o)
+	}
+}
+
+// record writes j's final result to the flight recorder (after it is
+// stored: a result is an observation, and one the recorder missed is
+// still on the card and in the log).
+func (s *Service) record(ctx context.Context, j *job, o outcome) {
+	if s.o.Recorder == nil {
+		return
+	}
+	p := j.payload
+	effect := record.EffectDeny
+	if o.state == StatePass {
+		effect = record.EffectAllow
+	}
+	e := record.Event{Kind: record.KindCheck, Run: p.Run, Lease: p.Lease, Repo: p.Repo, Branch: p.Into,
+		Decision: record.Decision{Effect: effect, Rule: "check " + j.res.Name, Reason: o.state},
+		Details: map[string]string{"proposal": p.ProposalID, "gate": p.GateID, "from": p.Branch, "check": j.res.Name,
+			"state": o.state, "diff_sha256": p.DiffSHA256}}
+	if _, err := s.o.Recorder.Append(ctx, e); err != nil {
+		s.o.Log.Warn("recording a check's result", "proposal", p.ProposalID, "check", j.res.Name, "err", err)
+	}
 }
 
 // backoff is the delay after the n-th failed attempt.

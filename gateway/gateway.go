@@ -207,6 +207,7 @@ func assemble(c Config, st stores) *Gateway {
 	if co.Log == nil {
 		co.Log = c.Log
 	}
+	co.Recorder = g.Recorder
 	g.Checks = check.New(kdb, co)
 	g.Gates.SetChecks(g.Checks)
 	g.API.SetChecks(g.Checks)

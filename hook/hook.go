@@ -34,6 +34,7 @@ var Events = map[string]record.Kind{
 	"branch.deleted": record.KindBranchDeleted,
 	"lease.revoked":  record.KindLeaseRevoked,
 	"source.push":    record.KindSourcePush,
+	"check.finished": record.KindCheck,
 	// Object events: what each commit and merge changed, one S3 event
 	// record per key (see objects.go).
 	EventObjectCreated: record.KindCommit,

@@ -43,7 +43,7 @@ var rank = map[string]int{
 	"source":   5, "auth": 5, "gitexport": 6,
 	"search": 5, // the full-text index of committed files (branch); the door stays in api
 	"gate":   6,
-	"check":  4, // pre-merge checks: their store, rules, results and the runner (hook for signing, program, kv)
+	"check":  4, // pre-merge checks: their store, rules, results and the runner (hook for signing, program, kv, record)
 	"hook":   3, // webhooks: deliveries of the recorder's events (kv, record)
 	// The merge policy and the session invariant: pure evaluation over
 	// labels and globs, no storage, no network (L3.5).
