@@ -75,6 +75,10 @@ type Options struct {
 	Log            *slog.Logger
 	// Recorder, when set, is told each final result (event "check").
 	Recorder Recorder
+	// OnFinal, when set, is called after a proposal's check came to its
+	// final result (the gate merges a proposal whose checks all passed
+	// when its policy would have merged it).
+	OnFinal func(ctx context.Context, proposal string)
 }
 
 // Recorder writes flight-recorder events.

@@ -237,6 +237,9 @@ func (s *Service) finish(ctx context.Context, j *job, o outcome) {
 	s.o.Log.Info("pre-merge check", "proposal", j.proposal, "check", j.res.Name, "attempt", j.res.Attempts, "state", o.state, "retry", o.retry)
 	if final {
 		s.record(ctx, j, o)
+		if s.o.OnFinal != nil {
+			s.o.OnFinal(ctx, j.proposal)
+		}
 	}
 }
 

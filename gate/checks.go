@@ -13,6 +13,7 @@ import (
 	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/manifest"
+	"github.com/agentnas/nas/record"
 )
 
 // Pre-merge checks: a proposal into a branch that requires checks, or
@@ -63,7 +64,8 @@ func holdForChecks(p *Proposal, plan []check.Planned) {
 		p.Checks = append(p.Checks, pl.Name)
 	}
 	if len(plan) > 0 && p.Action == Merge {
-		p.Action, p.Rule = Hold, p.Rule+" (held: pre-merge checks "+strings.Join(p.Checks, ",")+" run first)"
+		p.Action, p.AutoMerge = Hold, true
+		p.Rule += " (held: pre-merge checks " + strings.Join(p.Checks, ",") + " run first; it merges when they all pass)"
 	}
 }
 
@@ -126,9 +128,9 @@ func (s *Service) CardChecks(ctx context.Context, p *Proposal) ([]check.Result, 
 	return res, nil
 }
 
-// checksPass refuses a merge of p while a check its target requires has
-// not passed on p's digest.
-func (s *Service) checksPass(ctx context.Context, p *Proposal) error {
+// checksPass refuses a merge of p while a check its target requires
+// (all: any check of p) has not passed on p's digest.
+func (s *Service) checksPass(ctx context.Context, p *Proposal, all bool) error {
 	res, err := s.CardChecks(ctx, p)
 	if err != nil {
 		return err
@@ -136,7 +138,7 @@ func (s *Service) checksPass(ctx context.Context, p *Proposal) error {
 	var failed, pending []string
 	for _, r := range res {
 		switch {
-		case !r.Required:
+		case !r.Required && !all:
 		case r.Digest != p.Digest:
 			pending = append(pending, r.Name+" (no result for this digest)")
 		case r.State == check.StateFail, r.State == check.StateError:
@@ -187,7 +189,7 @@ func (s *Service) MergeChecks(ctx context.Context, repo, from, into string, o br
 	if err != nil {
 		return src, dst, false, err
 	}
-	if err := s.checksPass(ctx, p); err != nil {
+	if err := s.checksPass(ctx, p, false); err != nil {
 		return src, dst, false, err
 	}
 	return res.Theirs, res.Ours, true, nil
@@ -218,4 +220,52 @@ func (s *Service) RerunChecks(ctx context.Context, p *Proposal, names []string) 
 		return nil, err
 	}
 	return s.CardChecks(ctx, p)
+}
+
+// ChecksDone is told that a check of proposal id came to its final
+// result: a proposal the policy would have merged (AutoMerge) merges now
+// when every one of its checks passed on its digest, as the policy's
+// merge (not reviewed); one whose branches moved meanwhile is void. Any
+// other proposal waits for a person.
+func (s *Service) ChecksDone(ctx context.Context, id string) error {
+	s.decide.Lock()
+	defer s.decide.Unlock()
+	p, err := s.GetProposal(ctx, id)
+	if err != nil || !p.AutoMerge || p.GateID == "" {
+		return err
+	}
+	g, err := s.GetGate(ctx, p.GateID)
+	if err != nil || g.Status != "pending" || s.checksPass(ctx, p, true) != nil {
+		return err
+	}
+	g.DecidedAt, g.DecidedBy = s.now().UTC(), "policy"
+	g.Status, g.Reason = "approved", "the policy merges it once its checks pass: they passed"
+	if err := s.stillValid(ctx, p); err != nil {
+		g.Status, g.Reason = "void", err.Error()
+	}
+	effect := record.EffectAllow
+	if g.Status == "void" {
+		effect = record.EffectDeny
+	}
+	if err := s.event(ctx, record.KindGateDecided, p, record.Decision{Effect: effect, Rule: "policy: " + p.Rule, Reason: g.Reason},
+		map[string]string{"gate": g.ID, "diff_sha256": p.Digest}); err != nil {
+		return err
+	}
+	if g.Status == "approved" {
+		if err := s.merge(ctx, p, "policy, checks passed", false); err != nil {
+			if !errors.Is(err, ErrVoid) {
+				return err
+			}
+			g.Status, g.Reason = "void", err.Error()
+		}
+		g.Merge = p.Merge
+	}
+	p.Status = g.Status
+	if g.Status == "approved" {
+		p.Status = "merged"
+	}
+	if s.OnOutcome != nil {
+		s.OnOutcome("decision", g.Status)
+	}
+	return s.save(ctx, p, g)
 }

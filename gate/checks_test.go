@@ -109,3 +109,39 @@ func TestChecksBindToDigest(t *testing.T) {
 		t.Fatalf("approval after the required check passed: %+v %v", g, err)
 	}
 }
+
+// TestChecksAutoMerge: a proposal a rule would merge merges once all its
+// checks passed (asked ones too), as the policy's merge; one with a
+// failed check waits for a person.
+func TestChecksAutoMerge(t *testing.T) {
+	e := newEnv(t, true)
+	fc := &fakeChecks{required: []string{"ci"}, results: map[string][]check.Result{}}
+	e.s.SetChecks(fc)
+	if err := e.s.SetPolicy(e.ctx, repo, &Policy{Rules: []Rule{{Name: "auto", Then: Merge}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.put("work", "docs/a.md", "v2")
+	p, err := e.s.Propose(e.ctx, ProposeRequest{Repo: repo, From: "work", Into: "main", Actor: "owner-key", Checks: []string{"docs"}})
+	if err != nil || !p.AutoMerge {
+		t.Fatalf("propose: %+v %v", p, err)
+	}
+	fc.set(p.ID, check.Result{Name: "ci", State: check.StatePass, Digest: p.Digest}, check.Result{Name: "docs", State: check.StateFail, Digest: p.Digest})
+	if err := e.s.ChecksDone(e.ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := e.s.GetGate(e.ctx, p.GateID); g.Status != "pending" {
+		t.Fatalf("an asked check failed, yet the gate is %s", g.Status)
+	}
+	fc.set(p.ID, check.Result{Name: "ci", State: check.StatePass, Digest: p.Digest}, check.Result{Name: "docs", State: check.StatePass, Digest: p.Digest})
+	if err := e.s.ChecksDone(e.ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := e.s.GetGate(e.ctx, p.GateID)
+	after, _ := e.s.GetProposal(e.ctx, p.ID)
+	if g.Status != "approved" || g.DecidedBy != "policy" || after.Status != "merged" || e.etag("main", "docs/a.md") != "v2" {
+		t.Fatalf("after the checks passed: gate %+v, proposal %s", g, after.Status)
+	}
+	if err := e.s.ChecksDone(e.ctx, p.ID); err != nil {
+		t.Fatalf("told twice: %v", err)
+	}
+}

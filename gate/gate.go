@@ -112,9 +112,11 @@ type Proposal struct {
 	Merge       string   `json:"merge_commit,omitempty"`
 	Conflicts   []string `json:"conflicts,omitempty"`
 	// Checks names the pre-merge checks the proposal runs (required by
-	// its target or asked for).
-	Checks  []string  `json:"checks,omitempty"`
-	Created time.Time `json:"created"`
+	// its target or asked for); AutoMerge says the policy would merge it,
+	// so it merges once every one of them passed.
+	Checks    []string  `json:"checks,omitempty"`
+	AutoMerge bool      `json:"auto_merge,omitempty"`
+	Created   time.Time `json:"created"`
 }
 
 // Card is the specification's Gate Card, rendered by the gateway.
@@ -636,7 +638,7 @@ func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, r
 		return nil, err
 	}
 	if approve {
-		if err := s.checksPass(ctx, p); err != nil {
+		if err := s.checksPass(ctx, p, false); err != nil {
 			return g, err // the gate stays pending
 		}
 	}

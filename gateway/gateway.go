@@ -208,6 +208,11 @@ func assemble(c Config, st stores) *Gateway {
 		co.Log = c.Log
 	}
 	co.Recorder = g.Recorder
+	co.OnFinal = func(ctx context.Context, proposal string) {
+		if err := g.Gates.ChecksDone(ctx, proposal); err != nil {
+			c.Log.Warn("merging a proposal whose checks passed", "proposal", proposal, "err", err)
+		}
+	}
 	g.Checks = check.New(kdb, co)
 	g.Gates.SetChecks(g.Checks)
 	g.API.SetChecks(g.Checks)
