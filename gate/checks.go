@@ -22,7 +22,9 @@ import (
 // merge of the same diff, wait until every check the target requires
 // passed on the proposal's digest: a result for another digest does not
 // count. A proposal with checks is never merged by a policy rule at
-// once: it waits at its gate, where the card shows the results.
+// once: it waits at its gate, where the card shows the results, and
+// one the rule would have merged merges when all its checks passed
+// (ChecksDone).
 
 // Errors of the checks.
 var (
