@@ -16,6 +16,7 @@ import (
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/hook"
 	"github.com/agentnas/nas/kv"
@@ -39,6 +40,7 @@ type Handler struct {
 	idem    inflight             // idempotent calls this process runs
 	search  *search.Service      // nil: no full-text search
 	hooks   *hook.Store          // nil: no webhooks
+	checks  *check.Service       // nil: no pre-merge checks
 }
 
 // Recorder is the flight recorder as the control API reads it (events

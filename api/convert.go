@@ -126,13 +126,13 @@ func proposalOut(p *gate.Proposal) apiv1.Proposal {
 		Base: p.Base, Intent: p.Intent, Run: p.Run, Lease: p.Lease, Principal: p.Principal, Counts: p.Counts,
 		Changes: linesOut(p.Changes), Digest: p.Digest, Reads: summaryOut(p.Reads), Decision: string(p.Action), Rule: p.Rule,
 		SessionTaint: p.Taint, GuardReason: p.GuardReason,
-		Status: p.Status, GateID: p.GateID, Merge: p.Merge, Conflicts: p.Conflicts, Created: p.Created}
+		Status: p.Status, GateID: p.GateID, Merge: p.Merge, Conflicts: p.Conflicts, Checks: p.Checks, Created: p.Created}
 }
 
 func gateOut(g *gate.Gate) apiv1.Gate {
 	c := g.Card
 	card := apiv1.Card{GateID: c.GateID, Run: c.Run, Lease: c.Lease, Why: c.Why, ReadManifest: summaryOut(c.ReadManifest),
-		Options: c.Options, Default: c.Default, ExpiresAt: c.ExpiresAt,
+		Options: c.Options, Default: c.Default, ExpiresAt: c.ExpiresAt, Checks: checkResultsOut(c.Checks),
 		Action: apiv1.CardAction{Op: c.Action.Op, From: c.Action.From, Into: c.Action.Into, FilesChanged: c.Action.FilesChanged,
 			DiffSHA256: c.Action.DiffSHA256, Changes: linesOut(c.Action.Changes), Requested: c.Action.Requested, Until: c.Action.Until,
 			Paths: c.Action.Paths, Subject: c.Action.Subject},

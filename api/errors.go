@@ -8,7 +8,9 @@ import (
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/evidence"
+	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/keyring"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/label"
@@ -65,6 +67,14 @@ func toError(err error) *Error {
 	case errors.Is(err, auth.ErrInvalid), errors.Is(err, evidence.ErrInvalid), errors.Is(err, search.ErrInvalid),
 		errors.Is(err, label.ErrInvalid), errors.Is(err, auth.ErrHandoff):
 		return mk(http.StatusBadRequest, apiv1.CodeInvalidArgument, false)
+	case errors.Is(err, gate.ErrChecksPending):
+		return mk(http.StatusConflict, apiv1.CodeChecksPending, false)
+	case errors.Is(err, gate.ErrChecksFailed):
+		return mk(http.StatusConflict, apiv1.CodeChecksFailed, false)
+	case errors.Is(err, check.ErrInvalid):
+		return mk(http.StatusBadRequest, apiv1.CodeInvalidArgument, false)
+	case errors.Is(err, check.ErrNotFound):
+		return mk(http.StatusNotFound, apiv1.CodeNotFound, false)
 	case errors.Is(err, branch.ErrProtected), errors.Is(err, branch.ErrImmutable):
 		return mk(http.StatusForbidden, apiv1.CodeAccessDenied, false)
 	case errors.Is(err, branch.ErrNotFound), errors.Is(err, manifest.ErrNoSuchCommit):

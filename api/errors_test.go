@@ -10,7 +10,9 @@ import (
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/evidence"
+	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
@@ -72,6 +74,10 @@ func TestToError(t *testing.T) {
 		{lease.ErrMalformedPolicy, 400, apiv1.CodeInvalidArgument, "", false},
 		{lease.ErrNotFound, 404, apiv1.CodeNotFound, "", false},
 		{manifest.ErrLazy, 501, apiv1.CodeNotImplemented, "", false},
+		{fmt.Errorf("%w: lint", gate.ErrChecksPending), 409, apiv1.CodeChecksPending, "", false},
+		{fmt.Errorf("%w: lint (fail)", gate.ErrChecksFailed), 409, apiv1.CodeChecksFailed, "", false},
+		{fmt.Errorf("no check x: %w", check.ErrNotFound), 404, apiv1.CodeNotFound, "", false},
+		{fmt.Errorf("command outside the folder: %w", check.ErrInvalid), 400, apiv1.CodeInvalidArgument, "", false},
 		{context.Canceled, 499, "Canceled", "", true},
 		{fmt.Errorf("read body: %w", slowBody{}), http.StatusRequestTimeout, apiv1.CodeRequestTimeout, "", true},
 		{errors.New("disk on fire at /var/secret"), 500, apiv1.CodeInternalError, "", true},

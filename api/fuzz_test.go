@@ -30,6 +30,7 @@ var ops = []string{
 	"policy/get", "policy/set", "checkpoint/create", "checkpoint/list", "checkpoint/restore", "trash/list", "trash/restore",
 	"source/add", "source/get", "source/list", "source/refresh", "source/remove",
 	"files/read", "files/dereference", "files/verify",
+	"check/add", "check/list", "check/remove", "check/require", "check/results", "check/rerun",
 }
 
 // FuzzControlAPI sends any body to any operation through the real

@@ -49,6 +49,9 @@ func (h *Handler) mergeCreate(ctx context.Context, c *call, a *apiv1.MergeCreate
 		e := record.Event{Kind: record.KindMerge, Repo: a.Repo, Branch: a.Into, Subject: record.Subject{Commit: id.String()}, Details: detail("from " + a.From)}
 		return h.record(ctx, c, e)
 	}
+	if err := h.mergeChecks(ctx, a, &o); err != nil {
+		return nil, err
+	}
 	res, err := h.b.Merge(ctx, a.Repo, a.From, a.Into, o)
 	out := &apiv1.MergeCreateResponse{Result: mergeOut(res)}
 	if errors.Is(err, branch.ErrMergeConflict) {
@@ -58,6 +61,26 @@ func (h *Handler) mergeCreate(ctx context.Context, c *call, a *apiv1.MergeCreate
 		return nil, err
 	}
 	return out, nil
+}
+
+// mergeChecks binds the owner's direct merge into a branch that requires
+// checks to the heads of a diff whose checks passed, or refuses it; a
+// merge that would conflict is only reported (the dry run of o).
+func (h *Handler) mergeChecks(ctx context.Context, a *apiv1.MergeCreateRequest, o *branch.MergeOptions) error {
+	if h.gates == nil || a.DryRun {
+		return nil
+	}
+	src, dst, ok, err := h.gates.MergeChecks(ctx, a.Repo, a.From, a.Into, *o)
+	switch {
+	case errors.Is(err, branch.ErrMergeConflict):
+		o.DryRun = true
+		return nil
+	case err != nil:
+		return err
+	case ok:
+		o.ExpectSource, o.ExpectTarget = src, dst
+	}
+	return nil
 }
 
 // proposeCreate is `nas propose`: open to a lease for its own branch.
@@ -98,7 +121,7 @@ func (h *Handler) proposeCreate(ctx context.Context, c *call, a *apiv1.ProposeCr
 		return nil, err
 	}
 	p, err := h.gates.Propose(ctx, gate.ProposeRequest{Repo: a.Repo, From: a.Branch, Into: a.Into, Intent: a.Intent, Lease: c.p.Lease,
-		Actor: c.p.AccessKey, Taint: taint})
+		Actor: c.p.AccessKey, Taint: taint, Checks: a.Checks})
 	if errors.Is(err, branch.ErrNoSuchBranch) && !c.p.IsOwner() {
 		return nil, missing
 	}
@@ -203,6 +226,9 @@ func (h *Handler) visibleCard(ctx context.Context, c *call, g *apiv1.Gate) error
 	}
 	a.FilesChanged = len(a.Changes)
 	g.Card.Risk.Destructive = gate.Destructive(gateLines(a.Changes))
+	for i := range g.Card.Checks {
+		g.Card.Checks[i].Message = "" // a check sees the whole diff; its words may name what the lease cannot see
+	}
 	return nil
 }
 

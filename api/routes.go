@@ -89,6 +89,7 @@ func (h *Handler) routes() map[string]verb {
 	route(m, writes, h.trashRestore)
 	h.sourceRoutes(m)
 	h.hookRoutes(m)
+	h.checkRoutes(m)
 	route(m, leases, h.fileRead)
 	route(m, leases, h.fileDereference)
 	route(m, leases, h.fileVerify)

@@ -58,4 +58,10 @@ const (
 	// CodeKeyDestroyed (410) is a sensitive object whose key domain a
 	// forget destroyed: its bytes can no longer be read.
 	CodeKeyDestroyed = "KeyDestroyed"
+	// CodeChecksPending (409) is a merge whose target requires checks
+	// that have not passed on its digest yet.
+	CodeChecksPending = "ChecksPending"
+	// CodeChecksFailed (409) is a merge whose target requires a check
+	// that failed or ended in error on its digest.
+	CodeChecksFailed = "ChecksFailed"
 )

@@ -19,7 +19,7 @@ type Hook struct {
 
 // HookAddRequest registers URL for Events (gate.pending, gate.decided,
 // commit, merge, branch.created, branch.deleted, lease.revoked,
-// source.push; object.created and object.removed: each commit's changed
+// source.push, check.finished; object.created and object.removed: each commit's changed
 // keys as S3 event records) of Repo, from now on.
 type HookAddRequest struct {
 	Repo   string   `json:"repo"`

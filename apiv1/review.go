@@ -49,11 +49,13 @@ type MergeCreateResponse struct {
 
 // ProposeCreateRequest proposes merging Branch (default: the lease's)
 // into Into (default: the branch the run was forked from, else main).
+// Checks names pre-merge checks to run besides those Into requires.
 type ProposeCreateRequest struct {
-	Repo   string `json:"repo"`
-	Branch string `json:"branch,omitempty"`
-	Into   string `json:"into,omitempty"`
-	Intent string `json:"intent,omitempty"`
+	Repo   string   `json:"repo"`
+	Branch string   `json:"branch,omitempty"`
+	Into   string   `json:"into,omitempty"`
+	Intent string   `json:"intent,omitempty"`
+	Checks []string `json:"checks,omitempty"`
 }
 
 // ChangeLine is one change of a proposal's diff.
@@ -85,15 +87,18 @@ type Proposal struct {
 	Reads      *ManifestSummary `json:"read_manifest,omitempty"`
 	// SessionTaint is the proposing run's taint; GuardReason says why the
 	// session invariant held or refused the proposal, when it did.
-	SessionTaint []string  `json:"session_taint,omitempty"`
-	GuardReason  string    `json:"guard_reason,omitempty"`
-	Decision     string    `json:"decision"` // merge, gate or refuse
-	Rule         string    `json:"rule"`
-	Status       string    `json:"status"` // merged, pending, refused, conflict, up_to_date
-	GateID       string    `json:"gate_id,omitempty"`
-	Merge        string    `json:"merge_commit,omitempty"`
-	Conflicts    []string  `json:"conflicts,omitempty"`
-	Created      time.Time `json:"created"`
+	SessionTaint []string `json:"session_taint,omitempty"`
+	GuardReason  string   `json:"guard_reason,omitempty"`
+	Decision     string   `json:"decision"` // merge, gate or refuse
+	Rule         string   `json:"rule"`
+	Status       string   `json:"status"` // merged, pending, refused, conflict, up_to_date
+	GateID       string   `json:"gate_id,omitempty"`
+	Merge        string   `json:"merge_commit,omitempty"`
+	Conflicts    []string `json:"conflicts,omitempty"`
+	// Checks names the pre-merge checks the proposal runs; their results
+	// are on its gate's card.
+	Checks  []string  `json:"checks,omitempty"`
+	Created time.Time `json:"created"`
 }
 
 // ProposeCreateResponse answers propose/create.
@@ -139,9 +144,13 @@ type Card struct {
 	Why          string           `json:"why"`
 	Risk         CardRisk         `json:"risk"`
 	ReadManifest *ManifestSummary `json:"read_manifest,omitempty"`
-	Options      []string         `json:"options"`
-	Default      string           `json:"default"`
-	ExpiresAt    time.Time        `json:"expires_at"`
+	// Checks are the proposal's pre-merge check results as of reading:
+	// a required one that has not passed on the card's digest keeps an
+	// approval from merging (ChecksPending, ChecksFailed).
+	Checks    []CheckResult `json:"checks,omitempty"`
+	Options   []string      `json:"options"`
+	Default   string        `json:"default"`
+	ExpiresAt time.Time     `json:"expires_at"`
 }
 
 // Gate is a pending or decided gate.

@@ -16,10 +16,16 @@
 //     or the proposing lease was revoked, the approval is void and nothing
 //     merges. A gate that times out is denied. A lease can never decide a
 //     gate: deciding is an owner operation on every interface.
+//   - Checks: pre-merge checks (package check) a proposal runs when its
+//     gate opens; an approval, and a direct merge, into a branch that
+//     requires them wait until they passed on the proposal's digest.
 //
 // kv layout:
 //
 //	PR/<id>     proposal (JSON)
 //	GT/<id>     gate (JSON)
 //	POL/<repo>  the repository's policy (JSON)
+//	PRH/<repo>/<into>/<source head>/<target head>  the ID of the latest
+//	            proposal with pre-merge checks of that diff, for the
+//	            owner's direct merge of the same diff (checks.go)
 package gate

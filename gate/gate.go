@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/label"
@@ -53,6 +54,7 @@ type Service struct {
 	db     kv.DB
 	leases *auth.Leases
 	rec    Recorder
+	checks Checker // nil: no pre-merge checks
 	now    func() time.Time
 	// decide serializes taking a gate out of pending (Decide, and Propose
 	// superseding it), so two decisions cannot both pass the pending check
@@ -116,14 +118,19 @@ type Proposal struct {
 	Taint      []string                `json:"session_taint,omitempty"`
 	Egress     bool                    `json:"egress,omitempty"`
 	// GuardReason says why the session invariant held or refused it.
-	GuardReason string    `json:"guard_reason,omitempty"`
-	Action      Action    `json:"decision"`
-	Rule        string    `json:"rule"`
-	Status      string    `json:"status"` // merged, pending, refused, conflict, up_to_date
-	GateID      string    `json:"gate_id,omitempty"`
-	Merge       string    `json:"merge_commit,omitempty"`
-	Conflicts   []string  `json:"conflicts,omitempty"`
-	Created     time.Time `json:"created"`
+	GuardReason string   `json:"guard_reason,omitempty"`
+	Action      Action   `json:"decision"`
+	Rule        string   `json:"rule"`
+	Status      string   `json:"status"` // merged, pending, refused, conflict, up_to_date
+	GateID      string   `json:"gate_id,omitempty"`
+	Merge       string   `json:"merge_commit,omitempty"`
+	Conflicts   []string `json:"conflicts,omitempty"`
+	// Checks names the pre-merge checks the proposal runs (required by
+	// its target or asked for); AutoMerge says the policy would merge it,
+	// so it merges once every one of them passed.
+	Checks    []string  `json:"checks,omitempty"`
+	AutoMerge bool      `json:"auto_merge,omitempty"`
+	Created   time.Time `json:"created"`
 }
 
 // Card is the specification's Gate Card, rendered by the gateway.
@@ -157,9 +164,12 @@ type Card struct {
 		Guard string `json:"guard,omitempty"`
 	} `json:"risk"`
 	ReadManifest *record.ManifestSummary `json:"read_manifest,omitempty"`
-	Options      []string                `json:"options"`
-	Default      string                  `json:"default"`
-	ExpiresAt    time.Time               `json:"expires_at"`
+	// Checks are the proposal's pre-merge check results, as of reading
+	// the gate.
+	Checks    []check.Result `json:"checks,omitempty"`
+	Options   []string       `json:"options"`
+	Default   string         `json:"default"`
+	ExpiresAt time.Time      `json:"expires_at"`
 }
 
 // Gate is a pending or decided gate.
@@ -257,6 +267,7 @@ type ProposeRequest struct {
 	Lease            *lease.Lease // the proposing run; nil for the owner
 	Actor            string       // the access key
 	Taint            label.Taint  // the proposing run's session taint
+	Checks           []string     // pre-merge checks asked for, besides those Into requires
 }
 
 // Propose commits the source's staged changes, computes the merge's real
@@ -319,10 +330,18 @@ func (s *Service) propose(ctx context.Context, r ProposeRequest) (*Proposal, err
 			p.Reads = &sum
 		}
 	}
+	plan, err := s.plan(ctx, r)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.decideAction(ctx, r, p, deletes); err != nil {
 		return nil, err
 	}
-	return s.act(ctx, p)
+	holdForChecks(p, plan)
+	if p, err = s.act(ctx, p); err != nil {
+		return nil, err
+	}
+	return p, s.startChecks(ctx, p, plan)
 }
 
 // decideAction sets p's action and rule from the repository's policy; a
@@ -550,6 +569,15 @@ func (s *Service) GetGate(ctx context.Context, id string) (*Gate, error) {
 	if g.Status == "pending" && s.now().After(g.Card.ExpiresAt) {
 		g.Status, g.Reason = "expired", "timed out: the default is deny"
 	}
+	if g.Proposal != "" && s.checks != nil {
+		p, err := s.GetProposal(ctx, g.Proposal)
+		if err != nil {
+			return nil, err
+		}
+		if g.Card.Checks, err = s.CardChecks(ctx, p); err != nil {
+			return nil, err
+		}
+	}
 	return &g, nil
 }
 
@@ -628,6 +656,11 @@ func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, r
 	p, err := s.GetProposal(ctx, g.Proposal)
 	if err != nil {
 		return nil, err
+	}
+	if approve {
+		if err := s.checksPass(ctx, p, false); err != nil {
+			return g, err // the gate stays pending
+		}
 	}
 	g.DecidedAt, g.DecidedBy, g.Reason = s.now().UTC(), by, reason
 	effect := record.EffectDeny

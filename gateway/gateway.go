@@ -19,6 +19,7 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/hook"
 	"github.com/agentnas/nas/keyring"
@@ -62,6 +63,9 @@ type Config struct {
 	// sharing a metadata store must share it too (one directory on a
 	// shared file system).
 	ChunksDir string
+	// Checks tunes pre-merge checks: the folder command checks run from
+	// (--check-commands), timeouts, retries.
+	Checks check.Options
 	// KeysDir is the keyring of sensitive content's domain keys ("":
 	// DATA/keys). Keep it out of backups of the data directory, or
 	// destroying a key does not reach them.
@@ -90,6 +94,8 @@ type Gateway struct {
 	// members is this gateway's entry among those sharing the metadata
 	// store (nil on the embedded store).
 	members *members
+	// Checks are the repositories' pre-merge checks and their runner.
+	Checks *check.Service
 	// Metrics is the gateway's registry (MetricsPath, MetricsHandler).
 	Metrics *metrics.Metrics
 	kv      kv.DB // the store every service uses (decorated)
@@ -219,6 +225,19 @@ func assemble(c Config, st stores) *Gateway {
 	ho.Changes, ho.Region = g.commitChanges, cmp.Or(c.Region, "us-east-1")
 	g.hookDispatcher = hook.NewDispatcher(g.Hooks, ho)
 	g.API.SetHooks(g.Hooks)
+	co := c.Checks
+	if co.Log == nil {
+		co.Log = c.Log
+	}
+	co.Recorder = g.Recorder
+	co.OnFinal = func(ctx context.Context, proposal string) {
+		if err := g.Gates.ChecksDone(ctx, proposal); err != nil {
+			c.Log.Warn("merging a proposal whose checks passed", "proposal", proposal, "err", err)
+		}
+	}
+	g.Checks = check.New(kdb, co)
+	g.Gates.SetChecks(g.Checks)
+	g.API.SetChecks(g.Checks)
 	g.Search = search.New(filepath.Join(c.DataDir, "index"), b)
 	g.API.SetSearch(g.Search)
 	g.STS = sts.New(g.Auth, b, c.Log)
@@ -302,7 +321,7 @@ func (g *Gateway) Start() {
 	if g.members != nil {
 		runExpiry, runHooks = g.members.duty("expiry", runExpiry), g.members.duty("hooks", runHooks)
 	}
-	runs := []func(context.Context){g.Leases.Run, runManifests, g.Sources.Run, runExpiry, runHooks}
+	runs := []func(context.Context){g.Leases.Run, runManifests, g.Sources.Run, runExpiry, runHooks, g.Checks.Run}
 	if g.members != nil {
 		runs = append(runs, g.members.run)
 	}

@@ -34,6 +34,7 @@ var Events = map[string]record.Kind{
 	"branch.deleted": record.KindBranchDeleted,
 	"lease.revoked":  record.KindLeaseRevoked,
 	"source.push":    record.KindSourcePush,
+	"check.finished": record.KindCheck,
 	// Object events: what each commit and merge changed, one S3 event
 	// record per key (see objects.go).
 	EventObjectCreated: record.KindCommit,
@@ -131,8 +132,9 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// checkURL accepts an http or https URL with a host and no credentials.
-func checkURL(raw string) error {
+// CheckURL accepts an http or https URL with a host and no credentials
+// (a webhook's, or a check's).
+func CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || len(raw) > MaxURL || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
 		return fmt.Errorf("hook URL %.100q: want http(s)://HOST/PATH without credentials, at most %d bytes: %w", raw, MaxURL, ErrInvalid)
@@ -167,7 +169,7 @@ func names() []string {
 // Add registers a hook of repo: events from now on are delivered to
 // rawURL. The answer holds the secret, which only Add shows.
 func (s *Store) Add(ctx context.Context, repo, rawURL string, events []string) (*Hook, error) {
-	if err := checkURL(rawURL); err != nil {
+	if err := CheckURL(rawURL); err != nil {
 		return nil, err
 	}
 	events, err := checkEvents(events)

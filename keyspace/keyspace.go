@@ -61,6 +61,17 @@ const (
 	Proposal = "PR/"
 	Gate     = "GT/"
 	Policy   = "POL/"
+	// ProposalHeads finds the proposal whose checks ran on a diff, by
+	// its heads, for a direct merge of the same diff.
+	ProposalHeads = "PRH/"
+
+	// check: pre-merge checks, the branches that require them, and
+	// their results per proposal.
+	Check        = "CHK/"
+	CheckRule    = "CHQ/"
+	CheckSubject = "CHS/"
+	CheckResult  = "CHR/"
+	CheckPending = "CHP/"
 
 	// source: attachments and their side index.
 	Source      = "SRC/"
@@ -127,6 +138,12 @@ var All = []Space{
 	{Proposal, "gate", "proposal"},
 	{Gate, "gate", "gate"},
 	{Policy, "gate", "a repository's policy"},
+	{ProposalHeads, "gate", "the latest proposal with checks of a diff, by its target and heads"},
+	{Check, "check", "a repository's pre-merge check: webhook URL and secret, or command"},
+	{CheckRule, "check", "the checks a merge into a branch requires"},
+	{CheckSubject, "check", "what a proposal's checks are sent (the proposal, its diff and digest)"},
+	{CheckResult, "check", "one check's result on one proposal, bound to its digest"},
+	{CheckPending, "check", "the results still pending, for the runner to find without scanning them all"},
 	{Source, "source", "attachment record"},
 	{SourceIndex, "source", "side index of materialised blocks"},
 	{Idempotency, "api", "the answer of an idempotent control call"},

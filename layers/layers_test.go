@@ -16,6 +16,7 @@ const module = "github.com/agentnas/nas/"
 var rank = map[string]int{
 	// Leaves: vocabularies every side shares.
 	"adapter": 0, // the source adapter protocol (stdio JSON lines)
+	"program": 0, // running an owner-installed program: the folder check, the scrubbed env, the process group
 	"chunk":   0, "glob": 0, "kv": 0, "checksum": 0, "sigv4": 0, "bytesize": 0, "keyspace": 0, "postform": 0, "acl": 0, "cors": 0,
 	"lease": 1, // the lease model (glob)
 	// The PostgreSQL engine of kv, for gateways sharing one database.
@@ -44,6 +45,7 @@ var rank = map[string]int{
 	"source":   5, "auth": 5, "gitexport": 6,
 	"search": 5, // the full-text index of committed files (branch); the door stays in api
 	"gate":   6,
+	"check":  4, // pre-merge checks: their store, rules, results and the runner (hook for signing, program, kv, record)
 	"hook":   3, // webhooks: deliveries of the recorder's events (kv, record)
 	// The merge policy and the session invariant: pure evaluation over
 	// labels and globs, no storage, no network (L3.5).

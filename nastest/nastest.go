@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/auth"
+	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/hook"
 	"github.com/agentnas/nas/internal/pgtest"
@@ -72,6 +73,9 @@ type Options struct {
 	// Postgres is the PostgreSQL a cluster makes its database in (a test
 	// that stops it); nil means pgtest.Shared, else one for the test.
 	Postgres *pgtest.Cluster
+	// Checks tunes pre-merge checks (a command folder; tests poll and
+	// back off fast).
+	Checks check.Options
 }
 
 // Start starts a gateway and stops it when the test ends. With
@@ -114,6 +118,7 @@ func startOne(t testing.TB, o Options) *Server {
 		Sources: o.Sources,
 		Hooks:   o.Hooks,
 		Meta:    o.Meta, ChunksDir: o.ChunksDir,
+		Checks: o.Checks,
 	})
 	if err != nil {
 		t.Fatalf("open gateway: %v", err)

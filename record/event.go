@@ -41,6 +41,7 @@ const (
 	KindHoldLifted        Kind = "hold.lifted"
 	KindForget            Kind = "forget"
 	KindSourcePush        Kind = "source.push" // changes written back to an attached source
+	KindCheck             Kind = "check"       // a pre-merge check's final result on a proposal
 )
 
 // Effect is the outcome of the authorization decision an event records.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/agentnas/nas/adapter"
 	"github.com/agentnas/nas/checksum"
+	"github.com/agentnas/nas/program"
 )
 
 // Exec is the data an adapter program shows, as a Source:
@@ -390,47 +390,16 @@ func (b *execBody) Close() error {
 	return nil
 }
 
-// adapterEnv is the environment an adapter runs in: the gateway's, less
-// what holds the gateway's own credentials.
-func adapterEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if u := strings.ToUpper(name); strings.HasPrefix(u, "NAS_") || strings.HasPrefix(u, "AWS_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
 // allowAdapter returns the program path names when it is a regular,
 // executable file inside the gateway's adapter folder (symbolic links
 // resolved first, so none leads out of it).
 func (r *Registry) allowAdapter(path string) (string, error) {
-	refuse := func(why string) (string, error) {
-		return "", fmt.Errorf("adapter %s: %s: %w", path, why, ErrInvalid)
-	}
 	if r.o.Adapters == "" {
-		return refuse("this gateway runs no adapters (start it with --source-adapters DIR and install the program there)")
+		return "", fmt.Errorf("adapter %s: this gateway runs no adapters (start it with --source-adapters DIR and install the program there): %w", path, ErrInvalid)
 	}
-	dir, err := filepath.EvalSymlinks(r.o.Adapters)
+	real, err := program.Allow(r.o.Adapters, path)
 	if err != nil {
-		return refuse(fmt.Sprintf("the adapter folder: %v", err))
-	}
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return refuse(err.Error())
-	}
-	if rel, err := filepath.Rel(dir, real); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
-		return refuse(fmt.Sprintf("not in the gateway's adapter folder %s", r.o.Adapters))
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return refuse(err.Error())
-	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return refuse("not an executable file")
+		return "", fmt.Errorf("adapter %s (the gateway's adapter folder): %v: %w", path, err, ErrInvalid)
 	}
 	return real, nil
 }

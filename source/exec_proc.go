@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/adapter"
+	"github.com/agentnas/nas/program"
 )
 
 // proc is one running adapter: its pipes and whether the stream is still
@@ -39,12 +40,12 @@ func startProc(c ExecConfig) (*proc, error) {
 		return nil, err
 	}
 	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Env = adapterEnv()
+	cmd.Env = program.Env()
 	cmd.Dir = "/"
 	cmd.Stdin, cmd.Stdout = inR, outW
 	errR, err := cmd.StderrPipe()
 	if err == nil {
-		setProcGroup(cmd)
+		program.SetGroup(cmd)
 		err = cmd.Start()
 	}
 	inR.Close()
@@ -84,7 +85,7 @@ func logStderr(c ExecConfig, r io.Reader) {
 // kill stops the adapter (its process group) and closes the pipes.
 func (p *proc) kill() {
 	if p.cmd != nil {
-		killGroup(p.cmd)
+		program.KillGroup(p.cmd)
 	}
 	p.stdin.Close()
 	p.stdout.Close()

@@ -49,9 +49,21 @@ func runGateList(ctx context.Context, o gateListOptions) error {
 	}
 	for _, g := range out.Gates {
 		a := g.Card.Action
-		fmt.Printf("%s\t%s\t%s: %s -> %s, %d change(s)\t%s\n", g.ID, g.Status, g.Repo, a.From, a.Into, a.FilesChanged, g.Card.Why)
+		fmt.Printf("%s\t%s\t%s: %s -> %s, %d change(s)\t%s%s\n", g.ID, g.Status, g.Repo, a.From, a.Into, a.FilesChanged, g.Card.Why, checksLine(g.Card.Checks))
 	}
 	return nil
+}
+
+// checksLine sums up a card's checks: "\tchecks lint pass, unit pending".
+func checksLine(rs []apiv1.CheckResult) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.Name + " " + r.State
+	}
+	return "\tchecks " + strings.Join(parts, ", ")
 }
 
 // gateShowOptions are the argument of `nas gate show`.

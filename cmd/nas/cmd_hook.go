@@ -43,7 +43,7 @@ func newHookAddCmd() *cobra.Command {
 			return runHookAdd(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringSliceVar(&o.events, "events", nil, "events to deliver: gate.pending, gate.decided, commit, merge, branch.created, branch.deleted, lease.revoked, source.push, object.created, object.removed (S3 event records of each commit's keys)")
+	cmd.Flags().StringSliceVar(&o.events, "events", nil, "events to deliver: gate.pending, gate.decided, commit, merge, branch.created, branch.deleted, lease.revoked, source.push, check.finished, object.created, object.removed (S3 event records of each commit's keys)")
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/source"
 )
@@ -34,6 +35,7 @@ type serveOptions struct {
 	keys            string
 	adapters        string
 	meta, chunks    string
+	checkCommands   string
 }
 
 // newServeCmd builds `nas serve`.
@@ -62,6 +64,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.chunks, "chunks", "", "chunk segment directory; gateways sharing --meta must share it (default DATA/chunks)")
 	f.StringVar(&o.keys, "keys", "", "keyring of sensitive content's domain keys (default DATA/keys; keep it out of the data directory's backups)")
 	f.StringVar(&o.adapters, "source-adapters", "", "folder of the adapter programs exec: sources may run (default: none may run)")
+	f.StringVar(&o.checkCommands, "check-commands", "", "folder of the programs command checks may run (default: none may run)")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM; SIGHUP reloads it)")
 	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key (PEM; SIGHUP reloads it)")
 	f.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP on a non-loopback address")
@@ -99,7 +102,8 @@ func runServe(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	g, err := gateway.Open(gateway.Config{DataDir: o.data, KeysDir: o.keys, Owner: owner, Region: o.region, Domains: o.domains, Log: log,
-		Sources: source.Options{Adapters: o.adapters}, Meta: o.meta, ChunksDir: o.chunks})
+		Sources: source.Options{Adapters: o.adapters}, Meta: o.meta, ChunksDir: o.chunks,
+		Checks: check.Options{Commands: o.checkCommands}})
 	if err != nil {
 		return err
 	}

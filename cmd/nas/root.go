@@ -46,7 +46,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newServeCmd(), newRepoCmd(), newBranchCmd(), newCommitCmd(), newLogCmd(),
 		newDiffCmd(), newChangesCmd(), newFsckCmd(), newGCCmd(), newLeaseCmd(), newShareCmd(), newRoleCmd(),
 		newExplainCmd(), newAuditCmd(), newVerifyCmd(), newSourceCmd(), newMountCmd(), newUnmountCmd(),
-		newMergeCmd(), newRevertCmd(), newCherryPickCmd(), newProposeCmd(), newGateCmd(), newHookCmd(), newPolicyCmd(), newCheckpointCmd(), newTrashCmd(),
+		newMergeCmd(), newRevertCmd(), newCherryPickCmd(), newProposeCmd(), newGateCmd(), newHookCmd(), newCheckCmd(), newPolicyCmd(), newCheckpointCmd(), newTrashCmd(),
 		newConformanceCmd(), newExportCmd(), newImportCmd(), newBenchMovedCmd(), newVersionCmd(),
 		newAliasCmd(), newLsCmd(), newCpCmd(), newCatCmd(), newRmCmd(), newMirrorCmd(), newDuCmd(),
 		newReadCmd(), newEvidenceCmd(), newMCPCmd(), newSearchCmd(), newIndexCmd(),
