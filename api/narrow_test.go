@@ -68,6 +68,7 @@ func TestApproveNarrowed(t *testing.T) {
 	c.fails("gate/approve", map[string]any{"gate_id": gid, "diff_sha256": digest, "paths": []string{"docs/a.md", "src/x.go"}}, 400, "InvalidArgument")
 	c.fails("gate/approve", map[string]any{"gate_id": gid, "paths": []string{"docs/a.md"}}, 400, "InvalidArgument")
 	c.fails("gate/approve", map[string]any{"gate_id": gid, "diff_sha256": strings.Repeat("0", 64), "paths": []string{"docs/a.md"}}, 409, "Conflict")
+	c.fails("gate/approve", map[string]any{"gate_id": gid, "diff_sha256": strings.Repeat("0", 64)}, 409, "Conflict")
 	c.fails("gate/deny", map[string]any{"gate_id": gid, "diff_sha256": digest, "paths": []string{"docs/a.md"}}, 400, "InvalidArgument")
 	g := c.ok("gate/approve", map[string]any{"gate_id": gid, "diff_sha256": digest, "paths": []string{"docs/a.md", "docs/old.md"}})["gate"].(map[string]any)
 	if g["status"] != "approved" || g["merge_commit"] == "" || len(g["approved_paths"].([]any)) != 2 {

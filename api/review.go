@@ -261,14 +261,14 @@ func (h *Handler) decide(ctx context.Context, c *call, a apiv1.GateDecision, app
 	if err := h.needGates(); err != nil {
 		return nil, err
 	}
-	narrowed := len(a.Paths) > 0 || a.DiffSHA256 != ""
+	bound := a.DiffSHA256 != ""
 	switch {
-	case narrowed && !approve:
-		return nil, invalid("paths and diff_sha256 narrow an approval; a denial takes neither")
-	case narrowed && a.DiffSHA256 == "":
+	case (bound || len(a.Paths) > 0) && !approve:
+		return nil, invalid("paths and diff_sha256 bind an approval; a denial takes neither")
+	case len(a.Paths) > 0 && !bound:
 		return nil, invalid("a narrowed approval needs the card's diff_sha256")
 	}
-	if approve && !narrowed {
+	if approve && !bound {
 		if g, ok, err := h.approveForget(ctx, c, a); ok || err != nil {
 			return g, err
 		}
@@ -278,7 +278,7 @@ func (h *Handler) decide(ctx context.Context, c *call, a apiv1.GateDecision, app
 	}
 	var g *gate.Gate
 	var err error
-	if narrowed {
+	if bound {
 		g, err = h.gates.ApproveNarrowed(ctx, a.GateID, c.p.AccessKey, gate.Narrowed{Digest: a.DiffSHA256, Paths: a.Paths}, a.Reason)
 	} else {
 		g, err = h.gates.Decide(ctx, a.GateID, c.p.AccessKey, approve, a.Reason)

@@ -600,17 +600,19 @@ func (s *Service) Decide(ctx context.Context, id, by string, approve bool, reaso
 	return s.outcome(s.decideGate(ctx, id, by, approve, reason, nil))
 }
 
-// Narrowed is a person's approval of part of a merge's card: the keys
-// Paths, each a key on the card, under the card's digest Digest.
+// Narrowed is a person's approval of a merge's card under the card's
+// digest Digest: of the keys Paths alone, each a key on the card, or of
+// the whole card when Paths is empty.
 type Narrowed struct {
 	Digest string
 	Paths  []string
 }
 
-// ApproveNarrowed approves only n.Paths of a pending merge gate: it is
-// bound to the card's digest (n.Digest must be it, and the whole diff
-// must still be the card's, else the gate is void as for Decide), and only
-// the chosen keys merge. What was left out stays on the proposing branch.
+// ApproveNarrowed approves n.Paths (all, when empty) of a pending merge
+// gate: it is bound to the card's digest (n.Digest must be it, and the
+// whole diff must still be the card's, else the gate is void as for
+// Decide), and only the chosen keys merge. What was left out stays on the
+// proposing branch.
 func (s *Service) ApproveNarrowed(ctx context.Context, id, by string, n Narrowed, reason string) (*Gate, error) {
 	return s.outcome(s.decideGate(ctx, id, by, true, reason, &n))
 }
@@ -669,7 +671,7 @@ func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, r
 	if g.Status == "approved" {
 		// A person approved this diff: what it merges is reviewed.
 		var only []string
-		if n != nil {
+		if n != nil && len(n.Paths) > 0 {
 			only, g.Paths = n.Paths, n.Paths
 		}
 		if err := s.merge(ctx, p, "approved by "+by, true, only); err != nil {
@@ -698,9 +700,6 @@ func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, r
 func checkNarrowed(g *Gate, n *Narrowed) error {
 	if g.Widen != nil || g.Forget != nil || g.Push != nil || g.Proposal == "" {
 		return fmt.Errorf("gate %s is not a merge's: %w", g.ID, ErrNarrow)
-	}
-	if len(n.Paths) == 0 {
-		return fmt.Errorf("no path chosen: %w", ErrNarrow)
 	}
 	if n.Digest != g.Card.Action.DiffSHA256 {
 		return ErrStaleCard
