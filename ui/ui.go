@@ -49,7 +49,9 @@ func New(a *auth.Authority, log *slog.Logger) *Handler {
 }
 
 // Claims reports whether path is the control room's.
-func Claims(p string) bool { return p == strings.TrimSuffix(Prefix, "/") || strings.HasPrefix(p, Prefix) }
+func Claims(p string) bool {
+	return p == strings.TrimSuffix(Prefix, "/") || strings.HasPrefix(p, Prefix)
+}
 
 // SessionResponse answers sign-in and GET session: the session's CSRF
 // token, which the page sends as x-nas-csrf, and when it ends.

@@ -1,6 +1,6 @@
 // The Agent NAS control room: one more client of the control API.
-// Every datum reaches the page through textContent (el, text), never
-// innerHTML; every call sends the session's CSRF token.
+// Every datum reaches the page through textContent (el), never as
+// markup; every call sends the session's CSRF token.
 'use strict';
 
 const state = { csrf: '' };
