@@ -74,14 +74,14 @@ func (r *room) seedRepo(repo string) {
 	r.do(r.owner, apiv1.CommitCreateRequest{Repo: repo, Branch: "main", Message: "seed"}, nil)
 	r.do(r.owner, apiv1.BranchProtectRequest{Repo: repo, Name: "main"}, nil)
 	all := []lease.Action{lease.List, lease.Read, lease.Write, lease.Delete, lease.Propose}
-	r.do(r.owner, apiv1.RolePutRequest{Role: lease.Role{Name: "writer", Repo: repo, View: []lease.Rule{{Path: "**", Actions: all}}}}, nil)
+	r.do(r.owner, apiv1.RolePutRequest{Role: lease.Role{Name: "writer-" + repo, Repo: repo, View: []lease.Rule{{Path: "**", Actions: all}}}}, nil)
 }
 
 // newRun issues a lease of role writer on a fork of main.
 func (r *room) newRun(repo, name string) *run {
 	r.t.Helper()
 	var out apiv1.LeaseResponse
-	r.do(r.owner, apiv1.LeaseCreateRequest{Repo: repo, Role: "writer", Run: name, ForkFrom: "main", Purpose: "edit the docs",
+	r.do(r.owner, apiv1.LeaseCreateRequest{Repo: repo, Role: "writer-" + repo, Run: name, ForkFrom: "main", Purpose: "edit the docs",
 		Paths: []string{"docs/**"}, Actions: []string{"list", "read", "write", "delete", "propose"}}, &out)
 	cr := aws.Credentials{AccessKeyID: out.Lease.AccessKeyID, SecretAccessKey: out.Lease.SecretAccessKey, SessionToken: out.Lease.SessionToken}
 	return &run{lease: out.Lease, creds: cr, c: client.New(client.Config{Endpoint: r.srv.Endpoint, Credentials: cr})}

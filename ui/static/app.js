@@ -235,7 +235,7 @@ async function gateView(id) {
       role = lease.role + (lease.principal ? ' (' + lease.principal + ')' : '');
     } catch (e) { role = ''; }
   }
-  const root = el('div', { class: 'gatecard', id: 'card' });
+  const root = el('div', { class: 'gatecard', id: 'card', 'data-gate': g.gate_id, 'data-status': g.status });
   root.append(el('p', {}, el('a', { href: '#/', text: '← Inbox' })),
     el('h1', { text: c.why || a.op }),
     el('div', { class: 'row' }, badge(g.status), el('span', { class: 'op', text: a.op }),
