@@ -144,19 +144,19 @@ func journey(t *testing.T, exe string, sc screen) {
 		do   chromedp.Action[chromedp.Void]
 	}{
 		{"sign in", chromedp.Steps(
-			chromedp.Navigate(base + "/_nas/ui/"),
+			chromedp.Navigate(base+"/_nas/ui/"),
 			chromedp.WaitVisible(chromedp.ID("signin-form")),
 			chromedp.SendKeys(chromedp.ID("access_key"), nastest.AccessKey),
 			chromedp.SendKeys(chromedp.ID("secret_key"), nastest.SecretKey),
 			chromedp.Click(chromedp.ID("signin-submit")),
 			chromedp.WaitVisible(chromedp.ID("inbox")),
-			shot(sc.name + "-inbox"),
+			shot(sc.name+"-inbox"),
 		)},
 		{"approve", chromedp.Steps(
 			openGate(g.approve.GateID),
 			chromedp.Click(chromedp.CSS(`#changes li.kind-M button.link`)),
 			chromedp.WaitVisible(chromedp.CSS(`pre.unified`)),
-			shot(sc.name + "-gate-card"),
+			shot(sc.name+"-gate-card"),
 			chromedp.Click(chromedp.ID("approve")),
 			banner("Gate approved"),
 		)},
@@ -164,7 +164,7 @@ func journey(t *testing.T, exe string, sc screen) {
 			openGate(g.void.GateID),
 			chromedp.Click(chromedp.ID("approve")),
 			banner("Approval void"),
-			shot(sc.name + "-approval-void"),
+			shot(sc.name+"-approval-void"),
 		)},
 		{"approve narrowed", chromedp.Steps(
 			openGate(g.narrow.GateID),
@@ -184,13 +184,13 @@ func journey(t *testing.T, exe string, sc screen) {
 			chromedp.Click(chromedp.CSS(fmt.Sprintf(`li[data-lease=%q] button.revoke`, g.revoke.lease.ID))),
 			chromedp.Click(chromedp.CSS(fmt.Sprintf(`li[data-lease=%q] button.revoke`, g.revoke.lease.ID))),
 			banner("Revoked"),
-			shot(sc.name + "-leases"),
+			shot(sc.name+"-leases"),
 		)},
 		{"records", chromedp.Steps(
 			goTo("#/run/run-approve"),
 			chromedp.WaitVisible(chromedp.CSS("#records li.event")),
 			until(`document.getElementById('verify').textContent.includes('Chain verified')`),
-			shot(sc.name + "-run-timeline"),
+			shot(sc.name+"-run-timeline"),
 		)},
 	}
 	for _, st := range steps {

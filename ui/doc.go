@@ -2,9 +2,9 @@
 // /_nas/ui/ for the owner to decide gates, read Gate Cards and their
 // diffs, revoke leases, look at branches and read the flight recorder.
 //
-// Vocabulary: the page (index.html, app.js, app.css, embedded with
-// go:embed and served from this package, so nothing is loaded from
-// another origin), the session (the owner's sign-in, a cookie that
+// Vocabulary: the page (index.html, app.js, app.css and icon.svg,
+// embedded in the binary and served from this package, so nothing is
+// loaded from another origin), the session (the owner's sign-in, a cookie that
 // carries only a random token; package auth keeps it) and the CSRF token
 // (the session's, which the page sends back on every call).
 //
