@@ -49,8 +49,7 @@ func browser(t *testing.T, exe string, sc screen) context.Context {
 		chromedp.WindowSize(int(sc.width), int(sc.height)), chromedp.Flag("headless", "new"))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelC := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
+	t.Cleanup(func() { cancelB(); cancelA() })
 	em := chromedp.EmulateViewport(sc.width, sc.height)
 	if sc.mobile {
 		em = chromedp.EmulateViewport(sc.width, sc.height, chromedp.EmulateMobile, chromedp.EmulateScale(2))
@@ -181,6 +180,8 @@ func journey(t *testing.T, exe string, sc screen) {
 		{"revoke a lease", chromedp.Steps(
 			goTo("#/leases"),
 			chromedp.WaitVisible(chromedp.ID("leases")),
+			// What each live lease has left arrives after the list; click once it has.
+			until(`[...document.querySelectorAll('#leases li.live .remaining')].every((e) => e.dataset.loaded === '1')`),
 			chromedp.Click(chromedp.CSS(fmt.Sprintf(`li[data-lease=%q] button.revoke`, g.revoke.lease.ID))),
 			chromedp.Click(chromedp.CSS(fmt.Sprintf(`li[data-lease=%q] button.revoke`, g.revoke.lease.ID))),
 			banner("Revoked"),
@@ -194,7 +195,10 @@ func journey(t *testing.T, exe string, sc screen) {
 		)},
 	}
 	for _, st := range steps {
-		if err := chromedp.Do(ctx, st.do); err != nil {
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := chromedp.Do(sctx, st.do)
+		cancel()
+		if err != nil {
 			text, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("body")))
 			t.Fatalf("%s: %s: %v\npage: %s", sc.name, st.name, err, text)
 		}

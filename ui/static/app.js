@@ -3,7 +3,17 @@
 // markup; every call sends the session's CSRF token.
 'use strict';
 
-const state = { csrf: '' };
+// gen counts the views shown: a view that finishes loading after the
+// user moved on is dropped (show).
+const state = { csrf: '', gen: 0 };
+
+// show replaces the view with node if the view of generation gen is still
+// the one shown.
+function show(gen, node) {
+  if (gen !== state.gen) return false;
+  $('view').replaceChildren(node);
+  return true;
+}
 
 // el builds an element: attrs are attributes ("text" sets textContent,
 // "on" an object of listeners), children are nodes or strings.
@@ -111,6 +121,7 @@ function badge(text, kind) {
 function signedOut(msg) {
   state.csrf = '';
   $('nav').hidden = true;
+  state.gen++;
   $('view').replaceChildren();
   $('signin').hidden = false;
   $('signin-error').textContent = msg || '';
@@ -169,6 +180,7 @@ async function boot() {
 async function route() {
   if (!state.csrf) return;
   banner('');
+  const gen = ++state.gen;
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   const view = $('view');
   for (const a of document.querySelectorAll('#nav a')) {
@@ -186,10 +198,9 @@ async function route() {
       case 'run': node = await recordsView({ run: parts[1] }); break;
       default: node = await inboxView();
     }
-    view.replaceChildren(node);
+    show(gen, node);
   } catch (err) {
-    view.replaceChildren();
-    showError(err);
+    if (show(gen, el('div'))) showError(err);
   }
 }
 
@@ -325,24 +336,21 @@ function decisionForm(g, merge) {
   const decide = async (op, body) => {
     banner('');
     msg.textContent = 'Working…';
+    const gen = state.gen;
+    let text;
+    let kind = 'ok';
     try {
       const { gate: d } = await api(op, Object.assign({ gate_id: g.gate_id, reason: reason.value }, body));
-      msg.textContent = '';
-      banner('Gate ' + d.status + (d.merge_commit ? ': merged as ' + short(d.merge_commit) : '') + '.', 'ok');
-      const node = await gateView(g.gate_id);
-      $('view').replaceChildren(node);
-      banner('Gate ' + d.status + (d.merge_commit ? ': merged as ' + short(d.merge_commit) : '') + '.', 'ok');
+      text = 'Gate ' + d.status + (d.merge_commit ? ': merged as ' + short(d.merge_commit) : '') + '.';
     } catch (err) {
       msg.textContent = '';
-      if (err.code === 'ApprovalVoid') {
-        banner('Approval void: the diff changed since this card was made, so nothing merged. ' + err.message, 'error');
-        const node = await gateView(g.gate_id);
-        $('view').replaceChildren(node);
-        banner('Approval void: the diff changed since this card was made, so nothing merged. ' + err.message, 'error');
-      } else {
-        showError(err);
-      }
+      if (err.code !== 'ApprovalVoid') { showError(err); return; }
+      text = 'Approval void: the diff changed since this card was made, so nothing merged. ' + err.message;
+      kind = 'error';
     }
+    // The card again, as decided, then what happened.
+    const node = await gateView(g.gate_id).catch(() => null);
+    if (node && show(gen, node)) banner(text, kind);
   };
   const bound = merge ? { diff_sha256: g.card.action.diff_sha256 } : {};
   const buttons = el('div', { class: 'buttons' },
@@ -384,7 +392,7 @@ async function leasesView() {
     el('span', { class: 'muted right', text: leases.length + ' lease(s)' })), list);
   for (const l of leases) {
     const st = leaseStatus(l);
-    const left = el('div', { class: 'muted' });
+    const left = el('div', { class: 'muted remaining' });
     const li = el('li', { class: 'card lease ' + st, 'data-status': st, 'data-lease': l.lease_id },
       el('div', { class: 'row' }, badge(st), el('code', { text: l.lease_id }), el('span', { class: 'muted right', text: st === 'live' ? 'ends ' + until(l.expires_at) : when(l.revoked_at || l.expires_at) })),
       kv([['Run', el('a', { href: '#/run/' + encodeURIComponent(l.run), text: l.run })], ['Role', l.role], ['Principal', l.principal],
@@ -396,10 +404,10 @@ async function leasesView() {
       btn.addEventListener('click', async () => {
         if (btn.dataset.armed !== '1') { btn.dataset.armed = '1'; btn.textContent = 'Confirm revoke'; return; }
         try {
+          const gen = state.gen;
           const { revoked } = await api('lease/revoke', { lease_id: l.lease_id });
           const node = await leasesView();
-          $('view').replaceChildren(node);
-          banner('Revoked ' + revoked.join(', ') + '.', 'ok');
+          if (show(gen, node)) banner('Revoked ' + revoked.join(', ') + '.', 'ok');
         } catch (err) { showError(err); }
       });
       li.append(el('div', { class: 'buttons' }, btn));
@@ -407,7 +415,7 @@ async function leasesView() {
         const m = r.remaining;
         left.textContent = 'Remaining: ' + bytes(m.bytes_read) + ' to read, ' + bytes(m.bytes_written) + ' to write, ' +
           (m.requests < 0 ? 'no limit on' : m.requests) + ' requests' + (r.session_taint && r.session_taint.length ? '; taint ' + r.session_taint.join(', ') : '');
-      }).catch(() => {});
+      }).catch(() => { left.textContent = 'Remaining: unknown'; }).finally(() => { left.dataset.loaded = '1'; });
     }
     list.append(li);
   }
