@@ -187,6 +187,12 @@ func journey(t *testing.T, exe string, sc screen) {
 			banner("Revoked"),
 			shot(sc.name+"-leases"),
 		)},
+		{"branches", chromedp.Steps(
+			goTo("#/branches"),
+			chromedp.WaitVisible(chromedp.CSS(`#branches button.link`)),
+			chromedp.Click(chromedp.CSS(`#branches button.link`)),
+			chromedp.WaitVisible(chromedp.CSS(`#branches .changes-since li`)),
+		)},
 		{"records", chromedp.Steps(
 			goTo("#/run/run-approve"),
 			chromedp.WaitVisible(chromedp.CSS("#records li.event")),

@@ -426,7 +426,7 @@ async function leasesView() {
 // Branches, with what each changed since its fork point.
 async function branchesView() {
   const { repos } = await api('repo/list', {});
-  const root = el('div', {}, el('h1', { text: 'Branches' }));
+  const root = el('div', { id: 'branches' }, el('h1', { text: 'Branches' }));
   for (const r of repos) {
     const { branches } = await api('branch/list', { repo: r.name });
     const ul = el('ul', { class: 'cards' });
