@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -209,10 +210,39 @@ func (s *Leases) openWebSession(ctx context.Context, owner string) (*WebSignIn, 
 	now := s.now().UTC()
 	ws := webSession{Hash: sum[:], Owner: owner, IssuedAt: now, ExpiresAt: now.Add(WebSessionTTL), SeenAt: now}
 	v, _ := json.Marshal(ws)
-	if err := s.db.Update(ctx, func(txn kv.Txn) error { return txn.Set(webSessionKey(sum), v) }); err != nil {
+	err := s.db.Update(ctx, func(txn kv.Txn) error {
+		if err := dropDeadWebSessions(txn, now); err != nil {
+			return err
+		}
+		return txn.Set(webSessionKey(sum), v)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store control-room session: %w", err)
 	}
 	return &WebSignIn{Token: tok, CSRF: s.csrfOf(sum), ExpiresAt: ws.ExpiresAt}, nil
+}
+
+// dropDeadWebSessions deletes the records of sessions that expired or
+// idled out by now, so they do not accumulate: only the owner signs in,
+// so there are few, and each sign-in sweeps them.
+func dropDeadWebSessions(txn kv.Txn, now time.Time) error {
+	var dead [][]byte
+	err := txn.Scan(kv.Prefix([]byte(keyspace.WebSession)), func(k, v []byte) error {
+		var ws webSession
+		if json.Unmarshal(v, &ws) != nil || !now.Before(ws.ExpiresAt) || !now.Before(ws.SeenAt.Add(WebSessionIdle)) {
+			dead = append(dead, bytes.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range dead {
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // csrfOf is the CSRF token of the session whose token hashes to sum.

@@ -115,6 +115,30 @@ func TestWebSession(t *testing.T) {
 	}
 }
 
+// FuzzCookieHeader: whatever a Cookie header holds, the door never
+// panics and never lets it in without the live session's exact token.
+func FuzzCookieHeader(f *testing.F) {
+	s := newStore(f)
+	o := Owner{AccessKey: "AKIAOWNER", SecretKey: "owner-secret"}
+	a := New(Config{Owner: o, Leases: s})
+	in, err := a.SignIn(context.Background(), httptest.NewRequest(http.MethodPost, "http://gw.test/", nil), o.AccessKey, o.SecretKey)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(SessionCookie+"="+in.Token[:len(in.Token)-1]+"B", in.CSRF)
+	f.Add(SessionCookie+"="+in.Token+"; "+SessionCookie+"=x", in.CSRF)
+	f.Add(SessionCookie+`="`+in.Token+`"`, in.CSRF)
+	f.Add("a=b; "+SessionCookie+"=", "")
+	f.Fuzz(func(t *testing.T, header, csrf string) {
+		r := cookieRequest("", csrf)
+		r.Header.Set("Cookie", header)
+		p, err := a.Authenticate(r, Control)
+		if err == nil && (len(sessionCookies(r)) != 1 || sessionCookies(r)[0] != in.Token || csrf != in.CSRF || p == nil) {
+			t.Fatalf("%q with csrf %q got in", header, csrf)
+		}
+	})
+}
+
 // FuzzParseSessionCookie: the parser never panics, accepts only a token
 // of the exact form, and returns it unchanged.
 func FuzzParseSessionCookie(f *testing.F) {
