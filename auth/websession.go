@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/sigv4"
 )
 
@@ -179,8 +180,28 @@ func (a *Authority) SignIn(ctx context.Context, r *http.Request, accessKey, secr
 		}
 		return nil, ErrSignIn
 	}
-	return a.leases.openWebSession(ctx, a.leases.fingerprint(a.owner))
+	// Record first, then act: a sign-in the recorder cannot hold does not
+	// happen.
+	tok := newWebToken()
+	sum := sha256.Sum256([]byte(tok))
+	e := record.Event{Kind: record.KindSessionIssued, Details: map[string]string{"via": "control room sign-in",
+		"session": webSessionName(sum), "remote": r.RemoteAddr}}
+	if err := a.Record(ctx, &Principal{AccessKey: a.owner.AccessKey, now: a.now()}, e); err != nil {
+		return nil, fmt.Errorf("record the sign-in: %w", err)
+	}
+	return a.leases.openWebSession(ctx, a.leases.fingerprint(a.owner), tok)
 }
+
+// newWebToken draws a session token.
+func newWebToken() string {
+	b := make([]byte, webTokenBytes)
+	rand.Read(b)
+	return webTokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// webSessionName names a session in records and logs: a prefix of its
+// token's hash, which reveals nothing of the token.
+func webSessionName(sum [sha256.Size]byte) string { return "web_" + hex.EncodeToString(sum[:6]) }
 
 // sleep waits d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {
@@ -200,12 +221,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 // newSignInLimiter paces sign-in attempts.
 func newSignInLimiter() *rate.Limiter { return rate.NewLimiter(signInRate, signInBurst) }
 
-// openWebSession stores a new session of the owner keys whose fingerprint
+// openWebSession stores session tok of the owner keys whose fingerprint
 // is owner.
-func (s *Leases) openWebSession(ctx context.Context, owner string) (*WebSignIn, error) {
-	b := make([]byte, webTokenBytes)
-	rand.Read(b)
-	tok := webTokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+func (s *Leases) openWebSession(ctx context.Context, owner, tok string) (*WebSignIn, error) {
 	sum := sha256.Sum256([]byte(tok))
 	now := s.now().UTC()
 	ws := webSession{Hash: sum[:], Owner: owner, IssuedAt: now, ExpiresAt: now.Add(WebSessionTTL), SeenAt: now}
@@ -376,7 +394,7 @@ func (a *Authority) cookiePrincipal(r *http.Request) (*Principal, error) {
 		return nil, fmt.Errorf("%w: missing or wrong %s", ErrCSRF, CSRFHeader)
 	}
 	res := &sigv4.Result{AccessKey: a.owner.AccessKey, Mode: sigv4.SignedPayload, DecodedLength: r.ContentLength, Body: r.Body}
-	return &Principal{AccessKey: a.owner.AccessKey, Session: "web_" + hex.EncodeToString(sum[:6]), Signed: res, now: a.now()}, nil
+	return &Principal{AccessKey: a.owner.AccessKey, Session: webSessionName(sum), Signed: res, now: a.now()}, nil
 }
 
 // SameOrigin refuses (ErrCSRF) a browser request that another site made:

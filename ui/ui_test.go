@@ -13,6 +13,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/nastest"
 )
@@ -123,6 +124,21 @@ func TestSignIn(t *testing.T) {
 	}
 	if code, _ := b.call("repo/list", "{}"); code != 200 {
 		t.Fatalf("repo/list with the cookie: %d", code)
+	}
+	// The sign-in and the failures are in the flight recorder.
+	var recs apiv1.RecordListResponse
+	r.do(r.owner, apiv1.RecordListRequest{Kinds: []string{"session.issued", "denied"}}, &recs)
+	signIns, failures := 0, 0
+	for _, e := range recs.Records {
+		switch {
+		case e.Kind == "session.issued" && e.Details["via"] == "control room sign-in":
+			signIns++
+		case e.Kind == "denied" && e.Principal == "control-room sign-in":
+			failures++
+		}
+	}
+	if signIns != 1 || failures < 1 {
+		t.Errorf("recorded %d sign-ins and %d failures: %+v", signIns, failures, recs.Records)
 	}
 	// The page can learn its CSRF token again after a reload.
 	b2 := &browserish{r: r, origin: b.origin, cookie: b.cookie}
