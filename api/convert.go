@@ -138,7 +138,7 @@ func gateOut(g *gate.Gate) apiv1.Gate {
 			Paths: c.Action.Paths, Subject: c.Action.Subject},
 		Risk: apiv1.CardRisk(c.Risk)}
 	out := apiv1.Gate{ID: g.ID, Proposal: g.Proposal, Repo: g.Repo, Card: card, Status: g.Status, Created: g.Created,
-		DecidedAt: g.DecidedAt, DecidedBy: g.DecidedBy, Reason: g.Reason, Merge: g.Merge}
+		DecidedAt: g.DecidedAt, DecidedBy: g.DecidedBy, Reason: g.Reason, Merge: g.Merge, Paths: g.Paths}
 	if g.Widen != nil {
 		out.Grants = g.Widen.Grants
 	}

@@ -34,6 +34,10 @@ func gateError(err error) error {
 		return &Error{Status: http.StatusConflict, Code: apiv1.CodeAlreadyDecided, Message: err.Error()}
 	case errors.Is(err, gate.ErrVoid):
 		return &Error{Status: http.StatusConflict, Code: apiv1.CodeApprovalVoid, Message: err.Error()}
+	case errors.Is(err, gate.ErrNarrow):
+		return invalid(err.Error())
+	case errors.Is(err, gate.ErrStaleCard):
+		return &Error{Status: http.StatusConflict, Code: apiv1.CodeConflict, Message: err.Error()}
 	}
 	return err
 }
@@ -283,7 +287,14 @@ func (h *Handler) decide(ctx context.Context, c *call, a apiv1.GateDecision, app
 	if err := h.needGates(); err != nil {
 		return nil, err
 	}
-	if approve {
+	bound := a.DiffSHA256 != ""
+	switch {
+	case (bound || len(a.Paths) > 0) && !approve:
+		return nil, invalid("paths and diff_sha256 bind an approval; a denial takes neither")
+	case len(a.Paths) > 0 && !bound:
+		return nil, invalid("a narrowed approval needs the card's diff_sha256")
+	}
+	if approve && !bound {
 		if g, ok, err := h.approveForget(ctx, c, a); ok || err != nil {
 			return g, err
 		}
@@ -291,7 +302,13 @@ func (h *Handler) decide(ctx context.Context, c *call, a apiv1.GateDecision, app
 			return g, err
 		}
 	}
-	g, err := h.gates.Decide(ctx, a.GateID, c.p.AccessKey, approve, a.Reason)
+	var g *gate.Gate
+	var err error
+	if bound {
+		g, err = h.gates.ApproveNarrowed(ctx, a.GateID, c.p.AccessKey, gate.Narrowed{Digest: a.DiffSHA256, Paths: a.Paths}, a.Reason)
+	} else {
+		g, err = h.gates.Decide(ctx, a.GateID, c.p.AccessKey, approve, a.Reason)
+	}
 	if err != nil {
 		if errors.Is(err, gate.ErrVoid) && g != nil {
 			return nil, &Error{Status: http.StatusConflict, Code: apiv1.CodeApprovalVoid, Message: err.Error(), Details: map[string]any{"gate": gateOut(g)}}

@@ -80,6 +80,7 @@ func (h *Handler) routes() map[string]verb {
 	route(m, writes, h.gateApprove)
 	route(m, writes, h.gateDeny)
 	route(m, owner, h.gateStats)
+	route(m, owner, h.gateDiff)
 	route(m, owner, h.policyGet)
 	route(m, writes, h.policySet)
 	route(m, writes|leases, h.checkpointCreate)

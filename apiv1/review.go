@@ -165,6 +165,9 @@ type Gate struct {
 	DecidedBy string    `json:"decided_by,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
 	Merge     string    `json:"merge_commit,omitempty"`
+	// Paths are the keys a narrowed approval merged (none: the whole
+	// card).
+	Paths []string `json:"approved_paths,omitempty"`
 	// Grants are the grants an approved request for wider authority
 	// added to its lease.
 	Grants []string `json:"grants,omitempty"`
@@ -217,6 +220,13 @@ type GateGetRequest struct {
 type GateDecision struct {
 	GateID string `json:"gate_id"`
 	Reason string `json:"reason,omitempty"`
+	// Paths, on gate/approve of a merge's card only, narrows the approval
+	// to these keys of the card (a key not on it is refused): only they
+	// merge, the rest stay on the proposing branch. DiffSHA256 must then
+	// be the card's digest, so the approval is bound to the diff the
+	// person saw.
+	Paths      []string `json:"paths,omitempty"`
+	DiffSHA256 string   `json:"diff_sha256,omitempty"`
 }
 
 // GateApproveRequest is gate/approve.
@@ -229,6 +239,40 @@ type GateDenyRequest GateDecision
 // is the error ApprovalVoid with the gate in its details.
 type GateResponse struct {
 	Gate Gate `json:"gate"`
+}
+
+// GateDiffRequest asks for the diff of one key of a merge's card, between
+// the proposal's target head (old) and source head (new).
+type GateDiffRequest struct {
+	GateID string `json:"gate_id"`
+	Path   string `json:"path"`
+}
+
+// MaxDiffBytes is the largest side gate/diff reads to diff as text; a
+// larger side is described by size and hash only.
+const MaxDiffBytes = 256 << 10
+
+// DiffSide is one side of a key's diff: absent (added or deleted), or its
+// size, ETag and SHA-256 (of its bytes, when they were read).
+type DiffSide struct {
+	Present bool   `json:"present"`
+	Size    int64  `json:"size,omitempty"`
+	ETag    string `json:"etag,omitempty"`
+	SHA256  string `json:"sha256,omitempty"`
+}
+
+// GateDiffResponse answers gate/diff. Text is true when both sides are
+// UTF-8 text of at most MaxDiffBytes, and Unified is then their unified
+// line diff; otherwise Reason says why there is none (binary, too large,
+// sealed) and the sides describe the bytes.
+type GateDiffResponse struct {
+	Path    string   `json:"path"`
+	Kind    string   `json:"kind"` // A, M or D
+	Old     DiffSide `json:"old"`
+	New     DiffSide `json:"new"`
+	Text    bool     `json:"text"`
+	Unified string   `json:"unified,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
 }
 
 // GateStatsRequest is gate/stats.
@@ -391,6 +435,9 @@ func (GateDenyRequest) Op() string { return "gate/deny" }
 
 // Op implements Request.
 func (GateStatsRequest) Op() string { return "gate/stats" }
+
+// Op implements Request.
+func (GateDiffRequest) Op() string { return "gate/diff" }
 
 // Op implements Request.
 func (PolicyGetRequest) Op() string { return "policy/get" }

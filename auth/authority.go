@@ -16,6 +16,7 @@ import (
 	"github.com/agentnas/nas/record"
 	"github.com/agentnas/nas/sigv2"
 	"github.com/agentnas/nas/sigv4"
+	"golang.org/x/time/rate"
 )
 
 // Owner is the owner's long-lived credentials.
@@ -99,8 +100,9 @@ type Authority struct {
 	verify2  sigv2.Verifier
 	limit    *limiter // bounds the records of refusals
 	obs      Observer
-	web      *webKeys // the key sets of web identity issuers
-	guardOf  GuardOf  // repositories' guards (SetGuard); nil: reads are not guarded
+	web      *webKeys      // the key sets of web identity issuers
+	guardOf  GuardOf       // repositories' guards (SetGuard); nil: reads are not guarded
+	signins  *rate.Limiter // paces control-room sign-in attempts
 }
 
 // New returns an Authority.
@@ -115,7 +117,8 @@ func New(c Config) *Authority {
 		c.Observer = nopObserver{}
 	}
 	a := &Authority{owner: c.Owner, leases: c.Leases, branches: c.Branches, rec: c.Recorder, reads: c.Reads,
-		now: c.Now, log: c.Log, limit: newLimiter(refusalsPerSecond), obs: c.Observer, web: newWebKeys(c.Now)}
+		now: c.Now, log: c.Log, limit: newLimiter(refusalsPerSecond), obs: c.Observer, web: newWebKeys(c.Now),
+		signins: newSignInLimiter()}
 	a.verify.Now = c.Now
 	a.verify2 = sigv2.Verifier{Now: c.Now, Domains: c.Domains} // zero MaxSkew: sigv4's default, as for SigV4
 	return a
@@ -237,7 +240,14 @@ func (s *secretLookup) LookupSecret(ctx context.Context, accessKey, token string
 // ErrOverBudget the principal is returned too, so the edge can say what is
 // left. The caller reads the body from p.Signed.Body and calls Finish
 // when done.
+//
+// A request that carries the control room's session cookie is
+// authenticated by it instead, on the control API only (see
+// websession.go); every other door refuses it.
 func (a *Authority) Authenticate(r *http.Request, d Door) (*Principal, error) {
+	if HasSessionCookie(r) {
+		return a.authenticateCookie(r, d)
+	}
 	look := &secretLookup{a: a}
 	res, err := a.verifySignature(r, look)
 	if err == nil {
@@ -258,6 +268,9 @@ func (a *Authority) Authenticate(r *http.Request, d Door) (*Principal, error) {
 // x-nas-* header is refused (ErrUnsignedHeaders). The caller checks the
 // policy's conditions; the door has proved only who signed it.
 func (a *Authority) AuthenticatePost(r *http.Request, f sigv4.PostForm) (*Principal, error) {
+	if HasSessionCookie(r) {
+		return a.authenticateCookie(r, S3)
+	}
 	look := &secretLookup{a: a}
 	var res *sigv4.Result
 	var err error
@@ -378,8 +391,8 @@ func (a *Authority) Finish(ctx context.Context, p *Principal) {
 // FailureReason says why a request was refused before or at its door, so a
 // client can tell a dead lease from a bad key: "expired", "revoked",
 // "unknown_key", "signature", "clock_skew", "request_expired",
-// "anonymous", "unsigned_headers", "unsigned_payload", "over_budget" or
-// "malformed".
+// "anonymous", "unsigned_headers", "unsigned_payload", "over_budget",
+// "csrf", "cookie_refused" or "malformed".
 func FailureReason(err error) string {
 	switch {
 	case errors.Is(err, lease.ErrExpired):
@@ -402,6 +415,10 @@ func FailureReason(err error) string {
 		return "unsigned_payload"
 	case errors.Is(err, ErrOverBudget):
 		return "over_budget"
+	case errors.Is(err, ErrCSRF):
+		return "csrf"
+	case errors.Is(err, ErrCookieRefused):
+		return "cookie_refused"
 	}
 	return "malformed"
 }

@@ -15,6 +15,7 @@
 //	KEY/lease                the gateway's token and secret keys
 //	OS/<session id>          owner session (GetSessionToken, JSON)
 //	MT/<sha-256 of token>    the lease of an MCP bearer token (JSON)
+//	WS/<sha-256 of token>    a control-room session (web sign-in, JSON)
 //	RT/<run>                 the run's session taint (label.Taint, JSON)
 //
 // Temporary credentials are of two kinds, told apart by the ID their
@@ -23,6 +24,11 @@
 // expires, or until the owner's keys change). A session's principal has
 // no lease, so every door treats it as the owner; it cannot mint another
 // session.
+//
+// The control room (/_nas/ui/) signs the owner in with the owner's keys
+// (SignIn) and carries a session cookie: Authenticate takes it on the
+// control API alone, with the session's CSRF token and from the gateway's
+// own origin, as the owner (websession.go).
 //
 // A web identity (AssumeRoleWithWebIdentity) is the one request no key
 // signs: AssumeWithWebIdentity verifies its OpenID Connect token against

@@ -15,7 +15,7 @@ import (
 	"github.com/agentnas/nas/lease"
 )
 
-func newStore(t *testing.T) *Leases {
+func newStore(t testing.TB) *Leases {
 	t.Helper()
 	db, err := kv.OpenBadger(t.TempDir(), kv.BadgerOptions{})
 	if err != nil {

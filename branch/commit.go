@@ -227,10 +227,11 @@ type mergeIn struct {
 }
 
 // swapHeadMerge is swapHead for a merge of m (nil: none): m's head becomes
-// the second parent and m's lineage joins the branch's.
+// the second parent and m's lineage joins the branch's. A narrowed merge's
+// m has no head: only its deletions are carried (to the trash).
 func (s *Service) swapHeadMerge(ctx context.Context, v *view, root chunk.Hash, maxSeq, sealed uint64, o CommitOptions, m *mergeIn) (manifest.CommitID, error) {
 	parents := []manifest.CommitID{v.br.Head}
-	if m != nil {
+	if m != nil && !m.head.IsZero() {
 		parents = append(parents, m.head)
 	}
 	at := time.Now().UTC()

@@ -37,6 +37,12 @@ type MergeOptions struct {
 	// reviewed (its label's Reviewed): a person approved the diff, which
 	// declassifies it (external content no longer taints who reads it).
 	Review bool
+	// Only, when not nil, narrows the merge to these keys: the source's
+	// changes to any other key stay on the source. A narrowed merge is
+	// not a merge in history: its commit has the target's head as its
+	// one parent (the source's head is no ancestor of it), so what was
+	// left out can be merged later.
+	Only []string
 }
 
 // Conflict is a key both sides changed differently.
@@ -113,6 +119,9 @@ func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOpt
 	if len(res.Conflicts) > 0 {
 		return res, fmt.Errorf("%d conflicting key(s): %w", len(res.Conflicts), ErrMergeConflict)
 	}
+	if o.Only != nil {
+		edits = narrow(edits, res, o.Only)
+	}
 	res.Applied = len(edits)
 	if o.DryRun {
 		res.Changes, err = dryRunChanges(ctx, t, roots[v.br.Head], edits)
@@ -128,12 +137,39 @@ func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOpt
 	if o.Message == "" {
 		o.Message = fmt.Sprintf("merge %s into %s", from, into)
 	}
-	id, err := s.swapHeadMerge(ctx, v, root, v.br.CommitSeq, 0, o.CommitOptions, &mergeIn{head: theirs, lineage: theirsInfo.lineageAt(), deleted: res.Deleted})
+	in := &mergeIn{head: theirs, lineage: theirsInfo.lineageAt(), deleted: res.Deleted}
+	if o.Only != nil {
+		in.head, in.lineage = manifest.CommitID{}, nil
+	}
+	id, err := s.swapHeadMerge(ctx, v, root, v.br.CommitSeq, 0, o.CommitOptions, in)
 	if err != nil {
 		return nil, err
 	}
 	res.Commit = id
 	return res, nil
+}
+
+// narrow keeps the edits (and the deletions reported in res) of the keys
+// in only.
+func narrow(edits []tree.Edit, res *MergeResult, only []string) []tree.Edit {
+	keep := make(map[string]bool, len(only))
+	for _, k := range only {
+		keep[k] = true
+	}
+	out := edits[:0]
+	for _, e := range edits {
+		if keep[string(e.Key)] {
+			out = append(out, e)
+		}
+	}
+	var deleted []Object
+	for _, d := range res.Deleted {
+		if keep[d.Key] {
+			deleted = append(deleted, d)
+		}
+	}
+	res.Deleted = deleted
+	return out
 }
 
 // mergeSides reads, in one transaction, the target's view, the source's
@@ -295,7 +331,9 @@ func decodeOpt(b []byte) (*manifest.Entry, error) {
 }
 
 // sameObject reports whether two entries hold the same object (content,
-// headers and metadata), whatever their version IDs and times.
+// headers and metadata), whatever their version IDs, times and review
+// marks (a narrowed approval carried some of a branch's versions into the
+// target reviewed; the branch still holds them unreviewed).
 func sameObject(a, b []byte) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
@@ -306,6 +344,11 @@ func sameObject(a, b []byte) bool {
 		return false
 	}
 	ea.VersionID, eb.VersionID, ea.ModTime, eb.ModTime = "", "", 0, 0
+	for _, e := range []*manifest.Entry{ea, eb} {
+		l := label.Of(e.Label)
+		l.Reviewed = false
+		e.Label = &l
+	}
 	return bytes.Equal(ea.Encode(), eb.Encode())
 }
 

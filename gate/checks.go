@@ -230,8 +230,11 @@ func (s *Service) RerunChecks(ctx context.Context, p *Proposal, names []string) 
 // merge (not reviewed); one whose branches moved meanwhile is void. Any
 // other proposal waits for a person.
 func (s *Service) ChecksDone(ctx context.Context, id string) error {
-	s.decide.Lock()
-	defer s.decide.Unlock()
+	unlock, err := s.lockDecisions(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	p, err := s.GetProposal(ctx, id)
 	if err != nil || !p.AutoMerge || p.GateID == "" {
 		return err
@@ -254,7 +257,7 @@ func (s *Service) ChecksDone(ctx context.Context, id string) error {
 		return err
 	}
 	if g.Status == "approved" {
-		if err := s.merge(ctx, p, "policy, checks passed", false); err != nil {
+		if err := s.merge(ctx, p, "policy, checks passed", false, nil); err != nil {
 			if !errors.Is(err, ErrVoid) {
 				return err
 			}

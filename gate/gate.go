@@ -40,6 +40,14 @@ var (
 	ErrVoid = errors.New("gate: approval void, the diff changed since the card was made")
 	// ErrRefused is returned when the policy refuses a proposal.
 	ErrRefused = errors.New("gate: refused by policy")
+	// ErrNarrow is returned when a narrowed approval cannot be made: it
+	// names a path that is not on the card, no path, or a gate that is
+	// not a merge's. The gate stays pending.
+	ErrNarrow = errors.New("gate: a narrowed approval must name paths of a merge's card")
+	// ErrStaleCard is returned when a narrowed approval names another
+	// digest than the card's: the approver looked at another diff. The
+	// gate stays pending.
+	ErrStaleCard = errors.New("gate: the approval names another digest than the card's")
 )
 
 // Recorder writes flight-recorder events.
@@ -184,6 +192,9 @@ type Gate struct {
 	DecidedBy string    `json:"decided_by,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
 	Merge     string    `json:"merge_commit,omitempty"`
+	// Paths are the keys a narrowed approval merged (nil: the whole
+	// card).
+	Paths []string `json:"approved_paths,omitempty"`
 	// Widen is the request for wider authority a gate without a proposal
 	// holds.
 	Widen *Widening `json:"widen,omitempty"`
@@ -391,7 +402,7 @@ func (s *Service) act(ctx context.Context, p *Proposal) (*Proposal, error) {
 		}
 		return p, s.save(ctx, p, nil)
 	case Merge:
-		if err := s.merge(ctx, p, "policy: "+p.Rule, false); err != nil {
+		if err := s.merge(ctx, p, "policy: "+p.Rule, false, nil); err != nil {
 			return nil, err
 		}
 		return p, nil
@@ -483,8 +494,9 @@ func (s *Service) card(p *Proposal, id string) Card {
 }
 
 // merge performs an approved proposal, bound to its heads; review marks
-// what it merges reviewed (a person's approval, not a policy's).
-func (s *Service) merge(ctx context.Context, p *Proposal, why string, review bool) error {
+// what it merges reviewed (a person's approval, not a policy's); only,
+// when not nil, narrows it to those keys.
+func (s *Service) merge(ctx context.Context, p *Proposal, why string, review bool, only []string) error {
 	src, err := manifest.ParseCommitID(p.SourceHead)
 	if err != nil {
 		return err
@@ -493,12 +505,18 @@ func (s *Service) merge(ctx context.Context, p *Proposal, why string, review boo
 	if err != nil {
 		return err
 	}
-	o := branch.MergeOptions{AllowProtected: true, ExpectSource: src, ExpectTarget: dst, Review: review,
+	o := branch.MergeOptions{AllowProtected: true, ExpectSource: src, ExpectTarget: dst, Review: review, Only: only,
 		CommitOptions: branch.CommitOptions{Message: fmt.Sprintf("merge %s into %s (%s)", p.From, p.Into, why), Principal: p.Principal, Run: p.Run, Lease: p.Lease,
 			Extra: []manifest.Pair{{Name: "proposal", Value: p.ID}, {Name: "diff_sha256", Value: p.Digest}}}}
+	details := map[string]string{"diff_sha256": p.Digest}
+	if only != nil {
+		n := fmt.Sprintf("%d of %d keys", len(only), len(p.Changes))
+		o.Extra = append(o.Extra, manifest.Pair{Name: "narrowed", Value: n})
+		details["narrowed"] = n
+	}
 	o.Intent = func(id manifest.CommitID) error {
-		return s.event(ctx, record.KindMerge, p, record.Decision{Effect: record.EffectAllow, Rule: p.Rule},
-			map[string]string{"commit": id.String(), "diff_sha256": p.Digest})
+		details["commit"] = id.String()
+		return s.event(ctx, record.KindMerge, p, record.Decision{Effect: record.EffectAllow, Rule: p.Rule}, details)
 	}
 	res, err := s.b.Merge(ctx, p.Repo, p.From, p.Into, o)
 	if errors.Is(err, branch.ErrConflict) {
@@ -624,14 +642,35 @@ func (s *Service) ListGates(ctx context.Context, status string) ([]Gate, error) 
 // diff is still the one on the card (same heads, lease not revoked);
 // otherwise the gate becomes void and nothing merges.
 func (s *Service) Decide(ctx context.Context, id, by string, approve bool, reason string) (*Gate, error) {
-	g, err := s.decideGate(ctx, id, by, approve, reason)
+	return s.outcome(s.decideGate(ctx, id, by, approve, reason, nil))
+}
+
+// Narrowed is a person's approval of a merge's card under the card's
+// digest Digest: of the keys Paths alone, each a key on the card, or of
+// the whole card when Paths is empty.
+type Narrowed struct {
+	Digest string
+	Paths  []string
+}
+
+// ApproveNarrowed approves n.Paths (all, when empty) of a pending merge
+// gate: it is bound to the card's digest (n.Digest must be it, and the
+// whole diff must still be the card's, else the gate is void as for
+// Decide), and only the chosen keys merge. What was left out stays on the
+// proposing branch.
+func (s *Service) ApproveNarrowed(ctx context.Context, id, by string, n Narrowed, reason string) (*Gate, error) {
+	return s.outcome(s.decideGate(ctx, id, by, true, reason, &n))
+}
+
+// outcome tells OnOutcome a decision's status.
+func (s *Service) outcome(g *Gate, err error) (*Gate, error) {
 	if (err == nil || errors.Is(err, ErrVoid)) && s.OnOutcome != nil {
 		s.OnOutcome("decision", g.Status)
 	}
 	return g, err
 }
 
-func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, reason string) (*Gate, error) {
+func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, reason string, n *Narrowed) (*Gate, error) {
 	unlock, err := s.lockDecisions(ctx)
 	if err != nil {
 		return nil, err
@@ -643,6 +682,11 @@ func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, r
 	}
 	if g.Status != "pending" {
 		return g, fmt.Errorf("gate %s is %s: %w", id, g.Status, ErrDecided)
+	}
+	if n != nil {
+		if err := checkNarrowed(g, n); err != nil {
+			return nil, err
+		}
 	}
 	if g.Widen != nil {
 		return s.decideWidening(ctx, g, by, approve, reason)
@@ -679,7 +723,11 @@ func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, r
 	}
 	if g.Status == "approved" {
 		// A person approved this diff: what it merges is reviewed.
-		if err := s.merge(ctx, p, "approved by "+by, true); err != nil {
+		var only []string
+		if n != nil && len(n.Paths) > 0 {
+			only, g.Paths = n.Paths, n.Paths
+		}
+		if err := s.merge(ctx, p, "approved by "+by, true, only); err != nil {
 			if !errors.Is(err, ErrVoid) {
 				return nil, err
 			}
@@ -698,6 +746,27 @@ func (s *Service) decideGate(ctx context.Context, id, by string, approve bool, r
 		return g, ErrVoid
 	}
 	return g, nil
+}
+
+// checkNarrowed refuses a narrowed approval that is not of a merge's
+// card, names another digest, or names a key the card does not hold.
+func checkNarrowed(g *Gate, n *Narrowed) error {
+	if g.Widen != nil || g.Forget != nil || g.Push != nil || g.Proposal == "" {
+		return fmt.Errorf("gate %s is not a merge's: %w", g.ID, ErrNarrow)
+	}
+	if n.Digest != g.Card.Action.DiffSHA256 {
+		return ErrStaleCard
+	}
+	on := make(map[string]bool, len(g.Card.Action.Changes))
+	for _, c := range g.Card.Action.Changes {
+		on[c.Key] = true
+	}
+	for _, k := range n.Paths {
+		if !on[k] {
+			return fmt.Errorf("%q is not on the card: %w", k, ErrNarrow)
+		}
+	}
+	return nil
 }
 
 // stillValid checks that the diff approved is the diff that would merge.

@@ -33,6 +33,7 @@ import (
 	"github.com/agentnas/nas/source"
 	"github.com/agentnas/nas/sts"
 	"github.com/agentnas/nas/tree"
+	"github.com/agentnas/nas/ui"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -84,8 +85,10 @@ type Gateway struct {
 	S3        *s3api.Server
 	API       *api.Handler
 	STS       *sts.Handler
-	Gates     *gate.Service
-	Sources   *source.Registry
+	// UI is the control room at ui.Prefix.
+	UI      *ui.Handler
+	Gates   *gate.Service
+	Sources *source.Registry
 	// Search is the full-text indexes, under DATA/index.
 	Search *search.Service
 	// Hooks are the repositories' webhooks, delivered by hookDispatcher.
@@ -241,6 +244,7 @@ func assemble(c Config, st stores) *Gateway {
 	g.Search = search.New(filepath.Join(c.DataDir, "index"), b)
 	g.API.SetSearch(g.Search)
 	g.STS = sts.New(g.Auth, b, c.Log)
+	g.UI = ui.New(g.Auth, c.Log)
 	return g
 }
 
@@ -356,7 +360,8 @@ func (g *Gateway) Close() error {
 }
 
 // Handler returns the HTTP handler: the health and metrics endpoints,
-// MCP at MCPPath, the control API under /_nas/ and S3 for everything else, each request
+// MCP at MCPPath, the control room at ui.Prefix, the control API under
+// /_nas/ and S3 for everything else, each request
 // written to the access log and counted. It deliberately is not an
 // http.ServeMux, which would clean paths and so rewrite object keys.
 func (g *Gateway) Handler() http.Handler {
@@ -367,6 +372,10 @@ func (g *Gateway) Handler() http.Handler {
 		}
 		if isMCPPath(r.URL.Path) {
 			door.ServeHTTP(w, r)
+			return
+		}
+		if ui.Claims(r.URL.Path) {
+			g.UI.ServeHTTP(w, r)
 			return
 		}
 		if strings.HasPrefix(r.URL.Path, "/_nas/") {

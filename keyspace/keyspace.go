@@ -50,6 +50,7 @@ const (
 	TokenKeys    = "KEY/"
 	OwnerSession = "OS/"
 	MCPToken     = "MT/"
+	WebSession   = "WS/"
 	RunTaint     = "RT/"
 
 	// record: the flight recorder, its indexes and read manifests.
@@ -131,6 +132,7 @@ var All = []Space{
 	{TokenKeys, "auth", "the gateway's token and secret keys"},
 	{OwnerSession, "auth", "owner session (STS GetSessionToken)"},
 	{MCPToken, "auth", "the lease an MCP bearer token (by its SHA-256) belongs to"},
+	{WebSession, "auth", "a control-room session (by its token's SHA-256)"},
 	{RunTaint, "auth", "a run's session taint: the labels of what it has read"},
 	{Record, "record", "chain head and records"},
 	{RecordIndex, "record", "record indexes by run, lease and commit"},

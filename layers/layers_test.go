@@ -52,6 +52,7 @@ var rank = map[string]int{
 	"policy": 2,
 	// The edges, and their assembly.
 	"s3api": 7, "api": 7, "sts": 7,
+	"ui":      7, // the control room: the page's assets and the sign-in (auth, apiv1)
 	"gateway": 8,
 	// The client side.
 	"client": 3, "chunkcache": 2,
