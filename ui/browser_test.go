@@ -3,6 +3,8 @@ package ui_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,7 +129,17 @@ func seedGates(r *room) gates {
 	r.put(r.s3(voidRun.creds), "void", "docs/late.md", "written after the card\n")
 	r.do(voidRun.c, apiv1.CommitCreateRequest{Repo: "void", Branch: voidRun.lease.Branch, Message: "after the card"}, nil)
 	g.narrow = r.propose("narrow", r.newRun("narrow", "run-narrow"), "Several doc changes; take only some")
+	// The deny repository's main requires a check, which fails: the card
+	// shows its word.
+	ci := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"state":"fail","message":"unit tests: 3 of 120 failed"}`)
+	}))
+	r.t.Cleanup(ci.Close)
+	r.do(r.owner, apiv1.CheckAddRequest{Repo: "deny", Name: "ci", URL: ci.URL}, nil)
+	r.do(r.owner, apiv1.CheckRequireRequest{Repo: "deny", Branch: "main", Checks: []string{"ci"}}, nil)
 	g.deny = r.propose("deny", r.newRun("deny", "run-deny"), "Delete the old page")
+	r.waitCheck(g.deny.ID, "fail")
 	g.revoke = r.newRun("approve", "run-to-revoke")
 	return g
 }
@@ -171,8 +183,13 @@ func journey(t *testing.T, exe string, sc screen) {
 			chromedp.Click(chromedp.ID("approve-narrowed")),
 			banner("Gate approved"),
 		)},
-		{"deny", chromedp.Steps(
+		{"a failing check, then deny", chromedp.Steps(
 			openGate(g.deny.GateID),
+			chromedp.WaitVisible(chromedp.CSS(`#checks li[data-check="ci"].state-fail`)),
+			chromedp.WaitVisible(chromedp.ID("reason")),
+			shot(sc.name+"-gate-card-checks"),
+			chromedp.Click(chromedp.ID("approve")),
+			banner("ChecksFailed"),
 			chromedp.SendKeys(chromedp.ID("reason"), "not now"),
 			chromedp.Click(chromedp.ID("deny")),
 			banner("Gate denied"),
@@ -229,5 +246,26 @@ func journey(t *testing.T, exe string, sc screen) {
 	r.do(r.owner, apiv1.LeaseGetRequest{LeaseID: g.revoke.lease.ID}, &lg)
 	if !lg.Lease.Revoked {
 		t.Error("the lease was not revoked")
+	}
+}
+
+// waitCheck waits until every check of proposal id has come to state.
+func (r *room) waitCheck(id, state string) {
+	r.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var out apiv1.CheckResultsResponse
+		r.do(r.owner, apiv1.CheckResultsRequest{ProposalID: id}, &out)
+		done := len(out.Results) > 0
+		for _, c := range out.Results {
+			done = done && c.State == state
+		}
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("checks of %s did not come to %s: %+v", id, state, out.Results)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -274,6 +274,7 @@ async function gateView(id) {
       ['First', when(m.first)], ['Last', when(m.last)], ['Manifest hash', el('code', { text: short(m.hash) })],
     ]));
   }
+  if (c.checks && c.checks.length) root.append(el('h2', { text: 'Checks' }), checkList(c.checks, a.diff_sha256));
   if (a.requested && a.requested.length) {
     root.append(el('h2', { text: 'Requested authority' }),
       el('ul', {}, ...a.requested.map((r) => el('li', {}, el('code', { text: r.path }), ' ' + (r.actions || []).join(', ')))));
@@ -286,6 +287,22 @@ async function gateView(id) {
   if (a.changes && a.changes.length) root.append(el('h2', { text: 'Diff' }), changeList(g, pending && merge));
   if (pending) root.append(decisionForm(g, merge));
   return root;
+}
+
+// checkList shows each pre-merge check's word on the card's digest; a
+// required one that has not passed holds the approval back.
+function checkList(checks, digest) {
+  const kinds = { pass: 'allow', fail: 'denied', error: 'denied', pending: 'pending' };
+  const ul = el('ul', { class: 'checks', id: 'checks' });
+  for (const r of checks) {
+    const stale = r.diff_sha256 && digest && r.diff_sha256 !== digest;
+    ul.append(el('li', { class: 'check state-' + r.state, 'data-check': r.name },
+      el('div', { class: 'row' }, badge(r.state, kinds[r.state] || 'warn'), el('code', { text: r.name }),
+        el('span', { class: 'muted', text: (r.required ? 'required' : 'asked') + (r.attempts ? ', ' + r.attempts + ' attempt(s)' : '') +
+          (r.finished ? ', ' + ago(r.finished) : '') + (stale ? ', for another digest' : '') })),
+      r.message ? el('pre', { class: 'message', text: r.message }) : null));
+  }
+  return ul;
 }
 
 function changeList(g, choose) {
