@@ -117,14 +117,18 @@ func BenchCredentials() aws.Credentials {
 // loopback port, the way `nas serve` does (the same gateway.Open and
 // gateway.Serve), with the harness's owner credentials. Close stops it.
 func StartGateway(ctx context.Context, name, dataDir string, log *slog.Logger) (*Target, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	return startGatewayWith(ctx, name, gateway.Config{DataDir: dataDir, Log: log})
+}
+
+// startGatewayWith is StartGateway for any configuration (a shared
+// metadata store); the owner credentials are the harness's.
+func startGatewayWith(ctx context.Context, name string, c gateway.Config) (*Target, error) {
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
 	}
-	g, err := gateway.Open(gateway.Config{
-		DataDir: dataDir,
-		Owner:   auth.Owner{AccessKey: benchAccessKey, SecretKey: benchSecretKey},
-		Log:     log,
-	})
+	log, dataDir := c.Log, c.DataDir
+	c.Owner = auth.Owner{AccessKey: benchAccessKey, SecretKey: benchSecretKey}
+	g, err := gateway.Open(c)
 	if err != nil {
 		return nil, fmt.Errorf("open gateway: %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -57,6 +58,7 @@ type Cluster struct {
 	log      *bytes.Buffer
 	done     chan struct{}
 	stopped  bool
+	durable  bool       // fsync on (LaunchDurable)
 	mu       sync.Mutex // guards cmd, done and stopped
 }
 
@@ -86,8 +88,15 @@ func StartCluster(t testing.TB) *Cluster {
 }
 
 // Launch starts a cluster that lives until Remove, for a TestMain that
-// shares one among its tests (see Main).
-func Launch() (*Cluster, error) {
+// shares one among its tests (see Main). It runs with fsync off: tests
+// need its answers, not its durability.
+func Launch() (*Cluster, error) { return launch(false) }
+
+// LaunchDurable is Launch with fsync and full-page writes on, as a real
+// server runs: for measurements.
+func LaunchDurable() (*Cluster, error) { return launch(true) }
+
+func launch(durable bool) (*Cluster, error) {
 	initdb, postgres, err := findBinaries()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errMissing, err)
@@ -100,7 +109,7 @@ func Launch() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, cred: cred, postgres: postgres}
+	c := &Cluster{dir: dir, cred: cred, postgres: postgres, durable: durable}
 	if err := c.initdb(initdb); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -165,7 +174,18 @@ func (c *Cluster) Remove() {
 // CreateDatabase creates the database name (a plain identifier) and
 // returns the DSN that connects to it.
 func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
-	conn, err := pgx.Connect(ctx, c.DSN)
+	return CreateDatabaseOn(ctx, c.DSN, name)
+}
+
+// CreateDatabaseOn creates the database name on the server dsn (a URL
+// whose user may create databases) and returns the DSN of the new
+// database: dsn with its path replaced.
+func CreateDatabaseOn(ctx context.Context, dsn, name string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("pgtest: %q is not a postgres:// URL", dsn)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return "", err
 	}
@@ -173,7 +193,8 @@ func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, erro
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
-	return fmt.Sprintf("postgres://nas@127.0.0.1:%d/%s?sslmode=disable", c.port, name), nil
+	u.Path = "/" + name
+	return u.String(), nil
 }
 
 // start starts postgres on the cluster's directory and port and waits
@@ -183,8 +204,12 @@ func (c *Cluster) start() error {
 	defer c.mu.Unlock()
 	c.DSN = fmt.Sprintf("postgres://nas@127.0.0.1:%d/postgres?sslmode=disable", c.port)
 	c.log, c.done, c.stopped = new(bytes.Buffer), make(chan struct{}), false
-	c.cmd = command(c.cred, c.dir, c.postgres, "-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", strconv.Itoa(c.port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=300")
+	args := []string{"-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", strconv.Itoa(c.port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300"}
+	if !c.durable {
+		args = append(args, "-c", "fsync=off", "-c", "full_page_writes=off")
+	}
+	c.cmd = command(c.cred, c.dir, c.postgres, args...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := c.cmd.Start(); err != nil {
 		return fmt.Errorf("start postgres: %w", err)
