@@ -35,6 +35,7 @@ type serveOptions struct {
 	keys            string
 	adapters        string
 	meta, chunks    string
+	pprofAddr       string
 	checkCommands   string
 }
 
@@ -78,6 +79,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&o.scratchTTL, "scratch-ttl", branch.DefaultScratchTTL, "delete scratch files (retention class scratch) this long after they were written")
 	f.DurationVar(&o.deletedKeep, "deleted-retention", branch.DefaultDeletedRetention, "keep deleted branches restorable ('nas branch restore') this long")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM or SIGINT, wait this long for in-flight requests")
+	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go's profiles (/debug/pprof/) on this loopback address, without authentication (off by default)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /_nas/metrics and the health endpoints, without authentication, on this address (bind it to a private interface)")
 	return cmd
 }
@@ -86,6 +88,9 @@ func newServeCmd() *cobra.Command {
 // until ctx ends, collecting garbage every --gc-interval and reloading
 // what can be reloaded on SIGHUP.
 func runServe(ctx context.Context, o serveOptions) error {
+	if o.pprofAddr != "" && !gateway.IsLoopback(o.pprofAddr) {
+		return usagef("--pprof-addr %s: profiles are served on a loopback address only", o.pprofAddr)
+	}
 	log, lf, err := serveLogger(o)
 	if err != nil {
 		return err
@@ -120,6 +125,9 @@ func runServe(ctx context.Context, o serveOptions) error {
 	defer reloadOnHangup(ctx, kp, lf, log)()
 	if o.metricsAddr != "" {
 		go serveMetrics(ctx, g, o.metricsAddr, log)
+	}
+	if o.pprofAddr != "" {
+		go serveProfiles(ctx, o.pprofAddr, log)
 	}
 	return gateway.Serve(ctx, g.Handler(), gateway.ServeOptions{
 		Addr: o.addr, KeyPair: kp, Insecure: o.insecure, ShutdownTimeout: o.shutdownTimeout,
