@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -245,11 +246,18 @@ func (h *Handler) rewriteHistory(ctx context.Context, c *call, a *apiv1.ForgetRe
 	if err := h.evictLazy(ctx, append(plan.remotes, st.Remotes...)); err != nil {
 		return err
 	}
+	rep.Report.History = fmt.Sprintf("rewritten (%d commits, %d of them held a forgotten key; %d versions dropped)", st.Commits, st.Changed, st.Versions)
 	gc, err := h.b.Collect(ctx, branch.GCOptions{Retention: maxRetention})
+	if errors.Is(err, branch.ErrPeers) {
+		// Done but for the bytes: they go at the next collection, which
+		// needs the other gateways stopped.
+		rep.Report.History += "; the bytes stay on disk until a collection runs with the other gateways stopped (nas gc)"
+		rep.State = "pending_collection"
+		return h.newHeads(ctx, a.Repo, rep)
+	}
 	if err != nil {
 		return fmt.Errorf("history rewritten; the collection after it failed (run nas gc): %w", err)
 	}
-	rep.Report.History = fmt.Sprintf("rewritten (%d commits, %d of them held a forgotten key; %d versions dropped)", st.Commits, st.Changed, st.Versions)
 	rep.Report.Collected = &apiv1.ForgetCollected{Commits: gc.ExpiredCommits, Chunks: gc.Chunks.Chunks, Bytes: gc.Chunks.Bytes, ScrubbedBytes: gc.Chunks.ScrubbedBytes}
 	rep.State = "done"
 	return h.newHeads(ctx, a.Repo, rep)

@@ -62,7 +62,7 @@ func startCluster(t testing.TB, o Options, n int) *Server {
 	if err != nil {
 		t.Fatalf("nastest: %v", err)
 	}
-	o.Meta, o.ChunksDir = dsn, t.TempDir()
+	o.Meta, o.ChunksDir, o.KeysDir = dsn, t.TempDir(), t.TempDir()
 	srv := &Server{}
 	for range n {
 		m := o

@@ -67,6 +67,9 @@ type Options struct {
 	// Meta and ChunksDir share a metadata store and a chunk directory
 	// with other gateways (gateway.Config); empty: the data directory's.
 	Meta, ChunksDir string
+	// KeysDir is the keyring of sealed content's keys ("": DATA/keys);
+	// gateways sharing a metadata store share it too.
+	KeysDir string
 	// Gateways above one makes Start start a cluster (StartCluster); zero
 	// means NAS_TEST_GATEWAYS, else one.
 	Gateways int
@@ -117,7 +120,7 @@ func startOne(t testing.TB, o Options) *Server {
 		Bodies:  o.Bodies,
 		Sources: o.Sources,
 		Hooks:   o.Hooks,
-		Meta:    o.Meta, ChunksDir: o.ChunksDir,
+		Meta:    o.Meta, ChunksDir: o.ChunksDir, KeysDir: o.KeysDir,
 		Checks: o.Checks,
 	})
 	if err != nil {

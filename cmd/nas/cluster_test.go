@@ -35,13 +35,13 @@ type clusterGateway struct {
 func startClusterGateways(t *testing.T, n int) []*clusterGateway {
 	t.Helper()
 	dsn := pgtest.Start(t)
-	chunks := t.TempDir()
+	chunks, keys := t.TempDir(), t.TempDir()
 	env := []string{"NAS_ACCESS_KEY=" + nastest.AccessKey, "NAS_SECRET_KEY=" + nastest.SecretKey}
 	var gws []*clusterGateway
 	for range n {
 		addr := freeAddr(t)
 		cmd, out := nasChild(t, env, "serve", "--addr", addr, "--data", filepath.Join(t.TempDir(), "data"),
-			"--meta", dsn, "--chunks", chunks, "--gc-interval", "0")
+			"--meta", dsn, "--chunks", chunks, "--keys", keys, "--gc-interval", "0")
 		gw := &clusterGateway{addr: addr, cmd: cmd, out: out, s3: clusterS3(t, addr)}
 		t.Cleanup(func() {
 			_ = cmd.Process.Kill()

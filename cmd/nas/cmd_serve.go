@@ -88,6 +88,9 @@ func newServeCmd() *cobra.Command {
 // until ctx ends, collecting garbage every --gc-interval and reloading
 // what can be reloaded on SIGHUP.
 func runServe(ctx context.Context, o serveOptions) error {
+	if gateway.IsSharedMeta(o.meta) && (o.keys == "" || o.chunks == "") {
+		return usagef("--meta is shared with other gateways: give --chunks and --keys too, directories every gateway shares (else one gateway's chunks and sealed content's keys are not the others')")
+	}
 	if o.pprofAddr != "" && !gateway.IsLoopback(o.pprofAddr) {
 		return usagef("--pprof-addr %s: profiles are served on a loopback address only", o.pprofAddr)
 	}

@@ -54,7 +54,7 @@ export NAS_ACCESS_KEY NAS_SECRET_KEY
 META="postgres://nas@127.0.0.1:$PGPORT/nas?sslmode=disable"
 for port in $PORTS; do
 	"$DIR/nas" serve --addr "127.0.0.1:$port" --data "$DIR/gw$port" --meta "$META" \
-		--chunks "$DIR/chunks" --gc-interval 0 --log-file "$DIR/gw$port.log" &
+		--chunks "$DIR/chunks" --keys "$DIR/keys" --gc-interval 0 --log-file "$DIR/gw$port.log" &
 	PIDS+=($!)
 done
 for port in $PORTS; do
