@@ -105,18 +105,26 @@ func (s *Leases) issueSession(ctx context.Context, owner string, ttl time.Durati
 // (as resolveSession judges them), so they do not accumulate: only the owner mints sessions, so there
 // are few, and each issue sweeps them.
 func dropExpiredSessions(txn kv.Txn, now time.Time) error {
-	var dead [][]byte
-	err := txn.Scan(kv.Prefix([]byte(keyspace.OwnerSession)), func(k, v []byte) error {
+	return dropWhere(txn, keyspace.OwnerSession, func(v []byte) bool {
 		var old Session
-		if json.Unmarshal(v, &old) == nil && !now.Before(old.ExpiresAt) {
-			dead = append(dead, bytes.Clone(k))
+		return json.Unmarshal(v, &old) == nil && !now.Before(old.ExpiresAt)
+	})
+}
+
+// dropWhere deletes the records under prefix whose value dead says are
+// dead (a sweep of sessions).
+func dropWhere(txn kv.Txn, prefix string, dead func(v []byte) bool) error {
+	var keys [][]byte
+	err := txn.Scan(kv.Prefix([]byte(prefix)), func(k, v []byte) error {
+		if dead(v) {
+			keys = append(keys, bytes.Clone(k))
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for _, k := range dead {
+	for _, k := range keys {
 		if err := txn.Delete(k); err != nil {
 			return err
 		}

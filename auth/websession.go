@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -244,23 +243,10 @@ func (s *Leases) openWebSession(ctx context.Context, owner, tok string) (*WebSig
 // idled out by now, so they do not accumulate: only the owner signs in,
 // so there are few, and each sign-in sweeps them.
 func dropDeadWebSessions(txn kv.Txn, now time.Time) error {
-	var dead [][]byte
-	err := txn.Scan(kv.Prefix([]byte(keyspace.WebSession)), func(k, v []byte) error {
+	return dropWhere(txn, keyspace.WebSession, func(v []byte) bool {
 		var ws webSession
-		if json.Unmarshal(v, &ws) != nil || !now.Before(ws.ExpiresAt) || !now.Before(ws.SeenAt.Add(WebSessionIdle)) {
-			dead = append(dead, bytes.Clone(k))
-		}
-		return nil
+		return json.Unmarshal(v, &ws) != nil || !now.Before(ws.ExpiresAt) || !now.Before(ws.SeenAt.Add(WebSessionIdle))
 	})
-	if err != nil {
-		return err
-	}
-	for _, k := range dead {
-		if err := txn.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // csrfOf is the CSRF token of the session whose token hashes to sum.
