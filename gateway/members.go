@@ -35,17 +35,18 @@ type member struct {
 // members announces this gateway in a shared metadata store and keeps
 // the cluster-wide collection lock.
 type members struct {
-	db    kv.DB
-	locks *kvlock.Locks
-	self  member
-	log   *slog.Logger
-	now   func() time.Time
+	db     kv.DB
+	locks  *kvlock.Locks // branch work and collections
+	duties *kvlock.Locks // duties (webhooks, expiry), polled slowly
+	self   member
+	log    *slog.Logger
+	now    func() time.Time
 }
 
 func memberKey(id string) []byte { return []byte(keyspace.Gateway + id) }
 
 func newMembers(db kv.DB, locks *kvlock.Locks, host string, log *slog.Logger) *members {
-	return &members{db: db, locks: locks, log: log, now: time.Now,
+	return &members{db: db, locks: locks, duties: locks, log: log, now: time.Now,
 		self: member{ID: lease.NewID("gw_"), Host: host}}
 }
 
@@ -168,6 +169,8 @@ func (g *Gateway) share(ctx context.Context, c Config) error {
 	g.Leases.SetShared(c.Log)
 	host, _ := os.Hostname()
 	g.members = newMembers(g.kv, locks, host, c.Log)
+	// Duties are held for a gateway's life; a waiter polls every 2 s.
+	g.members.duties = kvlock.New(g.kv, keyspace.Lock, kvlock.Options{Log: c.Log, MaxPoll: 2 * time.Second})
 	g.Branches.SetCollectGuard(g.members.collect)
 	return g.members.join(ctx)
 }
@@ -191,7 +194,7 @@ func (m *members) peers(ctx context.Context) (bool, error) {
 // lock's TTL).
 func (m *members) duty(name string, fn func(context.Context)) func(context.Context) {
 	return func(ctx context.Context) {
-		unlock, err := m.locks.Lock(ctx, "duty/"+name)
+		unlock, err := m.duties.Lock(ctx, "duty/"+name)
 		if err != nil {
 			return // ctx ended
 		}

@@ -39,6 +39,10 @@ type Options struct {
 	TTL time.Duration    // default DefaultTTL
 	Now func() time.Time // default time.Now
 	Log *slog.Logger
+	// MaxPoll bounds the wait between two tries of a held lock (default
+	// 250 ms); a long-held lock that waiters may take over late (a duty)
+	// wants a longer one, to spare the store.
+	MaxPoll time.Duration
 }
 
 // Locks hands out the locks under one key prefix of a store.
@@ -73,6 +77,9 @@ func New(db kv.DB, prefix string, o Options) *Locks {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxPoll <= 0 {
+		o.MaxPoll = 250 * time.Millisecond
 	}
 	return &Locks{db: db, prefix: prefix, o: o, local: map[string]*localLock{}}
 }
@@ -152,7 +159,7 @@ func (l *Locks) acquire(ctx context.Context, name, token string) error {
 		case <-ctx.Done():
 			return fmt.Errorf("lock %s: %w", name, ctx.Err())
 		}
-		wait = min(wait*2, 250*time.Millisecond)
+		wait = min(wait*2, l.o.MaxPoll)
 	}
 }
 
