@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"time"
 
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/kv"
@@ -62,6 +63,14 @@ func (s *Store) Check(ctx context.Context, report func(Problem)) (Stats, error) 
 		if err := s.Read(ctx, io.Discard, h, 0, rec.size); err != nil {
 			report(Problem{Hash: h, Detail: err.Error()})
 		}
+	}
+	if s.remote != nil {
+		err = s.remote.List(ctx, func(_ string, size int64, _ time.Time) error {
+			st.Segments++
+			st.SegmentBytes += size
+			return nil
+		})
+		return st, err
 	}
 	_ = s.walkSegments(func(id uint64, path string, info fs.FileInfo) error {
 		st.Segments++

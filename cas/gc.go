@@ -91,6 +91,11 @@ func (c *Cycle) Sweep(ctx context.Context, live func(chunk.Hash) bool) (SweepSta
 	if err := c.removeSegments(liveSegs, &st); err != nil {
 		return st, err
 	}
+	if c.s.remote != nil {
+		// Remote segments are deleted whole; a dead chunk's bytes in a
+		// segment that stays are not scrubbed (objects are not rewritten).
+		return st, c.removeRemoteSegments(ctx, liveSegs, &st)
+	}
 	return st, c.scrub(spans, &st)
 }
 

@@ -196,13 +196,13 @@ func (s *Store) load(ctx context.Context, hs *chunk.Hasher, p piece) loaded {
 // locate finds chunk h: its index record and, for a segment chunk, the
 // open segment file. A segment that vanished between the lookup and the
 // open (a collection moved the chunk) is looked up once more.
-func (s *Store) locate(ctx context.Context, h chunk.Hash) (record, *os.File, error) {
+func (s *Store) locate(ctx context.Context, h chunk.Hash) (record, io.ReaderAt, error) {
 	for attempt := 0; ; attempt++ {
 		rec, err := s.lookup(ctx, h)
 		if err != nil || rec.kind == kindInline {
 			return rec, nil, err
 		}
-		f, err := s.files.open(s.segPath(rec.seg))
+		f, err := s.segment(ctx, rec.seg)
 		if errors.Is(err, os.ErrNotExist) && attempt == 0 {
 			continue
 		}

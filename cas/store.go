@@ -33,6 +33,8 @@ type Store struct {
 	onSync func(path string)
 	obs    Observer
 
+	remote  Remote // where sealed segments live (nil: dir)
+
 	mu      sync.Mutex              // guards pins and touched
 	pins    map[chunk.Hash]int      // chunks referenced by open Uploads
 	touched map[chunk.Hash]struct{} // pins released during a GC cycle; nil outside one
@@ -49,6 +51,9 @@ type Options struct {
 	// Observer, if set, is told of every read and write at the store's
 	// public entry points (the gateway's metrics).
 	Observer Observer
+	// Remote, if set, keeps the segments (an S3 bucket gateways share);
+	// the directory then only stages the segments uploads write.
+	Remote Remote
 }
 
 // Observer is told how long the store's reads and writes took and how
@@ -82,7 +87,7 @@ func Open(dir string, db kv.DB, o Options) (*Store, error) {
 		o.Observer = nopObserver{}
 	}
 	return &Store{db: db, dir: dir, files: newFileCache(128), log: o.Log, onSync: o.OnSync, obs: o.Observer,
-		pins: map[chunk.Hash]int{}}, nil
+		remote: o.Remote, pins: map[chunk.Hash]int{}}, nil
 }
 
 // Close releases open segment files.

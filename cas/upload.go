@@ -59,6 +59,7 @@ type Upload struct {
 	recs     map[chunk.Hash]record // new chunks, written by Record
 	pinned   []chunk.Hash
 	recorded bool
+	pushed   bool // the segment is stored remotely (Options.Remote)
 	closed   bool
 }
 
@@ -369,6 +370,9 @@ func (u *Upload) Sync(ctx context.Context) error {
 	if u.seg == nil || u.synced {
 		return nil
 	}
+	if u.s.remote != nil {
+		return u.syncRemote(ctx)
+	}
 	if err := u.seg.Sync(); err != nil {
 		return fmt.Errorf("sync segment: %w", err)
 	}
@@ -381,6 +385,19 @@ func (u *Upload) Sync(ctx context.Context) error {
 		return err
 	}
 	u.s.onSync(dir)
+	u.synced = true
+	return nil
+}
+
+// syncRemote closes the staged segment and stores it remotely: the
+// remote object, not the staged file, is what makes it durable.
+func (u *Upload) syncRemote(ctx context.Context) error {
+	if err := u.seg.Close(); err != nil {
+		return fmt.Errorf("close segment: %w", err)
+	}
+	if err := u.push(ctx); err != nil {
+		return err
+	}
 	u.synced = true
 	return nil
 }
@@ -422,6 +439,9 @@ func (u *Upload) Close() {
 	}
 	if u.seg != nil && !u.recorded {
 		os.Remove(u.s.segPath(u.segID))
+		if u.pushed {
+			u.dropRemote()
+		}
 	}
 	u.s.unpin(u.pinned)
 	u.pinned = nil

@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -261,4 +264,75 @@ func TestClusterDeliversHooksOnce(t *testing.T) {
 	if !slices.IsSorted(seqs) {
 		t.Errorf("deliveries out of the chain's order: %v", seqs)
 	}
+}
+
+// TestClusterOnABucket keeps three gateways' segments in a bucket of a
+// fourth (another gateway as the S3 store): objects written through one
+// gateway read back through the others, large ones as segment objects in
+// the bucket; while the bucket is down, a large PUT answers 503 and is
+// not acknowledged, and once it is back everything acknowledged reads
+// back.
+func TestClusterOnABucket(t *testing.T) {
+	t.Parallel()
+	srv := nastest.StartCluster(t, 3, nastest.Options{ChunksBucket: true})
+	own := client(t, srv)
+	const repo = "cbkt"
+	createBucket(t, own, repo)
+	bodies := map[string][]byte{
+		"small":   randBytes("bkt-small", 4<<10),
+		"one-mib": randBytes("bkt-1m", 1<<20),
+		"big":     randBytes("bkt-big", 9<<20+17),
+	}
+	for k, b := range bodies {
+		put(t, own, repo, k, b)
+	}
+	for k, b := range bodies {
+		for range 3 { // each read lands on the next gateway
+			got, _ := get(t, own, repo, k)
+			wantBytes(t, got, b)
+		}
+	}
+	got, _ := get(t, own, repo, "big", func(in *s3.GetObjectInput) { in.Range = aws.String("bytes=5000000-5000099") })
+	wantBytes(t, got, bodies["big"][5000000:5000100])
+	bucket := client(t, srv.Bucket)
+	out, err := bucket.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String("chunks"), Prefix: aws.String("segments/")})
+	must(t, err)
+	if len(out.Contents) == 0 {
+		t.Fatal("no segment in the chunk bucket")
+	}
+	for _, m := range srv.Members {
+		if n := countFiles(t, m.DataDir, ".seg"); n != 0 {
+			t.Errorf("gateway %s keeps %d segment files of its own", m.Addr, n)
+		}
+	}
+
+	addr := srv.Bucket.Addr
+	srv.Bucket.Stop()
+	// New bytes: a body of chunks the store holds already needs no segment.
+	if _, err := tryPut(own, repo, "while-down", randBytes("bkt-down", 3<<20)); errCode(err) != "ServiceUnavailable" {
+		t.Fatalf("PUT while the chunk bucket is down: %v, want 503 ServiceUnavailable", err)
+	}
+	srv.Bucket = nastest.Start(t, nastest.Options{DataDir: srv.Bucket.DataDir, Addr: addr})
+	put(t, own, repo, "after", bodies["one-mib"])
+	for k, b := range bodies {
+		got, _ := get(t, own, repo, k)
+		wantBytes(t, got, b)
+	}
+	if _, _, err := tryGet(own, repo, "while-down"); errCode(err) != "NoSuchKey" {
+		t.Fatalf("the PUT refused while the bucket was down: %v, want NoSuchKey", err)
+	}
+}
+
+// countFiles counts the files under dir whose names end in ext.
+func countFiles(t testing.TB, dir, ext string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ext) {
+			n++
+		}
+		return err
+	})
+	must(t, err)
+	return n
 }

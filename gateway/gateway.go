@@ -19,6 +19,7 @@ import (
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/cas/s3seg"
 	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/gate"
 	"github.com/agentnas/nas/hook"
@@ -62,8 +63,12 @@ type Config struct {
 	Meta string
 	// ChunksDir is where chunk segments live ("": DATA/chunks). Gateways
 	// sharing a metadata store must share it too (one directory on a
-	// shared file system).
+	// shared file system), unless Chunks names a bucket.
 	ChunksDir string
+	// Chunks, when set, is the bucket the segments live in instead
+	// (s3seg.Config: s3://BUCKET/PREFIX, endpoint, keys); ChunksDir then
+	// only stages the segments this gateway's uploads write.
+	Chunks *s3seg.Config
 	// Checks tunes pre-merge checks: the folder command checks run from
 	// (--check-commands), timeouts, retries.
 	Checks check.Options
@@ -147,7 +152,11 @@ func Open(c Config) (g *Gateway, err error) {
 	if c.ChunksDir == "" {
 		c.ChunksDir = filepath.Join(c.DataDir, "chunks")
 	}
-	chunks, err := cas.Open(c.ChunksDir, kdb, cas.Options{Log: c.Log, OnSync: c.OnSync, Observer: m.Chunks()})
+	remote, err := openRemote(c)
+	if err != nil {
+		return nil, err
+	}
+	chunks, err := cas.Open(c.ChunksDir, kdb, cas.Options{Log: c.Log, OnSync: c.OnSync, Observer: m.Chunks(), Remote: remote})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/cas/s3seg"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/kv/pgkv"
 )
@@ -54,4 +56,22 @@ func redactURL(u string) string {
 		return u
 	}
 	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}
+
+// openRemote opens the bucket Config.Chunks names, if any, and checks
+// that it answers: a gateway that cannot store its chunks does not start.
+func openRemote(c Config) (cas.Remote, error) {
+	if c.Chunks == nil {
+		return nil, nil
+	}
+	st, err := s3seg.Open(*c.Chunks)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), metaTimeout)
+	defer cancel()
+	if err := st.Check(ctx); err != nil {
+		return nil, err
+	}
+	return st, nil
 }

@@ -23,6 +23,8 @@ var rank = map[string]int{
 	"kv/pgkv": 1,
 	// Locks held in a kv store, across gateways sharing one.
 	"kv/kvlock": 1,
+	// Segments in an S3 bucket (aws-sdk-go-v2), the chunk store's Remote.
+	"cas/s3seg": 1,
 	"label":     1, // trust labels, taint, retention classes and the owner's label rules (glob, keyring)
 	// The credential scanner that labels written objects secret (no
 	// outbound calls, nothing of ours).

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas/s3seg"
 	"github.com/agentnas/nas/internal/pgtest"
 )
 
@@ -20,6 +22,10 @@ import (
 // Options.DataDir start that many gateways as one cluster: CI runs the
 // client suites so.
 const GatewaysEnv = "NAS_TEST_GATEWAYS"
+
+// ChunksEnv set to "s3" makes every cluster keep its segments in a
+// bucket of another gateway (Options.ChunksBucket).
+const ChunksEnv = "NAS_TEST_CHUNKS"
 
 // databases numbers the databases clusters make in a shared PostgreSQL.
 var databases atomic.Int64
@@ -64,9 +70,19 @@ func startCluster(t testing.TB, o Options, n int) *Server {
 	}
 	o.Meta, o.ChunksDir, o.KeysDir = dsn, t.TempDir(), t.TempDir()
 	srv := &Server{}
+	if os.Getenv(ChunksEnv) == "s3" {
+		o.ChunksBucket = true
+	}
+	if o.ChunksBucket {
+		srv.Bucket = chunksBucket(t)
+		o.Chunks = &s3seg.Config{URL: "s3://chunks/segments", Endpoint: srv.Bucket.Endpoint, AccessKey: AccessKey, SecretKey: SecretKey}
+	}
 	for range n {
 		m := o
 		m.DataDir = t.TempDir()
+		if o.ChunksBucket {
+			m.ChunksDir = "" // each stages in its own data directory
+		}
 		srv.Members = append(srv.Members, startOne(t, m))
 	}
 	first := srv.Members[0]
@@ -127,4 +143,15 @@ func SkipInCluster(t testing.TB, why string) {
 	if Clustered() {
 		t.Skipf("one gateway's own state: %s", why)
 	}
+}
+
+// chunksBucket starts the gateway whose bucket "chunks" holds a
+// cluster's segments.
+func chunksBucket(t testing.TB) *Server {
+	t.Helper()
+	b := startOne(t, Options{})
+	if _, err := b.Gateway.Branches.CreateRepo(context.Background(), "chunks", branch.CreateRepoOptions{Principal: AccessKey}); err != nil {
+		t.Fatalf("nastest: chunk bucket: %v", err)
+	}
+	return b
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/auth"
+	"github.com/agentnas/nas/cas/s3seg"
 	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/gateway"
 	"github.com/agentnas/nas/hook"
@@ -39,6 +40,9 @@ type Server struct {
 	// Members are the gateways behind the proxy at Endpoint, when Start
 	// made a cluster (Gateway is the first); nil for one gateway.
 	Members []*Server
+	// Bucket is the gateway whose bucket "chunks" holds a cluster's
+	// segments (Options.ChunksBucket).
+	Bucket *Server
 
 	cancel context.CancelFunc
 	done   chan error
@@ -76,6 +80,11 @@ type Options struct {
 	// Postgres is the PostgreSQL a cluster makes its database in (a test
 	// that stops it); nil means pgtest.Shared, else one for the test.
 	Postgres *pgtest.Cluster
+	// ChunksBucket makes a cluster keep its chunk segments in a bucket of
+	// another gateway (Server.Bucket) instead of a shared directory.
+	ChunksBucket bool
+	// Chunks is the bucket segments live in (gateway.Config.Chunks).
+	Chunks *s3seg.Config
 	// Checks tunes pre-merge checks (a command folder; tests poll and
 	// back off fast).
 	Checks check.Options
@@ -120,7 +129,7 @@ func startOne(t testing.TB, o Options) *Server {
 		Bodies:  o.Bodies,
 		Sources: o.Sources,
 		Hooks:   o.Hooks,
-		Meta:    o.Meta, ChunksDir: o.ChunksDir, KeysDir: o.KeysDir,
+		Meta:    o.Meta, ChunksDir: o.ChunksDir, KeysDir: o.KeysDir, Chunks: o.Chunks,
 		Checks: o.Checks,
 	})
 	if err != nil {

@@ -13,7 +13,10 @@ import (
 )
 
 // fsckOptions are the flags of `nas fsck`.
-type fsckOptions struct{ data, meta, chunks string }
+type fsckOptions struct {
+	data, meta string
+	store      chunkFlags
+}
 
 // newFsckCmd builds `nas fsck`.
 func newFsckCmd() *cobra.Command {
@@ -29,7 +32,7 @@ func newFsckCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.data, "data", "", "check this data directory offline")
-	sharedStoreFlags(cmd, &o.meta, &o.chunks)
+	sharedStoreFlags(cmd, &o.meta, &o.store)
 	return cmd
 }
 
@@ -42,7 +45,9 @@ func runFsck(ctx context.Context, o fsckOptions) error {
 	var out apiv1.FsckResponse
 	var err error
 	if o.data != "" {
-		out, err = fsckOffline(ctx, gateway.Config{DataDir: o.data, Meta: o.meta, ChunksDir: o.chunks})
+		c := gateway.Config{DataDir: o.data, Meta: o.meta}
+		o.store.apply(&c)
+		out, err = fsckOffline(ctx, c)
 	} else {
 		err = doCall(ctx, apiv1.FsckRequest{}, &out)
 	}
@@ -91,10 +96,11 @@ func printFsck(out *apiv1.FsckResponse) error {
 	return nil
 }
 
-// sharedStoreFlags adds --meta and --chunks, which point an offline
-// command at the stores gateways share instead of a data directory's.
-func sharedStoreFlags(cmd *cobra.Command, meta, chunks *string) {
+// sharedStoreFlags adds --meta and the chunk flags, which point an
+// offline command at the stores gateways share instead of a data
+// directory's.
+func sharedStoreFlags(cmd *cobra.Command, meta *string, store *chunkFlags) {
 	cmd.Flags().StringVar(meta, "meta", "", "with --data: the shared metadata store (postgres:// URL) the gateways use")
-	cmd.Flags().StringVar(chunks, "chunks", "", "with --data: the shared chunk directory the gateways use")
+	store.add(cmd.Flags())
 	cmd.MarkFlagsRequiredTogether("meta", "chunks")
 }

@@ -16,7 +16,8 @@ type gcOptions struct {
 	data                    string
 	retention, uploadExpiry time.Duration
 	deletedKeep             time.Duration // --deleted-retention, offline only
-	meta, chunks            string        // shared stores, offline only
+	meta                    string        // shared stores, offline only
+	store                   chunkFlags
 }
 
 // newGCCmd builds `nas gc`.
@@ -35,7 +36,7 @@ func newGCCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&o.uploadExpiry, "upload-expiry", branch.DefaultUploadExpiry, "abort multipart uploads older than this")
 	cmd.Flags().DurationVar(&o.deletedKeep, "deleted-retention", branch.DefaultDeletedRetention,
 		"with --data: keep deleted branches restorable this long (a running gateway uses its own 'nas serve --deleted-retention')")
-	sharedStoreFlags(cmd, &o.meta, &o.chunks)
+	sharedStoreFlags(cmd, &o.meta, &o.store)
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("deleted-retention") && o.data == "" {
 			return usagef("--deleted-retention applies with --data; a running gateway keeps deleted branches as its own --deleted-retention says")
@@ -54,7 +55,9 @@ func runGC(ctx context.Context, o gcOptions) error {
 	var out apiv1.GCResponse
 	var err error
 	if o.data != "" {
-		out, err = gcOffline(ctx, gateway.Config{DataDir: o.data, Meta: o.meta, ChunksDir: o.chunks}, o.deletedKeep, branch.GCOptions{Retention: o.retention, UploadExpiry: o.uploadExpiry})
+		c := gateway.Config{DataDir: o.data, Meta: o.meta}
+		o.store.apply(&c)
+		out, err = gcOffline(ctx, c, o.deletedKeep, branch.GCOptions{Retention: o.retention, UploadExpiry: o.uploadExpiry})
 	} else {
 		req := apiv1.GCRequest{RetentionSeconds: int64(o.retention / time.Second), UploadExpirySeconds: int64(o.uploadExpiry / time.Second)}
 		err = doCall(ctx, req, &out)

@@ -34,7 +34,8 @@ type serveOptions struct {
 	metricsAddr     string
 	keys            string
 	adapters        string
-	meta, chunks    string
+	meta            string
+	store           chunkFlags
 	pprofAddr       string
 	checkCommands   string
 }
@@ -62,7 +63,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.addr, "addr", "127.0.0.1:9000", "listen address")
 	f.StringVar(&o.data, "data", "./nas-data", "data directory")
 	f.StringVar(&o.meta, "meta", "", "metadata store: a postgres:// URL that several gateways share (default: Badger under DATA/kv)")
-	f.StringVar(&o.chunks, "chunks", "", "chunk segment directory; gateways sharing --meta must share it (default DATA/chunks)")
+	o.store.add(f)
 	f.StringVar(&o.keys, "keys", "", "keyring of sensitive content's domain keys (default DATA/keys; keep it out of the data directory's backups)")
 	f.StringVar(&o.adapters, "source-adapters", "", "folder of the adapter programs exec: sources may run (default: none may run)")
 	f.StringVar(&o.checkCommands, "check-commands", "", "folder of the programs command checks may run (default: none may run)")
@@ -88,8 +89,8 @@ func newServeCmd() *cobra.Command {
 // until ctx ends, collecting garbage every --gc-interval and reloading
 // what can be reloaded on SIGHUP.
 func runServe(ctx context.Context, o serveOptions) error {
-	if gateway.IsSharedMeta(o.meta) && (o.keys == "" || o.chunks == "") {
-		return usagef("--meta is shared with other gateways: give --chunks and --keys too, directories every gateway shares (else one gateway's chunks and sealed content's keys are not the others')")
+	if gateway.IsSharedMeta(o.meta) && (o.keys == "" || o.store.chunks == "") {
+		return usagef("--meta is shared with other gateways: give --chunks (a shared directory or s3://BUCKET/PREFIX) and --keys (a shared directory) too, else one gateway's chunks and sealed content's keys are not the others'")
 	}
 	if o.pprofAddr != "" && !gateway.IsLoopback(o.pprofAddr) {
 		return usagef("--pprof-addr %s: profiles are served on a loopback address only", o.pprofAddr)
@@ -109,9 +110,10 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	g, err := gateway.Open(gateway.Config{DataDir: o.data, KeysDir: o.keys, Owner: owner, Region: o.region, Domains: o.domains, Log: log,
-		Sources: source.Options{Adapters: o.adapters}, Meta: o.meta, ChunksDir: o.chunks,
-		Checks: check.Options{Commands: o.checkCommands}})
+	gc := gateway.Config{DataDir: o.data, KeysDir: o.keys, Owner: owner, Region: o.region, Domains: o.domains, Log: log,
+		Sources: source.Options{Adapters: o.adapters}, Meta: o.meta, Checks: check.Options{Commands: o.checkCommands}}
+	o.store.apply(&gc)
+	g, err := gateway.Open(gc)
 	if err != nil {
 		return err
 	}

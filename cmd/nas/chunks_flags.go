@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/agentnas/nas/cas/s3seg"
+	"github.com/agentnas/nas/gateway"
+)
+
+// chunkFlags say where chunk segments live: a directory, or a bucket
+// (s3://BUCKET/PREFIX) with its endpoint and keys.
+type chunkFlags struct {
+	chunks, endpoint, region string
+	accessKey, secretKey     string
+}
+
+// add defines the flags on f.
+func (o *chunkFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&o.chunks, "chunks", "", "where chunk segments live: a directory, or s3://BUCKET/PREFIX; gateways sharing --meta must share it (default DATA/chunks)")
+	f.StringVar(&o.endpoint, "chunks-endpoint", "", "with --chunks s3://: the S3 endpoint URL (default AWS S3)")
+	f.StringVar(&o.region, "chunks-region", "", "with --chunks s3://: the bucket's region (default us-east-1)")
+	f.StringVar(&o.accessKey, "chunks-access-key", "", "with --chunks s3://: the access key (prefer $NAS_CHUNKS_ACCESS_KEY)")
+	f.StringVar(&o.secretKey, "chunks-secret-key", "", "with --chunks s3://: the secret key (prefer $NAS_CHUNKS_SECRET_KEY: a command line is visible to every user)")
+}
+
+// apply sets c's chunk store from the flags, the keys falling back to
+// the environment.
+func (o *chunkFlags) apply(c *gateway.Config) {
+	if !s3seg.IsURL(o.chunks) {
+		c.ChunksDir = o.chunks
+		return
+	}
+	c.Chunks = &s3seg.Config{URL: o.chunks, Endpoint: o.endpoint, Region: o.region,
+		AccessKey: cmpOr(o.accessKey, os.Getenv("NAS_CHUNKS_ACCESS_KEY")), SecretKey: cmpOr(o.secretKey, os.Getenv("NAS_CHUNKS_SECRET_KEY"))}
+}
+
+// cmpOr is a, or b when a is empty.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
