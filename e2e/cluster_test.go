@@ -321,6 +321,31 @@ func TestClusterOnABucket(t *testing.T) {
 	if _, _, err := tryGet(own, repo, "while-down"); errCode(err) != "NoSuchKey" {
 		t.Fatalf("the PUT refused while the bucket was down: %v, want NoSuchKey", err)
 	}
+
+	// A collection, alone, deletes the segment objects nothing needs.
+	bucket = client(t, srv.Bucket)
+	segments := func() int {
+		out, err := bucket.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String("chunks"), Prefix: aws.String("segments/")})
+		must(t, err)
+		return len(out.Contents)
+	}
+	before := segments()
+	_, err = own.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(repo), Key: aws.String("big")})
+	must(t, err)
+	oc := ownerCtl(t, srv)
+	oc.commit(repo, "main", "drop big")
+	srv.Members[1].Stop()
+	srv.Members[2].Stop()
+	time.Sleep(1100 * time.Millisecond)
+	st, _, b := rawDo(t, http.MethodPost, "http://"+srv.Members[0].Addr+"/_nas/v1/admin/gc", []byte(`{"retention_seconds":1}`), owner, nil)
+	if st != http.StatusOK {
+		t.Fatalf("admin/gc alone: %d %s", st, b)
+	}
+	if after := segments(); after >= before {
+		t.Fatalf("segments in the bucket: %d before the collection, %d after (%s)", before, after, b)
+	}
+	got, _ = get(t, client(t, srv.Members[0]), repo, "one-mib")
+	wantBytes(t, got, bodies["one-mib"])
 }
 
 // countFiles counts the files under dir whose names end in ext.
