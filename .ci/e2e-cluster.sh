@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's cluster recipe, run for real: contrib/cluster/run.sh starts
-# PostgreSQL and three gateways; the aws CLI writes through one gateway
+# PostgreSQL, a gateway whose bucket holds the chunks, and three gateways; the aws CLI writes through one gateway
 # (a multipart upload) and reads through another, a lease made on the
 # third is refused outside its paths on the first, and a collection is
 # refused while the others are live.
@@ -11,7 +11,7 @@ set -euo pipefail
 export PATH="/usr/local/go/bin:$PATH"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/nas-cluster-ci.XXXXXX")
-export PGPORT=${PGPORT:-55433} NAS_PORTS="19001 19002 19003"
+export PGPORT=${PGPORT:-55433} NAS_PORTS="19001 19002 19003" NAS_BUCKET_PORT=19010
 export NAS_ACCESS_KEY=AKNASCLUSTERCI000001 NAS_SECRET_KEY=cluster/ci/secret/key/0123456789abcdefgh
 PID=
 cleanup() {
@@ -65,4 +65,7 @@ if NAS_ENDPOINT=http://127.0.0.1:19001 "$NAS" gc >"$WORK/gc.out" 2>&1; then
 	fail "a collection ran while three gateways were live"
 fi
 grep -q 'other gateways are live' "$WORK/gc.out" || fail "gc refused without saying why: $(cat "$WORK/gc.out")"
+segs=$("$AWS" --endpoint-url http://127.0.0.1:19010 s3 ls --recursive s3://chunks/segments/ | wc -l)
+[[ $segs -gt 0 ]] || fail "no segment object in the chunk bucket"
+echo "$segs segment object(s) in the chunk bucket"
 echo "cluster recipe passed"

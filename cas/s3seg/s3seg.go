@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,12 +116,22 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// Check asks the bucket whether it is there and ours to write: one
-// listing of the prefix.
+// Check asks the bucket whether it is there and ours to write: a listing
+// of the prefix, and a small probe object written and deleted, so a
+// gateway that could not store its chunks says so when it starts rather
+// than at its first large upload.
 func (s *Store) Check(ctx context.Context) error {
+	where := fmt.Sprintf("chunk bucket s3://%s/%s", s.bucket, s.prefix)
 	_, err := s.c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.prefix), MaxKeys: aws.Int32(1)})
 	if err != nil {
-		return fmt.Errorf("chunk bucket s3://%s/%s: %w", s.bucket, s.prefix, err)
+		return fmt.Errorf("%s: list: %w", where, err)
+	}
+	probe := s.prefix + "probe/" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if _, err := s.c.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &probe, Body: strings.NewReader("probe")}); err != nil {
+		return fmt.Errorf("%s: write: %w", where, err)
+	}
+	if _, err := s.c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &probe}); err != nil {
+		return fmt.Errorf("%s: delete: %w", where, err)
 	}
 	return nil
 }
