@@ -10,7 +10,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +38,9 @@ type Payload struct {
 	Details   map[string]string `json:"details,omitempty"`
 	// Hash is the event's hash in the recorder's chain (nas audit verify).
 	Hash record.Hash `json:"hash"`
+	// Link is the gate's card in the control room, on gate.pending and
+	// gate.decided (Options.PublicURL, or a path on the gateway).
+	Link string `json:"link,omitempty"`
 }
 
 // Options tunes a Dispatcher; the zero value is the default.
@@ -47,6 +52,10 @@ type Options struct {
 	MaxBackoff time.Duration
 	Client     *http.Client // nil: one of its own, never following redirects
 	Log        *slog.Logger
+	// PublicURL is the gateway's address as people reach it
+	// (https://nas.example.com), for the control-room link of gate events;
+	// "" gives the link as a path.
+	PublicURL string
 	// Changes lists what a commit changed, for object events (nil: none
 	// are sent). Region names the gateway's region in them.
 	Changes Changes
@@ -170,6 +179,16 @@ func (d *Dispatcher) pump(ctx context.Context, h *Hook) error {
 	return nil
 }
 
+// link is the control room's card of the gate e names, "" for events of
+// no gate.
+func (d *Dispatcher) link(e record.Event) string {
+	id := e.Details["gate"]
+	if id == "" || (e.Kind != record.KindGateRequested && e.Kind != record.KindGateDecided) {
+		return ""
+	}
+	return strings.TrimSuffix(d.o.PublicURL, "/") + "/_nas/ui/#/gate/" + url.PathEscape(id)
+}
+
 // deliver delivers e to h: the event itself when h asked for its kind,
 // then, for a commit or merge, the objects it changed when h asked for
 // object events, a page of records a delivery. What was delivered is
@@ -180,7 +199,7 @@ func (d *Dispatcher) deliver(ctx context.Context, h *Hook, e record.Event) (bool
 	if h.wants(eventName(e.Kind)) && !h.Plain {
 		p := Payload{ID: id, Event: eventName(e.Kind), Seq: e.Seq, Time: e.Time, Repo: e.Repo,
 			Branch: e.Branch, Run: e.Run, Lease: e.Lease, Principal: e.Principal, Subject: e.Subject, Decision: e.Decision,
-			Details: e.Details, Hash: e.Hash}
+			Details: e.Details, Hash: e.Hash, Link: d.link(e)}
 		body, err := json.Marshal(p)
 		if err != nil {
 			return false, err

@@ -12,6 +12,7 @@ import (
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/gateway"
+	"github.com/agentnas/nas/hook"
 	"github.com/agentnas/nas/source"
 )
 
@@ -37,6 +38,7 @@ type serveOptions struct {
 	meta            string
 	store           chunkFlags
 	pprofAddr       string
+	publicURL       string
 	checkCommands   string
 }
 
@@ -80,6 +82,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&o.scratchTTL, "scratch-ttl", branch.DefaultScratchTTL, "delete scratch files (retention class scratch) this long after they were written")
 	f.DurationVar(&o.deletedKeep, "deleted-retention", branch.DefaultDeletedRetention, "keep deleted branches restorable ('nas branch restore') this long")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM or SIGINT, wait this long for in-flight requests")
+	f.StringVar(&o.publicURL, "public-url", "", "the gateway's address as people reach it (https://nas.example.com), for the control-room links webhooks carry (default: a path)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go's profiles (/debug/pprof/) on this loopback address, without authentication (off by default)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /_nas/metrics and the health endpoints, without authentication, on this address (bind it to a private interface)")
 	return cmd
@@ -111,7 +114,8 @@ func runServe(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	gc := gateway.Config{DataDir: o.data, KeysDir: o.keys, Owner: owner, Region: o.region, Domains: o.domains, Log: log,
-		Sources: source.Options{Adapters: o.adapters}, Meta: o.meta, Checks: check.Options{Commands: o.checkCommands}}
+		Sources: source.Options{Adapters: o.adapters}, Meta: o.meta, Checks: check.Options{Commands: o.checkCommands},
+		Hooks: hook.Options{PublicURL: o.publicURL}}
 	o.store.apply(&gc)
 	g, err := gateway.Open(gc)
 	if err != nil {

@@ -120,6 +120,15 @@ func TestHooksThroughTheGateway(t *testing.T) {
 	if len(rc.bad) != 0 || rc.events[1].Branch != "feat" || rc.events[0].Repo != "hooked" {
 		t.Errorf("bad deliveries %v; events %+v", rc.bad, rc.events)
 	}
+	// gate.pending and gate.decided link to the card in the control room.
+	for _, p := range rc.events[2:4] {
+		if p.Link != "/_nas/ui/#/gate/"+gl.Gates[0].ID {
+			t.Errorf("%s links %q, want the card of %s", p.Event, p.Link, gl.Gates[0].ID)
+		}
+	}
+	if rc.events[1].Link != "" {
+		t.Errorf("a commit links %q", rc.events[1].Link)
+	}
 	rc.mu.Unlock()
 	// The last attempt is logged just after its answer: wait for it.
 	var out string
