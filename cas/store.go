@@ -33,7 +33,7 @@ type Store struct {
 	onSync func(path string)
 	obs    Observer
 
-	remote  Remote // where sealed segments live (nil: dir)
+	remote Remote // where sealed segments live (nil: dir)
 
 	mu      sync.Mutex              // guards pins and touched
 	pins    map[chunk.Hash]int      // chunks referenced by open Uploads
