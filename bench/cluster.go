@@ -5,24 +5,25 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/gateway"
-	"github.com/agentnas/nas/internal/pgtest"
+	"github.com/agentnas/nas/kv/pgkv"
 )
 
 // The cluster workload: the embedded gateway (Badger) against gateways on
 // one PostgreSQL database, one and three of them (requests in turn), for
-// small and large PUT and GET, fork and commit. PostgreSQL runs with fsync
-// on, as Badger does. NAS_BENCH_POSTGRES may name a server (a DSN whose
-// user may create databases) to use instead of a throwaway one.
+// small and large PUT and GET, fork and commit. NAS_BENCH_POSTGRES names
+// the server (a postgres:// URL whose user may create databases; run it
+// with fsync on, as Badger syncs); without it the workload is skipped.
 
 func init() {
 	register(Workload{Name: "cluster", Doc: "PUT/GET 4 KiB and 1 MiB, fork and commit: the embedded gateway against 1 and 3 gateways on one PostgreSQL", Run: runCluster}, true)
 }
 
-// PostgresEnv names a PostgreSQL server the cluster workload may create
-// databases on (a DSN); unset, it starts a throwaway one.
+// PostgresEnv names the PostgreSQL server the cluster workload creates
+// its databases on (a postgres:// URL); unset, the workload is skipped.
 const PostgresEnv = "NAS_BENCH_POSTGRES"
 
 // clusterSubject is one side of the cluster workload: its gateways (the
@@ -37,14 +38,11 @@ type clusterSubject struct {
 func (s *clusterSubject) next(seq int) *Target { return s.targets[seq%len(s.targets)] }
 
 func runCluster(ctx context.Context, e *Env) ([]*Result, error) {
-	pg, err := clusterPostgres(e)
-	if err != nil {
-		return []*Result{{Case: "all", Notes: []string{"skipped: " + err.Error()}}}, nil
+	dsn := os.Getenv(PostgresEnv)
+	if dsn == "" {
+		return []*Result{{Case: "all", Notes: []string{"skipped: set " + PostgresEnv + " to a PostgreSQL server's URL (contrib/cluster/run.sh starts one)"}}}, nil
 	}
-	if pg != nil {
-		defer pg.Remove()
-	}
-	subs, err := clusterSubjects(ctx, e, pg)
+	subs, err := clusterSubjects(ctx, e, dsn)
 	defer func() {
 		for _, s := range subs {
 			_ = s.targets.Close()
@@ -68,30 +66,15 @@ func runCluster(ctx context.Context, e *Env) ([]*Result, error) {
 	return append(out, rs...), nil
 }
 
-// clusterPostgres is the server the workload makes its databases on:
-// nil when PostgresEnv names one, else a throwaway durable one; an error
-// when there is neither.
-func clusterPostgres(e *Env) (*pgtest.Cluster, error) {
-	if os.Getenv(PostgresEnv) != "" {
-		return nil, nil
-	}
-	e.Logf("  cluster: starting PostgreSQL")
-	pg, err := pgtest.LaunchDurable()
-	if err != nil {
-		return nil, fmt.Errorf("no PostgreSQL (set %s, or install postgresql): %w", PostgresEnv, err)
-	}
-	return pg, nil
-}
-
 // clusterSubjects starts the embedded gateway and the two clusters.
-func clusterSubjects(ctx context.Context, e *Env, pg *pgtest.Cluster) ([]*clusterSubject, error) {
+func clusterSubjects(ctx context.Context, e *Env, dsn string) ([]*clusterSubject, error) {
 	ref, err := e.StartReference(ctx)
 	if err != nil {
 		return nil, err
 	}
 	subs := []*clusterSubject{{name: "nas (Badger)", targets: Targets{ref}}}
 	for _, n := range []int{1, 3} {
-		ts, err := startPostgresGateways(ctx, e, pg, n)
+		ts, err := startPostgresGateways(ctx, e, dsn, n)
 		subs = append(subs, &clusterSubject{name: fmt.Sprintf("nas on PostgreSQL, %d gateway%s", n, plural(n)), targets: ts})
 		if err != nil {
 			return subs, err
@@ -107,15 +90,8 @@ func clusterSubjects(ctx context.Context, e *Env, pg *pgtest.Cluster) ([]*cluste
 
 // startPostgresGateways starts n gateways on a new database and one chunk
 // directory.
-func startPostgresGateways(ctx context.Context, e *Env, pg *pgtest.Cluster, n int) (Targets, error) {
-	name := fmt.Sprintf("nasbench_%d_%d", os.Getpid(), n)
-	var dsn string
-	var err error
-	if pg != nil {
-		dsn, err = pg.CreateDatabase(ctx, name)
-	} else {
-		dsn, err = pgtest.CreateDatabaseOn(ctx, os.Getenv(PostgresEnv), name)
-	}
+func startPostgresGateways(ctx context.Context, e *Env, server string, n int) (Targets, error) {
+	dsn, err := pgkv.CreateDatabase(ctx, server, fmt.Sprintf("nasbench_%d_%d_%d", os.Getpid(), time.Now().Unix(), n))
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/agentnas/nas/internal/pgtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,9 @@ import (
 // how fast.
 func TestHarnessTiny(t *testing.T) {
 	ctx := context.Background()
+	if os.Getenv(pgtest.RequireEnv) == "1" { // CI: the cluster workload runs too
+		t.Setenv(PostgresEnv, pgtest.Start(t))
+	}
 	remote, err := StartGateway(ctx, "remote", t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)

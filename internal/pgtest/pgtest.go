@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -58,7 +57,6 @@ type Cluster struct {
 	log      *bytes.Buffer
 	done     chan struct{}
 	stopped  bool
-	durable  bool       // fsync on (LaunchDurable)
 	mu       sync.Mutex // guards cmd, done and stopped
 }
 
@@ -90,13 +88,7 @@ func StartCluster(t testing.TB) *Cluster {
 // Launch starts a cluster that lives until Remove, for a TestMain that
 // shares one among its tests (see Main). It runs with fsync off: tests
 // need its answers, not its durability.
-func Launch() (*Cluster, error) { return launch(false) }
-
-// LaunchDurable is Launch with fsync and full-page writes on, as a real
-// server runs: for measurements.
-func LaunchDurable() (*Cluster, error) { return launch(true) }
-
-func launch(durable bool) (*Cluster, error) {
+func Launch() (*Cluster, error) {
 	initdb, postgres, err := findBinaries()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errMissing, err)
@@ -109,7 +101,7 @@ func launch(durable bool) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, cred: cred, postgres: postgres, durable: durable}
+	c := &Cluster{dir: dir, cred: cred, postgres: postgres}
 	if err := c.initdb(initdb); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -171,21 +163,10 @@ func (c *Cluster) Remove() {
 	os.RemoveAll(c.dir)
 }
 
-// CreateDatabase creates the database name (a plain identifier) and
-// returns the DSN that connects to it.
+// CreateDatabase creates the database name (a plain lower-case
+// identifier) and returns the DSN that connects to it.
 func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
-	return CreateDatabaseOn(ctx, c.DSN, name)
-}
-
-// CreateDatabaseOn creates the database name on the server dsn (a URL
-// whose user may create databases) and returns the DSN of the new
-// database: dsn with its path replaced.
-func CreateDatabaseOn(ctx context.Context, dsn, name string) (string, error) {
-	u, err := url.Parse(dsn)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", fmt.Errorf("pgtest: %q is not a postgres:// URL", dsn)
-	}
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := pgx.Connect(ctx, c.DSN)
 	if err != nil {
 		return "", err
 	}
@@ -193,8 +174,7 @@ func CreateDatabaseOn(ctx context.Context, dsn, name string) (string, error) {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
-	u.Path = "/" + name
-	return u.String(), nil
+	return fmt.Sprintf("postgres://nas@127.0.0.1:%d/%s?sslmode=disable", c.port, name), nil
 }
 
 // start starts postgres on the cluster's directory and port and waits
@@ -204,12 +184,8 @@ func (c *Cluster) start() error {
 	defer c.mu.Unlock()
 	c.DSN = fmt.Sprintf("postgres://nas@127.0.0.1:%d/postgres?sslmode=disable", c.port)
 	c.log, c.done, c.stopped = new(bytes.Buffer), make(chan struct{}), false
-	args := []string{"-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", strconv.Itoa(c.port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300"}
-	if !c.durable {
-		args = append(args, "-c", "fsync=off", "-c", "full_page_writes=off")
-	}
-	c.cmd = command(c.cred, c.dir, c.postgres, args...)
+	c.cmd = command(c.cred, c.dir, c.postgres, "-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", strconv.Itoa(c.port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=300")
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := c.cmd.Start(); err != nil {
 		return fmt.Errorf("start postgres: %w", err)

@@ -45,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"regexp"
 	"time"
 
@@ -244,3 +245,27 @@ func (db *DB) Batch(ctx context.Context) kv.Batch {
 // errAborted reports a statement run after another of the transaction
 // failed.
 var errAborted = errors.New("pgkv: transaction aborted by an earlier error")
+
+// CreateDatabase creates the database name on the server dsn (a
+// postgres:// URL whose user may create databases) and returns the URL of
+// the new database: dsn with its path replaced. name must be a plain
+// lower-case identifier.
+func CreateDatabase(ctx context.Context, dsn, name string) (string, error) {
+	if !identifier.MatchString(name) {
+		return "", fmt.Errorf("pgkv: database %q is not a plain lower-case identifier", name)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("pgkv: %q is not a postgres:// URL", dsn)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return "", fmt.Errorf("pgkv: %w", classify(err))
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("pgkv: create database %s: %w", name, classify(err))
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
