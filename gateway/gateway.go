@@ -330,11 +330,12 @@ func (g *Gateway) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
 	runManifests := func(ctx context.Context) { _ = g.Manifests.Run(ctx) }
-	runExpiry, runHooks := g.runExpiry, g.hookDispatcher.Run
+	runExpiry, runHooks, runChecks := g.runExpiry, g.hookDispatcher.Run, g.Checks.Run
 	if g.members != nil {
 		runExpiry, runHooks = g.members.duty("expiry", runExpiry), g.members.duty("hooks", runHooks)
+		runChecks = g.members.duty("checks", runChecks)
 	}
-	runs := []func(context.Context){g.Leases.Run, runManifests, g.Sources.Run, runExpiry, runHooks, g.Checks.Run}
+	runs := []func(context.Context){g.Leases.Run, runManifests, g.Sources.Run, runExpiry, runHooks, runChecks}
 	if g.members != nil {
 		runs = append(runs, g.members.run)
 	}
