@@ -285,7 +285,7 @@ func (s *Service) swapHeadMerge(ctx context.Context, v *view, root chunk.Hash, m
 	if sealed == 0 {
 		// Not a fold of staged writes (a merge, a restore, an import): the
 		// branch's contents changed outside quota accounting.
-		s.usage.forget(v.rr.ID, v.br.ID)
+		s.forgetUsage(v.rr.ID, v.br.ID)
 	}
 	return id, nil
 }

@@ -48,7 +48,7 @@ func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid stri
 		}
 		if cur.vid == vid && cur.entry != nil && cur.seq <= v.br.commitSeq() {
 			// The committed current version: removed from the branch.
-			if q, err = s.quotaFor(ctx, v); err != nil {
+			if q, err = s.quotaFor(ctx, txn, v); err != nil {
 				return err
 			}
 			if err := q.change(cur.entry, nil); err != nil {
@@ -78,7 +78,7 @@ func (s *Service) DeleteVersion(ctx context.Context, repo, branch, key, vid stri
 		if cur.vid != vid {
 			return nil // an overwritten staged version: gone from the list
 		}
-		if q, err = s.quotaFor(ctx, v); err != nil {
+		if q, err = s.quotaFor(ctx, txn, v); err != nil {
 			return err
 		}
 		return s.restorePrevious(txn, v, q, key, rec, cur, cond.By)

@@ -54,6 +54,8 @@
 //	SX/<expires at><repo><branch><key>     a scratch file's version, to delete
 //	                                       once it expires (value: repo name,
 //	                                       branch name, version ID)
+//	BU/<repo><branch>                      a quota branch's usage (JSON), kept
+//	                                       with several gateways (SetSharedQuotas)
 //
 // Concurrency: Service is safe for concurrent use. Commits on one branch are
 // serialized by an in-process lock, or by the Locker given to SetLocker

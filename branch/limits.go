@@ -109,7 +109,7 @@ func (s *Service) SetLimits(ctx context.Context, repo, name string, u LimitsUpda
 		return txn.Set(branchKey(rr.ID, name), br.encode())
 	})
 	if err == nil {
-		s.usage.forget(rrID, brID)
+		s.forgetUsage(rrID, brID)
 	}
 	return out, err
 }
@@ -135,6 +135,9 @@ func (s *Service) Usage(ctx context.Context, repo, name string) (Usage, error) {
 		return Usage{}, err
 	}
 	e := s.usage.entry(v.rr.ID, v.br.ID)
+	if s.sharedQuotas {
+		e = &usageEntry{} // other gateways write too: count now
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := s.fillUsage(ctx, v, e); err != nil {
@@ -220,7 +223,7 @@ func (s *Service) deleteExpired(ctx context.Context, repo, name string, now time
 	if err != nil || at.IsZero() {
 		return time.Time{}, err
 	}
-	s.usage.forget(rrID, brID)
+	s.forgetUsage(rrID, brID)
 	return at, s.clearStaging(ctx, rrID, brID)
 }
 
@@ -265,10 +268,16 @@ func (t *usageTracker) forget(repo, branch uint64) {
 // fillUsage counts the branch's objects if e does not know them yet. The
 // caller holds e.mu.
 func (s *Service) fillUsage(ctx context.Context, v *view, e *usageEntry) error {
+	return s.countUsage(ctx, s.db, v, e)
+}
+
+// countUsage counts the branch's objects through db if e does not know
+// them yet.
+func (s *Service) countUsage(ctx context.Context, db viewer, v *view, e *usageEntry) error {
 	if e.ready {
 		return nil
 	}
-	m := s.newMerged(ctx, s.db, v)
+	m := s.newMerged(ctx, db, v)
 	m.seek("")
 	var u Usage
 	for {
@@ -312,13 +321,26 @@ type quotaTxn struct {
 	lim  Limits
 	name string
 	d    Usage // reserved by this transaction
+	// shared, with several gateways (SetSharedQuotas), keeps the usage
+	// in the store, read and written by the write's own transaction.
+	shared *sharedQuota
+}
+
+// sharedQuota is a branch's usage as the store holds it, in one write
+// transaction.
+type sharedQuota struct {
+	txn kv.Txn
+	key []byte
 }
 
 // quotaFor starts accounting a write on v; nil when the branch has no
 // quota.
-func (s *Service) quotaFor(ctx context.Context, v *view) (*quotaTxn, error) {
+func (s *Service) quotaFor(ctx context.Context, txn kv.Txn, v *view) (*quotaTxn, error) {
 	if !v.br.limited() {
 		return nil, nil
+	}
+	if s.sharedQuotas {
+		return s.sharedQuotaFor(ctx, txn, v)
 	}
 	e := s.usage.entry(v.rr.ID, v.br.ID)
 	e.mu.Lock()
@@ -355,6 +377,21 @@ func (q *quotaTxn) change(old, new []byte) error {
 	q.e.mu.Lock()
 	defer q.e.mu.Unlock()
 	u := q.e.u
+	if err := q.fits(u, d); err != nil {
+		return err
+	}
+	q.e.u.Bytes += d.Bytes
+	q.e.u.Objects += d.Objects
+	q.d.Bytes += d.Bytes
+	q.d.Objects += d.Objects
+	if q.shared != nil {
+		return q.shared.store(q.e.u)
+	}
+	return nil
+}
+
+// fits checks that d more on top of u stays within the quota.
+func (q *quotaTxn) fits(u, d Usage) error {
 	if q.lim.QuotaBytes > 0 && d.Bytes > 0 && u.Bytes+d.Bytes > q.lim.QuotaBytes {
 		return fmt.Errorf("%s holds %d bytes; %d more would exceed its quota of %d bytes: %w",
 			q.name, u.Bytes, d.Bytes, q.lim.QuotaBytes, ErrQuotaExceeded)
@@ -362,16 +399,12 @@ func (q *quotaTxn) change(old, new []byte) error {
 	if q.lim.QuotaObjects > 0 && d.Objects > 0 && u.Objects+d.Objects > q.lim.QuotaObjects {
 		return fmt.Errorf("%s holds %d objects, its quota: %w", q.name, u.Objects, ErrQuotaExceeded)
 	}
-	q.e.u.Bytes += d.Bytes
-	q.e.u.Objects += d.Objects
-	q.d.Bytes += d.Bytes
-	q.d.Objects += d.Objects
 	return nil
 }
 
 // release gives back what the transaction reserved.
 func (q *quotaTxn) release() {
-	if q == nil {
+	if q == nil || q.shared != nil { // the store's copy goes with the transaction
 		return
 	}
 	q.e.mu.Lock()

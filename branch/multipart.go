@@ -221,7 +221,7 @@ func (s *Service) CompleteUpload(ctx context.Context, repo, key, id string, e *m
 		out.VersionID = newVersionID(seq, rand.Uint32())
 		out.ModTime = time.Now().UnixNano()
 		enc := out.Encode()
-		if q, err = s.quotaFor(ctx, v); err != nil {
+		if q, err = s.quotaFor(ctx, txn, v); err != nil {
 			return err
 		}
 		if err := q.change(cur.entry, enc); err != nil {

@@ -238,7 +238,7 @@ func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest
 			out.ModTime = time.Now().UnixNano()
 		}
 		st := staged{seq: seq, vid: out.VersionID, entry: out.Encode(), by: cond.By}
-		if q, err = s.quotaFor(ctx, v); err != nil {
+		if q, err = s.quotaFor(ctx, txn, v); err != nil {
 			return err
 		}
 		if err := q.change(cur.entry, st.entry); err != nil {
@@ -361,7 +361,7 @@ func (s *Service) Delete(ctx context.Context, repo, branch, key string, cond Con
 			// A staged delete marker: markers stack, as in S3.
 			return s.tombstone(txn, v, key, cond.By, &res)
 		}
-		if q, err = s.quotaFor(ctx, v); err != nil {
+		if q, err = s.quotaFor(ctx, txn, v); err != nil {
 			return err
 		}
 		if err := q.change(cur.entry, nil); err != nil {

@@ -39,7 +39,7 @@ func (s *Service) Rename(ctx context.Context, repo, branch, from, to string, noR
 		if err != nil {
 			return err
 		}
-		if q, err = s.quotaFor(ctx, v); err != nil {
+		if q, err = s.quotaFor(ctx, txn, v); err != nil {
 			return err
 		}
 		out, err = s.renameIn(ctx, txn, v, q, from, to, noReplace, by)
@@ -145,7 +145,7 @@ func (s *Service) RenamePrefix(ctx context.Context, repo, branch, from, to strin
 				if err != nil {
 					return err
 				}
-				if q, err = s.quotaFor(ctx, v); err != nil {
+				if q, err = s.quotaFor(ctx, txn, v); err != nil {
 					return err
 				}
 				for _, k := range keys {

@@ -37,6 +37,8 @@ type Service struct {
 	mu          sync.Mutex             // guards commitLocks and roots
 	commitLocks map[string]*sync.Mutex // per repo/branch: one fold at a time
 	locker      Locker                 // across gateways (SetLocker), else commitLocks
+	// sharedQuotas keeps quota usage in the store (SetSharedQuotas).
+	sharedQuotas bool
 	// collectGuard admits a collection (SetCollectGuard; nil: always).
 	collectGuard func(context.Context) (func(), error)
 	roots        map[manifest.CommitID]chunk.Hash
@@ -336,7 +338,7 @@ func (s *Service) CreateBranchWith(ctx context.Context, repo, name, from string,
 	if err != nil || stale == nil {
 		return out, err
 	}
-	s.usage.forget(rrID, stale.ID)
+	s.forgetUsage(rrID, stale.ID)
 	if err := s.clearStaging(ctx, rrID, stale.ID); err != nil {
 		s.log.Warn("clearing an expired branch's staging", "repo", repo, "branch", name, "err", err)
 	}
@@ -452,7 +454,7 @@ func (s *Service) deleteBranch(ctx context.Context, repo, name, by string, keep 
 	if err != nil {
 		return err
 	}
-	s.usage.forget(rr.ID, br.ID)
+	s.forgetUsage(rr.ID, br.ID)
 	return s.clearStaging(ctx, rr.ID, br.ID)
 }
 

@@ -361,3 +361,42 @@ func countFiles(t testing.TB, dir, ext string) int {
 	must(t, err)
 	return n
 }
+
+// TestClusterQuota writes to a branch with a quota from three gateways
+// at once: the quota is counted once, in the store, so exactly what fits
+// is written.
+func TestClusterQuota(t *testing.T) {
+	t.Parallel()
+	srv := nastest.StartCluster(t, 3, nastest.Options{})
+	own := client(t, srv)
+	oc := ownerCtl(t, srv)
+	const repo = "cquota"
+	createBucket(t, own, repo)
+	put(t, own, repo, "seed", []byte("s"))
+	oc.commit(repo, "main", "seed")
+	oc.ok("branch/create", map[string]any{"repo": repo, "name": "small", "from": "main", "quota_bytes": 10*1024 + 1})
+	c := newS3(t, srv, clientOpts{s3Opts: []func(*s3.Options){onBranch("small")}})
+	var ok, over atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Go(func() {
+			_, err := tryPut(c, repo, fmt.Sprintf("k%02d", i), randBytes(fmt.Sprint("q", i), 1024))
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errCode(err) == "QuotaExceeded":
+				over.Add(1)
+			default:
+				t.Errorf("PUT: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != 10 || over.Load() != 20 {
+		t.Fatalf("a quota of 10 objects' bytes written from 3 gateways: %d written, %d refused", ok.Load(), over.Load())
+	}
+	u := oc.ok("branch/get", map[string]any{"repo": repo, "name": "small"})["branch"].(map[string]any)["usage"].(map[string]any)
+	if u["bytes"] != float64(10*1024+1) || u["objects"] != float64(11) {
+		t.Fatalf("usage %v", u)
+	}
+}

@@ -18,7 +18,6 @@ import (
 // vanish for S3 and the control API, and the gateway recycles it; a run's
 // forked branch gets the role's limits and never expires before its lease.
 func TestBranchLimits(t *testing.T) {
-	nastest.SkipInCluster(t, "branch quotas are counted per gateway (README: not yet shared)")
 	t.Parallel()
 	ctx := context.Background()
 	srv := nastest.Start(t)

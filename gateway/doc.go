@@ -14,7 +14,7 @@
 //
 // Gateways sharing a metadata store (Config.Meta, PostgreSQL) and one
 // chunk directory are stateless: budgets are charged in the store in one
-// transaction per charge, a branch's commits, merges and restores take a
+// transaction per charge, quota branches' usage is kept in the store, a branch's commits, merges and restores take a
 // lock held in the store (kvlock), the flight recorder's appends read
 // and write the one chain head serializably (one global chain), and a
 // garbage collection runs only while no other gateway is live

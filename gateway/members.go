@@ -167,6 +167,7 @@ func (g *Gateway) share(ctx context.Context, c Config) error {
 	g.Branches.SetLocker(locks)
 	g.Gates.SetLocker(locks)
 	g.Leases.SetShared(c.Log)
+	g.Branches.SetSharedQuotas()
 	host, _ := os.Hostname()
 	g.members = newMembers(g.kv, locks, host, c.Log)
 	// Duties are held for a gateway's life; a waiter polls every 2 s.

@@ -31,6 +31,9 @@ const (
 	DeletedBranch = "BD/"
 	// Scratch indexes scratch files by when they expire.
 	Scratch = "SX/"
+	// BranchUsage is a quota branch's usage, kept in the store when
+	// gateways share it.
+	BranchUsage = "BU/"
 
 	// manifest: immutable values keyed by their hash.
 	Node    = "n/"
@@ -117,6 +120,7 @@ var All = []Space{
 	{RepoConfig, "branch", "a repository's named configuration document (bucket tagging, ...)"},
 	{DeletedBranch, "branch", "a deleted branch's head and fork point, restorable for a retention window"},
 	{Scratch, "branch", "scratch files by expiry, for the sweep that deletes them"},
+	{BranchUsage, "branch", "a quota branch's usage (bytes, objects), with several gateways"},
 	{Node, "manifest", "tree node"},
 	{Content, "manifest", "content list"},
 	{Commit, "manifest", "commit"},
