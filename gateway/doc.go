@@ -12,13 +12,16 @@
 // Badger allows one process per directory; a second gateway on the same
 // directory fails to start rather than corrupting it.
 //
-// Gateways sharing a metadata store (Config.Meta, PostgreSQL) and one
-// chunk directory are stateless: budgets are charged in the store in one
-// transaction per charge, quota branches' usage is kept in the store, a branch's commits, merges and restores take a
-// lock held in the store (kvlock), the flight recorder's appends read
-// and write the one chain head serializably (one global chain), and a
-// garbage collection runs only while no other gateway is live
-// (branch.ErrPeers); gateways that start meanwhile wait for it.
+// Gateways sharing a metadata store (Config.Meta, PostgreSQL), one chunk
+// store (a shared directory, or a bucket: Config.Chunks) and one keyring
+// are stateless: budgets are charged in the store in one transaction per
+// charge, quota branches' usage is kept in the store, a branch's
+// commits, merges and restores and gate decisions take a lock held in
+// the store (kvlock), the flight recorder's appends read and write the
+// one chain head serializably (one global chain), webhooks, expiry and
+// checks are duties one gateway holds, and a garbage collection runs
+// only while no other gateway is live (branch.ErrPeers); gateways that
+// start meanwhile wait for it.
 //
 // kv layout:
 //
