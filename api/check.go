@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/check"
+	"github.com/agentnas/nas/gate"
 )
 
 // Pre-merge checks: registering them, the rules that require them and
@@ -129,13 +130,7 @@ func (h *Handler) checkRequire(ctx context.Context, c *call, a *apiv1.CheckRequi
 }
 
 func (h *Handler) checkResults(ctx context.Context, c *call, a *apiv1.CheckResultsRequest) (*apiv1.CheckResultsResponse, error) {
-	if err := h.needChecks(); err != nil {
-		return nil, err
-	}
-	if err := required("proposal_id", a.ProposalID); err != nil {
-		return nil, err
-	}
-	p, err := h.gates.GetProposal(ctx, a.ProposalID)
+	p, err := h.checkedProposal(ctx, a.ProposalID)
 	if err != nil {
 		return nil, err
 	}
@@ -149,13 +144,7 @@ func (h *Handler) checkResults(ctx context.Context, c *call, a *apiv1.CheckResul
 // checkRerun runs a proposal's checks again: only a proposal that still
 // waits at its gate, for its digest.
 func (h *Handler) checkRerun(ctx context.Context, c *call, a *apiv1.CheckRerunRequest) (*apiv1.CheckResultsResponse, error) {
-	if err := h.needChecks(); err != nil {
-		return nil, err
-	}
-	if err := required("proposal_id", a.ProposalID); err != nil {
-		return nil, err
-	}
-	p, err := h.gates.GetProposal(ctx, a.ProposalID)
+	p, err := h.checkedProposal(ctx, a.ProposalID)
 	if err != nil {
 		return nil, err
 	}
@@ -168,4 +157,20 @@ func (h *Handler) checkRerun(ctx context.Context, c *call, a *apiv1.CheckRerunRe
 		return nil, gateError(err)
 	}
 	return &apiv1.CheckResultsResponse{Results: checkResultsOut(rs)}, nil
+}
+
+// checkedProposal is the proposal id names, for the check operations on
+// it; one that is not there is 404.
+func (h *Handler) checkedProposal(ctx context.Context, id string) (*gate.Proposal, error) {
+	if err := h.needChecks(); err != nil {
+		return nil, err
+	}
+	if err := required("proposal_id", id); err != nil {
+		return nil, err
+	}
+	p, err := h.gates.GetProposal(ctx, id)
+	if err != nil {
+		return nil, gateError(err)
+	}
+	return p, nil
 }

@@ -326,4 +326,8 @@ func TestChecksRerun(t *testing.T) {
 		t.Fatalf("after rerun: %v", r)
 	}
 	c.ok("gate/approve", map[string]any{"gate_id": p["gate_id"]})
+	// A proposal that is not there is 404, not a server error.
+	for _, op := range []string{"check/results", "check/rerun"} {
+		c.fails(op, map[string]any{"proposal_id": "pr_nope"}, 404, "NotFound")
+	}
 }
