@@ -20,6 +20,26 @@ import (
 type Cycle struct {
 	s     *Store
 	start int64 // unix nanoseconds; records written at or after it are spared
+	o     CycleOptions
+	spare map[uint64]bool // o.Spare
+}
+
+// CycleOptions tunes a cycle that runs while other gateways share the
+// index (they set Store.Floor at Start). The zero value is a cycle of this
+// store alone.
+type CycleOptions struct {
+	// Start is the cycle's start (unix nanoseconds; 0: now): records
+	// created at or after it are spared.
+	Start int64
+	// Spare lists the segments other gateways had open (Store.Floor).
+	Spare []uint64
+	// Skew spares segments modified after Start-Skew as well: other
+	// writers' clocks, and an S3 server's, are not this one's.
+	Skew time.Duration
+	// Check, if set, runs in every transaction that deletes and before
+	// segments are removed; its error stops the sweep (the collection
+	// may no longer go on, for one because its lock lapsed).
+	Check func(kv.Reader) error
 }
 
 // SweepStats reports what a sweep reclaimed.
@@ -39,11 +59,50 @@ type SweepStats struct {
 
 // BeginCycle starts a collection cycle. Call it before marking, so that any
 // chunk an in-flight upload references survives the sweep.
-func (s *Store) BeginCycle() *Cycle {
+func (s *Store) BeginCycle() *Cycle { return s.BeginCycleWith(CycleOptions{}) }
+
+// BeginCycleWith is BeginCycle with options.
+func (s *Store) BeginCycleWith(o CycleOptions) *Cycle {
 	s.mu.Lock()
 	s.touched = map[chunk.Hash]struct{}{}
 	s.mu.Unlock()
-	return &Cycle{s: s, start: now()}
+	c := &Cycle{s: s, start: o.Start, o: o, spare: map[uint64]bool{}}
+	if c.start == 0 {
+		c.start = now()
+	}
+	for _, id := range o.Spare {
+		c.spare[id] = true
+	}
+	return c
+}
+
+// check runs the cycle's Check, if any.
+func (c *Cycle) check(r kv.Reader) error {
+	if c.o.Check == nil {
+		return nil
+	}
+	return c.o.Check(r)
+}
+
+// keepSegment says whether segment id, last modified at mod, stays though
+// no record references it: it is open here, was open on another gateway
+// at the cycle's start, or was written since (minus the skew).
+func (c *Cycle) keepSegment(id uint64, mod time.Time) bool {
+	if c.spare[id] || !mod.Before(time.Unix(0, c.start).Add(-c.o.Skew)) {
+		return true
+	}
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	_, open := c.s.open[id]
+	return open
+}
+
+// checkNow runs the cycle's Check in a read of its own.
+func (c *Cycle) checkNow(ctx context.Context) error {
+	if c.o.Check == nil {
+		return nil
+	}
+	return c.s.db.View(ctx, c.o.Check)
 }
 
 // End finishes the cycle.
@@ -87,6 +146,9 @@ func (c *Cycle) Sweep(ctx context.Context, live func(chunk.Hash) bool) (SweepSta
 	// spared because they were rewritten or pinned).
 	if err := c.markSegments(ctx, liveSegs); err != nil {
 		return st, fmt.Errorf("sweep rescan: %w", err)
+	}
+	if err := c.checkNow(ctx); err != nil {
+		return st, fmt.Errorf("sweep: %w", err)
 	}
 	if err := c.removeSegments(liveSegs, &st); err != nil {
 		return st, err
@@ -158,6 +220,9 @@ func (c *Cycle) deleteRecords(ctx context.Context, del []chunk.Hash) ([]record, 
 	var gone []record
 	err := c.s.db.Update(ctx, func(txn kv.Txn) error {
 		gone = gone[:0] // the transaction may be retried
+		if err := c.check(txn); err != nil {
+			return err
+		}
 		for _, h := range del {
 			v, err := txn.Get(indexKey(h))
 			if errors.Is(err, kv.ErrNotFound) {
@@ -198,11 +263,10 @@ func (c *Cycle) markSegments(ctx context.Context, liveSegs map[uint64]bool) erro
 }
 
 // removeSegments deletes the segment files that are not in liveSegs and
-// are older than the cycle, counting them in st.
+// not kept (keepSegment), counting them in st.
 func (c *Cycle) removeSegments(liveSegs map[uint64]bool, st *SweepStats) error {
-	startTime := time.Unix(0, c.start)
 	return c.s.walkSegments(func(id uint64, path string, info fs.FileInfo) error {
-		if liveSegs[id] || !info.ModTime().Before(startTime) {
+		if liveSegs[id] || c.keepSegment(id, info.ModTime()) {
 			return nil
 		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -91,11 +91,10 @@ func (u *Upload) dropRemote() {
 // removeRemoteSegments deletes the remote segments that are not in
 // liveSegs and were stored before the cycle began.
 func (c *Cycle) removeRemoteSegments(ctx context.Context, liveSegs map[uint64]bool, st *SweepStats) error {
-	startTime := time.Unix(0, c.start)
 	var dead []string
 	err := c.s.remote.List(ctx, func(name string, size int64, modified time.Time) error {
 		id, ok := parseSegName(name)
-		if !ok || liveSegs[id] || !modified.Before(startTime) {
+		if !ok || liveSegs[id] || c.keepSegment(id, modified) {
 			return nil
 		}
 		dead = append(dead, name)

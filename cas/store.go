@@ -35,9 +35,15 @@ type Store struct {
 
 	remote Remote // where sealed segments live (nil: dir)
 
-	mu      sync.Mutex              // guards pins and touched
+	mu      sync.Mutex              // guards the fields below
 	pins    map[chunk.Hash]int      // chunks referenced by open Uploads
 	touched map[chunk.Hash]struct{} // pins released during a GC cycle; nil outside one
+	open    map[uint64]struct{}     // segments open Uploads write
+	// floor stamps what Records write while another gateway collects
+	// (Floor; 0: none); unfloored counts the open Uploads that recorded
+	// without it.
+	floor     int64
+	unfloored int
 }
 
 // Options tunes a Store.
@@ -87,7 +93,7 @@ func Open(dir string, db kv.DB, o Options) (*Store, error) {
 		o.Observer = nopObserver{}
 	}
 	return &Store{db: db, dir: dir, files: newFileCache(128), log: o.Log, onSync: o.OnSync, obs: o.Observer,
-		remote: o.Remote, pins: map[chunk.Hash]int{}}, nil
+		remote: o.Remote, pins: map[chunk.Hash]int{}, open: map[uint64]struct{}{}}, nil
 }
 
 // Close releases open segment files.

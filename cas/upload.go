@@ -61,6 +61,9 @@ type Upload struct {
 	recorded bool
 	pushed   bool // the segment is stored remotely (Options.Remote)
 	closed   bool
+	// unfloored says Record ran without a floor (Store.Floor waits for
+	// such Uploads to close).
+	unfloored bool
 }
 
 // NewUpload starts a write session.
@@ -136,6 +139,9 @@ func (u *Upload) openSegment() error {
 		return fmt.Errorf("create segment: %w", err)
 	}
 	u.seg = f
+	u.s.mu.Lock()
+	u.s.open[u.segID] = struct{}{}
+	u.s.mu.Unlock()
 	return nil
 }
 
@@ -404,12 +410,21 @@ func (u *Upload) syncRemote(ctx context.Context) error {
 
 // Record writes the index records of the new chunks into txn; call it inside
 // the kv transaction that commits the entry referencing them, after Sync.
+// While another gateway collects (Store.Floor), it also stamps the chunks
+// the Upload reuses, and fails with ErrCollected if one is gone.
 func (u *Upload) Record(txn kv.Txn) error {
 	if u.seg != nil && !u.synced {
 		return errors.New("cas: Record before Sync")
 	}
+	floor := u.s.recordFloor(u)
 	for h, rec := range u.recs {
+		rec.created = max(rec.created, floor)
 		if err := txn.Set(indexKey(h), rec.encode()); err != nil {
+			return err
+		}
+	}
+	if floor != 0 {
+		if err := u.stampReused(txn, floor); err != nil {
 			return err
 		}
 	}
@@ -445,6 +460,12 @@ func (u *Upload) Close() {
 	}
 	u.s.unpin(u.pinned)
 	u.pinned = nil
+	u.s.mu.Lock()
+	delete(u.s.open, u.segID)
+	if u.unfloored {
+		u.s.unfloored--
+	}
+	u.s.mu.Unlock()
 }
 
 // syncDir fsyncs directory dir, making the files created in it durable.
