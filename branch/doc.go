@@ -56,6 +56,9 @@
 //	                                       branch name, version ID)
 //	BU/<repo><branch>                      a quota branch's usage (JSON), kept
 //	                                       with several gateways (SetSharedQuotas)
+//	LM/<content hash>                      a content list a write stored while
+//	                                       another gateway collects (value: that
+//	                                       collection's epoch; online.go)
 //
 // Concurrency: Service is safe for concurrent use. Commits on one branch are
 // serialized by an in-process lock, or by the Locker given to SetLocker

@@ -45,8 +45,8 @@ var (
 	ErrInvalidPartOrder = fmt.Errorf("part order: %w", ErrInvalid)
 	ErrEntityTooSmall   = fmt.Errorf("part too small: %w", ErrInvalid)
 	ErrDefaultBranch    = fmt.Errorf("the default branch cannot be deleted: %w", ErrConflict)
-	// ErrPeers refuses a collection while other gateways share the
-	// metadata store: their in-flight uploads pin chunks in their own
-	// memory, which a sweep cannot see.
-	ErrPeers = fmt.Errorf("other gateways are live on this metadata store: %w", ErrConflict)
+	// ErrPeers refuses a collection the gateways sharing the metadata
+	// store do not admit now: another one is collecting, or one of them
+	// did not take part in time.
+	ErrPeers = fmt.Errorf("the gateways on this metadata store do not admit a collection now: %w", ErrConflict)
 )

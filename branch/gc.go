@@ -152,45 +152,21 @@ func (m *marker) tree(ctx context.Context, t *tree.Tree, root chunk.Hash) error 
 // younger than the retention window reachable from them, staging,
 // version records younger than the window, open multipart uploads, and
 // every registered RootSource (AddRoots). Commits are blocked while it
-// runs; PUTs are not (the chunk store's cycle and the
-// content-list registry protect what they reference).
+// runs, on every gateway that shares the store (HoldForCollection); PUTs
+// are not (the chunk store's cycle and floor, and the content-list
+// registry and marks, protect what they reference).
 func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
-	if s.collectGuard != nil {
-		release, err := s.collectGuard(ctx)
-		if err != nil {
-			err = fmt.Errorf("garbage collection: %w", err)
-			s.collected(GCStats{}, err)
-			return GCStats{}, err
-		}
-		defer release()
-	}
-	st, err := s.collect(ctx, o)
+	st, err := s.collectGuarded(ctx, o)
 	s.collected(st, err)
 	return st, err
 }
 
-// SetCollectGuard makes Collect first call guard, which may refuse (its
-// error is returned) or return the release Collect calls when done:
-// gateways sharing a metadata store collect only alone. Call it before
-// serving.
-func (s *Service) SetCollectGuard(guard func(context.Context) (release func(), err error)) {
-	s.collectGuard = guard
-}
-
-func (s *Service) collect(ctx context.Context, o GCOptions) (GCStats, error) {
+func (s *Service) collectGuarded(ctx context.Context, o GCOptions) (GCStats, error) {
 	var st GCStats
-	if o.Retention == 0 {
-		o.Retention = DefaultRetention
-	}
-	if o.UploadExpiry == 0 {
-		o.UploadExpiry = DefaultUploadExpiry
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	o = o.withDefaults()
 	now := o.Now()
-	cutoff := now.Add(-o.Retention).UnixNano()
-
+	// What only expires, outside the collection: these take branch locks,
+	// which a gateway holding commits back for the collection could hold.
 	if err := s.expireUploads(ctx, now.Add(-o.UploadExpiry).UnixNano(), &st); err != nil {
 		return st, err
 	}
@@ -202,10 +178,43 @@ func (s *Service) collect(ctx context.Context, o GCOptions) (GCStats, error) {
 		return st, err
 	}
 	st.Trash = n
+	adm := Admission{Release: func() {}}
+	if s.collectGuard != nil {
+		if adm, err = s.collectGuard(ctx); err != nil {
+			return st, fmt.Errorf("garbage collection: %w", err)
+		}
+	}
+	defer adm.Release()
+	err = s.collect(ctx, now.Add(-o.Retention).UnixNano(), now, adm, &st)
+	return st, err
+}
 
+func (o GCOptions) withDefaults() GCOptions {
+	if o.Retention == 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.UploadExpiry == 0 {
+		o.UploadExpiry = DefaultUploadExpiry
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// SetCollectGuard makes Collect first call guard, which may refuse (its
+// error is returned) or admit the collection: gateways sharing a metadata
+// store collect one at a time, with the others taking part
+// (HoldForCollection). Call it before serving.
+func (s *Service) SetCollectGuard(guard func(context.Context) (Admission, error)) {
+	s.collectGuard = guard
+}
+
+// collect marks and sweeps under adm.
+func (s *Service) collect(ctx context.Context, cutoff int64, now time.Time, adm Admission, st *GCStats) error {
 	s.gcMu.Lock()
 	defer s.gcMu.Unlock()
-	cycle := s.chunks.BeginCycle()
+	cycle := s.chunks.BeginCycleWith(cas.CycleOptions{Start: adm.Start, Spare: adm.Spare, Skew: adm.Skew, Check: adm.Check})
 	defer cycle.End()
 	s.beginListCycle()
 	defer s.endListCycle()
@@ -214,25 +223,25 @@ func (s *Service) collect(ctx context.Context, o GCOptions) (GCStats, error) {
 		chunks: map[chunk.Hash]struct{}{}, commits: map[manifest.CommitID]struct{}{}}
 	repos, err := s.allRepos(ctx)
 	if err != nil {
-		return st, err
+		return err
 	}
 	for _, rr := range repos {
-		if err := s.markRepo(ctx, m, rr, cutoff, now.Add(-s.DeletedRetention()), &st); err != nil {
-			return st, fmt.Errorf("mark %s: %w", rr.Name, err)
+		if err := s.markRepo(ctx, m, rr, cutoff, now.Add(-s.DeletedRetention()), st); err != nil {
+			return fmt.Errorf("mark %s: %w", rr.Name, err)
 		}
 	}
 	for _, rs := range s.extraRoots() {
 		if err := rs.MarkRoots(ctx, func(h chunk.Hash) { m.chunks[h] = struct{}{} }); err != nil {
-			return st, fmt.Errorf("mark external roots: %w", err)
+			return fmt.Errorf("mark external roots: %w", err)
 		}
 	}
 	// Orphaned keys of deleted repositories and branches are garbage too.
-	if err := s.sweepMeta(ctx, m, repos, &st); err != nil {
-		return st, err
+	if err := s.sweepMeta(ctx, m, adm, st); err != nil {
+		return err
 	}
 	cs, err := cycle.Sweep(ctx, func(h chunk.Hash) bool { _, ok := m.chunks[h]; return ok })
 	st.Chunks = cs
-	return st, err
+	return err
 }
 
 func (s *Service) allRepos(ctx context.Context) ([]*repoRecord, error) {
@@ -391,16 +400,19 @@ func (s *Service) markVersions(ctx context.Context, m *marker, rr *repoRecord, c
 
 // sweepMeta deletes unmarked tree nodes, content lists and commits, and
 // the commit info of expired commits.
-func (s *Service) sweepMeta(ctx context.Context, m *marker, repos []*repoRecord, st *GCStats) error {
+func (s *Service) sweepMeta(ctx context.Context, m *marker, adm Admission, st *GCStats) error {
 	var del [][]byte
+	var lists []chunk.Hash
 	err := s.db.View(ctx, func(r kv.Reader) error {
+		if err := adm.check(r); err != nil {
+			return err
+		}
 		for _, p := range []struct {
 			kind  manifest.Kind
 			live  func(chunk.Hash) bool
 			count *int
 		}{
 			{manifest.KindNode, func(h chunk.Hash) bool { _, ok := m.nodes[h]; return ok }, &st.Nodes},
-			{manifest.KindContent, func(h chunk.Hash) bool { _, ok := m.contents[h]; return ok || s.listTouched(h) }, &st.Contents},
 			{manifest.KindCommit, func(h chunk.Hash) bool { _, ok := m.commits[manifest.CommitID(h)]; return ok }, &st.ExpiredCommits},
 		} {
 			err := manifest.ScanKeys(r, p.kind, func(h chunk.Hash, k []byte) error {
@@ -413,6 +425,15 @@ func (s *Service) sweepMeta(ctx context.Context, m *marker, repos []*repoRecord,
 			if err != nil {
 				return err
 			}
+		}
+		err := manifest.ScanKeys(r, manifest.KindContent, func(h chunk.Hash, _ []byte) error {
+			if _, ok := m.contents[h]; !ok && !s.listTouched(h) {
+				lists = append(lists, h)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		// Commit info of expired commits.
 		return r.Scan(kv.Prefix([]byte(keyspace.CommitInfo)), func(k, _ []byte) error {
@@ -430,7 +451,12 @@ func (s *Service) sweepMeta(ctx context.Context, m *marker, repos []*repoRecord,
 	if err != nil {
 		return err
 	}
-	return s.deleteKeys(ctx, del)
+	if err := s.deleteKeys(ctx, del); err != nil {
+		return err
+	}
+	n, err := s.deleteLists(ctx, lists, adm)
+	st.Contents += n
+	return err
 }
 
 func (s *Service) deleteKeys(ctx context.Context, keys [][]byte) error {

@@ -101,7 +101,8 @@ func (s *Service) PutPart(ctx context.Context, repo, key, id string, n int, part
 	if n < 1 || n > 10000 {
 		return fmt.Errorf("part number %d: must be 1-10000: %w", n, ErrInvalidPart)
 	}
-	defer s.touchLists(recs)()
+	recs, done := s.enterWrite(recs)
+	defer done()
 	return s.db.Update(ctx, func(txn kv.Txn) error {
 		rr, err := s.repo(txn, repo)
 		if err != nil {
@@ -190,7 +191,8 @@ func (s *Service) CompleteUpload(ctx context.Context, repo, key, id string, e *m
 	}
 	out := *e
 	var rrID uint64
-	defer s.touchLists(recs)()
+	recs, done := s.enterWrite(recs)
+	defer done()
 	var q *quotaTxn
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
 		q.release()

@@ -217,7 +217,8 @@ func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest
 		return nil, err
 	}
 	out := *e
-	defer s.touchLists(recs)()
+	recs, done := s.enterWrite(recs)
+	defer done()
 	var q *quotaTxn
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
 		q.release()

@@ -40,9 +40,14 @@ type Service struct {
 	// sharedQuotas keeps quota usage in the store (SetSharedQuotas).
 	sharedQuotas bool
 	// collectGuard admits a collection (SetCollectGuard; nil: always).
-	collectGuard func(context.Context) (func(), error)
-	roots        map[manifest.CommitID]chunk.Hash
-	trees        sync.Map // repo ID -> *tree.Tree
+	collectGuard func(context.Context) (Admission, error)
+	// listEpoch is the other gateway's collection this one takes part in
+	// (HoldForCollection; ""); unmarked counts the writes in flight that
+	// began without it. Guarded by mu.
+	listEpoch string
+	unmarked  int
+	roots     map[manifest.CommitID]chunk.Hash
+	trees     sync.Map // repo ID -> *tree.Tree
 	// touchedLists holds content lists written during a collection; nil
 	// outside one. Guarded by mu.
 	touchedLists map[chunk.Hash]struct{}

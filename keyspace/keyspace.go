@@ -34,6 +34,9 @@ const (
 	// BranchUsage is a quota branch's usage, kept in the store when
 	// gateways share it.
 	BranchUsage = "BU/"
+	// ListMark marks a content list a write referenced while another
+	// gateway collected, so that collection spares it.
+	ListMark = "LM/"
 
 	// manifest: immutable values keyed by their hash.
 	Node    = "n/"
@@ -88,6 +91,9 @@ const (
 	// serialize branch work and collections with.
 	Gateway = "GW/"
 	Lock    = "GL/"
+	// Epoch is the collection running across the gateways: its start and
+	// the gateways that take part.
+	Epoch = "GE/"
 
 	// hook: webhooks and their delivery logs.
 	Hook         = "HK/"
@@ -121,6 +127,7 @@ var All = []Space{
 	{DeletedBranch, "branch", "a deleted branch's head and fork point, restorable for a retention window"},
 	{Scratch, "branch", "scratch files by expiry, for the sweep that deletes them"},
 	{BranchUsage, "branch", "a quota branch's usage (bytes, objects), with several gateways"},
+	{ListMark, "branch", "a content list written while another gateway collects, with that collection's ID"},
 	{Node, "manifest", "tree node"},
 	{Content, "manifest", "content list"},
 	{Commit, "manifest", "commit"},
@@ -155,4 +162,5 @@ var All = []Space{
 	{Idempotency, "api", "the answer of an idempotent control call"},
 	{Gateway, "gateway", "a gateway sharing the metadata store: its ID and heartbeat"},
 	{Lock, "gateway", "a lock held across gateways (a branch's commits, a collection)"},
+	{Epoch, "gateway", "the collection running across gateways: its ID, start and the gateways taking part"},
 }

@@ -1,0 +1,87 @@
+package branch_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/cas/castest"
+	"github.com/agentnas/nas/chunk"
+	"github.com/agentnas/nas/keyspace"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/manifest"
+)
+
+// TestCollectSparesListsMarkedByAnotherGateway: two services on one store
+// stand for two gateways. While "there" takes part in a collection "here"
+// runs, the content lists its writes store are marked with the epoch, and
+// the collection spares them though no entry it marked names them; a list
+// written without a mark goes, and the marks are cleared.
+func TestCollectSparesListsMarkedByAnotherGateway(t *testing.T) {
+	ctx := context.Background()
+	chunks, db, dir := castest.Open(t)
+	here := branch.New(db, chunks, nil)
+	thereChunks, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer thereChunks.Close()
+	there := branch.New(db, thereChunks, nil)
+	if _, err := here.CreateRepo(ctx, "gcm", branch.CreateRepoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	list := func(seed byte) branch.ContentRecord {
+		data := (&manifest.Content{Chunks: []chunk.Ref{{Hash: chunk.Sum([]byte{seed}), Size: 1}}}).Encode()
+		return branch.ContentRecord{Hash: chunk.Sum(data), Data: data}
+	}
+	unmarked, marked := list(1), list(2)
+	if _, err := here.Put(ctx, "gcm", "main", "a", &manifest.Entry{Size: 1, ETag: "a"}, branch.Condition{}, unmarked); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now().UnixNano()
+	_, release, err := there.HoldForCollection(ctx, "gc_test", start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if _, err := there.Put(ctx, "gcm", "main", "b", &manifest.Entry{Size: 1, ETag: "b"}, branch.Condition{}, marked); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(t, db, append([]byte(keyspace.ListMark), marked.Hash[:]...)) {
+		t.Fatal("a write while taking part in a collection left no mark on its content list")
+	}
+	here.SetCollectGuard(func(context.Context) (branch.Admission, error) {
+		return branch.Admission{Release: func() {}, Epoch: "gc_test", Start: start}, nil
+	})
+	st, err := here.Collect(ctx, branch.GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exists(t, db, manifest.ContentKey(marked.Hash)) {
+		t.Fatalf("the marked content list was collected: %+v", st)
+	}
+	if exists(t, db, manifest.ContentKey(unmarked.Hash)) {
+		t.Fatal("an unreferenced, unmarked content list survived")
+	}
+	if exists(t, db, append([]byte(keyspace.ListMark), marked.Hash[:]...)) {
+		t.Fatal("the collection left its marks")
+	}
+}
+
+func exists(t *testing.T, db kv.DB, key []byte) bool {
+	t.Helper()
+	found := false
+	err := db.View(context.Background(), func(r kv.Reader) error {
+		_, err := r.Get(key)
+		found = err == nil
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
