@@ -249,9 +249,9 @@ func (h *Handler) rewriteHistory(ctx context.Context, c *call, a *apiv1.ForgetRe
 	rep.Report.History = fmt.Sprintf("rewritten (%d commits, %d of them held a forgotten key; %d versions dropped)", st.Commits, st.Changed, st.Versions)
 	gc, err := h.b.Collect(ctx, branch.GCOptions{Retention: maxRetention})
 	if errors.Is(err, branch.ErrPeers) {
-		// Done but for the bytes: they go at the next collection, which
-		// needs the other gateways stopped.
-		rep.Report.History += "; the bytes stay on disk until a collection runs with the other gateways stopped (nas gc)"
+		// Done but for the bytes: they go at the next collection (another
+		// gateway is collecting, or one did not take part).
+		rep.Report.History += "; the bytes stay on disk until the next collection (nas gc): " + err.Error()
 		rep.State = "pending_collection"
 		return h.newHeads(ctx, a.Repo, rep)
 	}

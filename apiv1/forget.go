@@ -107,7 +107,7 @@ type ForgetReport struct {
 	Report         ForgetOutcome       `json:"report"`
 	Removed        map[string][]string `json:"removed"`
 	Commits        map[string]string   `json:"commits,omitempty"`
-	State          string              `json:"state"` // dry_run, done, pending_history, pending_collection (several gateways: nas gc with the others stopped)
+	State          string              `json:"state"` // dry_run, done, pending_history, pending_collection (several gateways: the collection was not admitted; nas gc later)
 	DryRun         bool                `json:"dry_run,omitempty"`
 }
 

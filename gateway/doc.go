@@ -19,13 +19,17 @@
 // commits, merges and restores and gate decisions take a lock held in
 // the store (kvlock), the flight recorder's appends read and write the
 // one chain head serializably (one global chain), webhooks, expiry and
-// checks are duties one gateway holds, and a garbage collection runs
-// only while no other gateway is live (branch.ErrPeers); gateways that
-// start meanwhile wait for it.
+// checks and periodic collections are duties one gateway holds, and a
+// garbage collection on one gateway runs with the others taking part
+// (epoch.go; branch.HoldForCollection).
 //
 // kv layout:
 //
-//	GW/<gateway id>       a live gateway (JSON: host, start, heartbeat)
+//	GW/<gateway id>       a live gateway (JSON: host, start, heartbeat,
+//	                      the collection it takes part in and the
+//	                      segments it had open then)
+//	GE/current            the collection running across gateways (JSON:
+//	                      ID, collector, start, the gateways taking part)
 //	GL/<name>             a lock across gateways (JSON: holder token,
 //	                      expiry): <repo>\x00<branch> for head-moving
 //	                      work, gc for a collection

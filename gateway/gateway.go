@@ -76,6 +76,10 @@ type Config struct {
 	// DATA/keys). Keep it out of backups of the data directory, or
 	// destroying a key does not reach them.
 	KeysDir string
+	// ClockSkew is the clock difference tolerated between gateways
+	// sharing a metadata store, and their chunk bucket (0: a minute): a
+	// collection keeps the segments written within it of its start.
+	ClockSkew time.Duration
 }
 
 // Gateway is an opened data directory with its handlers.

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
+	"sync"
 	"time"
 
-	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/keyspace"
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/kv/kvlock"
@@ -30,6 +29,10 @@ type member struct {
 	Host      string `json:"host,omitempty"`
 	Started   int64  `json:"started_unix_nano"`
 	Heartbeat int64  `json:"heartbeat_unix_nano"`
+	// Epoch is the other gateway's collection this one takes part in,
+	// and Open the segments its uploads had open when it began to.
+	Epoch string   `json:"epoch,omitempty"`
+	Open  []uint64 `json:"open_segments,omitempty"`
 }
 
 // members announces this gateway in a shared metadata store and keeps
@@ -38,57 +41,66 @@ type members struct {
 	db     kv.DB
 	locks  *kvlock.Locks // branch work and collections
 	duties *kvlock.Locks // duties (webhooks, expiry), polled slowly
-	self   member
 	log    *slog.Logger
 	now    func() time.Time
+
+	mu   sync.Mutex // guards self
+	self member
+
+	// hold takes part in another gateway's collection
+	// (branch.Service.HoldForCollection).
+	hold        func(ctx context.Context, epoch string, start int64) ([]uint64, func(), error)
+	ackWait     time.Duration // how long a collector waits for the others
+	skew        time.Duration // the clock difference collections tolerate
+	followEvery time.Duration // how often the epoch record is read
+	part        part          // owned by the follow goroutine
+	stopFollow  func()        // ends follow and waits for it
 }
 
 func memberKey(id string) []byte { return []byte(keyspace.Gateway + id) }
 
 func newMembers(db kv.DB, locks *kvlock.Locks, host string, log *slog.Logger) *members {
 	return &members{db: db, locks: locks, duties: locks, log: log, now: time.Now,
-		self: member{ID: lease.NewID("gw_"), Host: host}}
+		self: member{ID: lease.NewID("gw_"), Host: host}, ackWait: ackWait, followEvery: followEvery, skew: epochSkew,
+		stopFollow: func() {}}
 }
 
-// join writes this gateway's entry, waiting while another gateway
-// collects garbage: a gateway that came up during a sweep could
-// reference a chunk the sweep is deleting. The wait and the collector's
-// check of live gateways are serializable transactions on the same keys,
-// so one of them sees the other.
+// join writes this gateway's entry in a transaction that reads the
+// collection epoch, then takes part in a collection in progress before it
+// returns: the collector's epoch transaction scans the entries, so either
+// this gateway is among those the collector waits for, or it sees the
+// epoch here. It then follows the epoch record until leave.
 func (m *members) join(ctx context.Context) error {
+	m.mu.Lock()
 	m.self.Started = m.now().UnixNano()
-	for warned := false; ; {
-		busy := false
-		err := m.db.Update(ctx, func(txn kv.Txn) error {
-			held, err := m.locks.Held(txn, gcLock)
-			if err != nil || held {
-				busy = held
-				return err
-			}
-			return m.put(txn)
-		})
-		if err != nil {
-			return fmt.Errorf("join the gateways of the metadata store: %w", err)
+	m.mu.Unlock()
+	err := m.db.Update(ctx, func(txn kv.Txn) error {
+		if _, err := readEpoch(txn); err != nil {
+			return err
 		}
-		if !busy {
-			return nil
-		}
-		if !warned {
-			m.log.Warn("another gateway is collecting garbage; waiting for it to finish before serving")
-			warned = true
-		}
-		select {
-		case <-time.After(time.Second):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return m.put(txn)
+	})
+	if err != nil {
+		return fmt.Errorf("join the gateways of the metadata store: %w", err)
 	}
+	m.followOnce(ctx)
+	fctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.follow(fctx)
+	}()
+	var once sync.Once
+	m.stopFollow = func() { once.Do(func() { cancel(); <-done }) }
+	return nil
 }
 
 // put writes the entry with a fresh heartbeat.
 func (m *members) put(txn kv.Txn) error {
+	m.mu.Lock()
 	m.self.Heartbeat = m.now().UnixNano()
 	b, err := json.Marshal(m.self)
+	m.mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -114,9 +126,10 @@ func (m *members) run(ctx context.Context) {
 
 // leave deletes the entry (a killed gateway's lapses after memberTTL).
 func (m *members) leave() {
+	m.stopFollow()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := m.db.Update(ctx, func(txn kv.Txn) error { return txn.Delete(memberKey(m.self.ID)) })
+	err := m.db.Update(ctx, func(txn kv.Txn) error { return txn.Delete(memberKey(m.id())) })
 	if err != nil {
 		m.log.Warn("leaving the gateways of the metadata store", "err", err)
 	}
@@ -136,32 +149,16 @@ func (m *members) live(r kv.Reader) ([]member, error) {
 	return out, err
 }
 
-// collect takes the cluster-wide collection lock if no other gateway is
-// live (branch.ErrPeers otherwise) and returns its release; joining gateways
-// wait until it is released.
-func (m *members) collect(ctx context.Context) (release func(), err error) {
-	return m.locks.TryIf(ctx, gcLock, func(r kv.Reader) error {
-		ms, err := m.live(r)
-		if err != nil {
-			return err
-		}
-		var others []string
-		for _, e := range ms {
-			if e.ID != m.self.ID {
-				others = append(others, e.ID+" on "+e.Host)
-			}
-		}
-		if len(others) > 0 {
-			return fmt.Errorf("%w: %s; collect with the others stopped (a killed one counts as live for %s)",
-				branch.ErrPeers, strings.Join(others, ", "), memberTTL)
-		}
-		return nil
-	})
+// id is this gateway's ID.
+func (m *members) id() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.self.ID
 }
 
 // share makes the services safe beside other gateways on the same
 // metadata store and joins them: budgets charged in the store, branch
-// work under locks held in it, collections only alone.
+// work under locks held in it, collections with the others taking part.
 func (g *Gateway) share(ctx context.Context, c Config) error {
 	locks := kvlock.New(g.kv, keyspace.Lock, kvlock.Options{Log: c.Log})
 	g.Branches.SetLocker(locks)
@@ -172,6 +169,10 @@ func (g *Gateway) share(ctx context.Context, c Config) error {
 	g.members = newMembers(g.kv, locks, host, c.Log)
 	// Duties are held for a gateway's life; a waiter polls every 2 s.
 	g.members.duties = kvlock.New(g.kv, keyspace.Lock, kvlock.Options{Log: c.Log, MaxPoll: 2 * time.Second})
+	g.members.hold = g.Branches.HoldForCollection
+	if c.ClockSkew > 0 {
+		g.members.skew = c.ClockSkew
+	}
 	g.Branches.SetCollectGuard(g.members.collect)
 	return g.members.join(ctx)
 }
@@ -182,11 +183,21 @@ func (m *members) peers(ctx context.Context) (bool, error) {
 	err := m.db.View(ctx, func(r kv.Reader) error {
 		ms, err := m.live(r)
 		for _, e := range ms {
-			others = others || e.ID != m.self.ID
+			others = others || e.ID != m.id()
 		}
 		return err
 	})
 	return others, err
+}
+
+// AsDuty returns fn made a duty: with other gateways on the metadata
+// store, only the one holding the duty's lock runs it (the others take
+// over when it stops); alone, fn itself.
+func (g *Gateway) AsDuty(name string, fn func(context.Context)) func(context.Context) {
+	if g.members == nil {
+		return fn
+	}
+	return g.members.duty(name, fn)
 }
 
 // duty runs fn, background work one gateway does for all (webhook

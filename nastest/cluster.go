@@ -69,6 +69,9 @@ func startCluster(t testing.TB, o Options, n int) *Server {
 		t.Fatalf("nastest: %v", err)
 	}
 	o.Meta, o.ChunksDir, o.KeysDir = dsn, t.TempDir(), t.TempDir()
+	if o.ClockSkew == 0 {
+		o.ClockSkew = 100 * time.Millisecond
+	}
 	srv := &Server{}
 	if os.Getenv(ChunksEnv) == "s3" {
 		o.ChunksBucket = true

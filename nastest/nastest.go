@@ -74,6 +74,9 @@ type Options struct {
 	// KeysDir is the keyring of sealed content's keys ("": DATA/keys);
 	// gateways sharing a metadata store share it too.
 	KeysDir string
+	// ClockSkew is gateway.Config's; a cluster's gateways share this
+	// machine's clock, so StartCluster makes it 100 ms.
+	ClockSkew time.Duration
 	// Gateways above one makes Start start a cluster (StartCluster); zero
 	// means NAS_TEST_GATEWAYS, else one.
 	Gateways int
@@ -130,7 +133,7 @@ func startOne(t testing.TB, o Options) *Server {
 		Sources: o.Sources,
 		Hooks:   o.Hooks,
 		Meta:    o.Meta, ChunksDir: o.ChunksDir, KeysDir: o.KeysDir, Chunks: o.Chunks,
-		Checks: o.Checks,
+		Checks: o.Checks, ClockSkew: o.ClockSkew,
 	})
 	if err != nil {
 		t.Fatalf("open gateway: %v", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -14,6 +15,7 @@ import (
 type chunkFlags struct {
 	chunks, endpoint, region string
 	accessKey, secretKey     string
+	skew                     time.Duration
 }
 
 // add defines the flags on f.
@@ -23,11 +25,13 @@ func (o *chunkFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&o.region, "chunks-region", "", "with --chunks s3://: the bucket's region (default us-east-1)")
 	f.StringVar(&o.accessKey, "chunks-access-key", "", "with --chunks s3://: the access key (prefer $NAS_CHUNKS_ACCESS_KEY)")
 	f.StringVar(&o.secretKey, "chunks-secret-key", "", "with --chunks s3://: the secret key (prefer $NAS_CHUNKS_SECRET_KEY: a command line is visible to every user)")
+	f.DurationVar(&o.skew, "clock-skew", 0, "with --meta: the clock difference tolerated between the gateways and the chunk bucket; a collection keeps segments written within it of its start (default 1m)")
 }
 
 // apply sets c's chunk store from the flags, the keys falling back to
 // the environment.
 func (o *chunkFlags) apply(c *gateway.Config) {
+	c.ClockSkew = o.skew
 	if !s3seg.IsURL(o.chunks) {
 		c.ChunksDir = o.chunks
 		return

@@ -125,11 +125,9 @@ func runServe(ctx context.Context, o serveOptions) error {
 	g.Branches.SetDeletedRetention(o.deletedKeep)
 	g.Branches.SetScratchTTL(o.scratchTTL)
 	g.Start()
-	switch {
-	case o.gcInterval > 0 && gateway.IsSharedMeta(o.meta):
-		log.Info("no periodic garbage collection on a shared metadata store: a collection needs the other gateways stopped ('nas gc --data DIR --meta ... --chunks ...')")
-	case o.gcInterval > 0:
-		go collectEvery(ctx, g, o, log)
+	if o.gcInterval > 0 {
+		// With other gateways, one of them collects for all.
+		go g.AsDuty("gc", func(ctx context.Context) { collectEvery(ctx, g, o, log) })(ctx)
 	}
 	defer reloadOnHangup(ctx, kp, lf, log)()
 	if o.metricsAddr != "" {

@@ -299,3 +299,25 @@ func (l *Locks) Held(r kv.Reader, name string) (bool, error) {
 	}
 	return l.o.Now().UnixNano() < rec.Expires, nil
 }
+
+// Remaining reports, inside a transaction or snapshot, how long the lock
+// name stays held without a renewal (0: it is free or expired). A holder
+// that must stop before others see its lock lapse checks it against a
+// margin for the clocks.
+func (l *Locks) Remaining(r kv.Reader, name string) (time.Duration, error) {
+	b, err := r.Get([]byte(l.prefix + name))
+	switch {
+	case errors.Is(err, kv.ErrNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	}
+	var rec record
+	if json.Unmarshal(b, &rec) != nil {
+		return 0, nil
+	}
+	return max(0, time.Duration(rec.Expires-l.o.Now().UnixNano())), nil
+}
+
+// TTL returns how long a lock outlives its holder's last renewal.
+func (l *Locks) TTL() time.Duration { return l.o.TTL }

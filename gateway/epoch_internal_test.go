@@ -1,0 +1,134 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/keyspace"
+	"github.com/agentnas/nas/kv"
+	"github.com/agentnas/nas/kv/kvlock"
+)
+
+// parts records what HoldForCollection calls a gateway made.
+type parts struct {
+	mu     sync.Mutex
+	epochs []string
+	ended  int
+}
+
+func (p *parts) hold(_ context.Context, epoch string, _ int64) ([]uint64, func(), error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.epochs = append(p.epochs, epoch)
+	return []uint64{7}, func() { p.mu.Lock(); p.ended++; p.mu.Unlock() }, nil
+}
+
+func (p *parts) seen() ([]string, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.epochs), p.ended
+}
+
+// gateways starts n members on one store, without their follow loops
+// (the test calls followOnce), each with its own record of parts.
+func gateways(t *testing.T, n int) ([]*members, []*parts) {
+	t.Helper()
+	db, err := kv.OpenBadger(filepath.Join(t.TempDir(), "kv"), kv.BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var ms []*members
+	var ps []*parts
+	for range n {
+		locks := kvlock.New(db, keyspace.Lock, kvlock.Options{})
+		m := newMembers(db, locks, "test", slog.New(slog.DiscardHandler))
+		p := &parts{}
+		m.hold, m.ackWait, m.followEvery = p.hold, 2*time.Second, time.Hour
+		if err := m.join(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.stopFollow)
+		ms, ps = append(ms, m), append(ps, p)
+	}
+	return ms, ps
+}
+
+// TestEpochWaitsForEveryGateway: a collection is admitted only once the
+// other gateway took part, with the segments it had open; it ends that
+// part when released; and a gateway that never takes part makes the
+// collection fail with ErrPeers instead of running beside it.
+func TestEpochWaitsForEveryGateway(t *testing.T) {
+	ctx := context.Background()
+	ms, ps := gateways(t, 2)
+	type result struct {
+		adm branch.Admission
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		adm, err := ms[0].collect(ctx)
+		done <- result{adm, err}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case r := <-done:
+		t.Fatalf("collection admitted before the other gateway took part: %+v %v", r.adm, r.err)
+	default:
+	}
+	ms[1].followOnce(ctx)
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if epochs, _ := ps[1].seen(); len(epochs) != 1 || epochs[0] != r.adm.Epoch {
+		t.Fatalf("parts taken: %v, want the epoch %s", epochs, r.adm.Epoch)
+	}
+	if !slices.Equal(r.adm.Spare, []uint64{7}) {
+		t.Fatalf("spared segments: %v, want the other gateway's open one", r.adm.Spare)
+	}
+	if err := ms[0].db.View(ctx, r.adm.Check); err != nil {
+		t.Fatalf("check during the collection: %v", err)
+	}
+	if epochs, _ := ps[0].seen(); len(epochs) != 0 {
+		t.Fatalf("the collector took part in its own collection: %v", epochs)
+	}
+
+	// A gateway joining now takes part before it serves.
+	lp := &parts{}
+	m3 := newMembers(ms[0].db, kvlock.New(ms[0].db, keyspace.Lock, kvlock.Options{}), "late", slog.New(slog.DiscardHandler))
+	m3.hold, m3.followEvery = lp.hold, time.Hour
+	if err := m3.join(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m3.stopFollow()
+	if epochs, _ := lp.seen(); len(epochs) != 1 {
+		t.Fatalf("a gateway joining during a collection took parts %v before serving", epochs)
+	}
+
+	r.adm.Release()
+	if err := ms[0].db.View(ctx, r.adm.Check); err == nil {
+		t.Fatal("the check passes after the collection ended")
+	}
+	ms[1].followOnce(ctx)
+	if _, ended := ps[1].seen(); ended != 1 {
+		t.Fatalf("parts ended after the collection: %d, want 1", ended)
+	}
+
+	// Now the others never follow: the collection is refused.
+	start := time.Now()
+	_, err := ms[0].collect(ctx)
+	if !errors.Is(err, branch.ErrPeers) {
+		t.Fatalf("collection with a gateway that does not take part: %v, want ErrPeers", err)
+	}
+	if time.Since(start) < ms[0].ackWait {
+		t.Fatalf("refused after %s, before the wait of %s", time.Since(start), ms[0].ackWait)
+	}
+}
