@@ -113,23 +113,113 @@ func TestClusterCommits(t *testing.T) {
 	}
 }
 
-// TestClusterCollectsAlone: a collection is refused while other gateways
-// are live, and runs once they have stopped.
-func TestClusterCollectsAlone(t *testing.T) {
+// TestClusterCollectsOnline collects garbage on one gateway while the
+// other two take PUTs (new bytes, and bytes of deleted objects, which
+// deduplicate against chunks the collection is about to delete) and
+// commits: writes go on (a 503 is retried), every acknowledged object
+// reads back from every gateway, the collections reclaim the garbage and
+// fsck is clean.
+func TestClusterCollectsOnline(t *testing.T) {
 	t.Parallel()
 	srv := nastest.StartCluster(t, 3, nastest.Options{})
+	own := client(t, srv)
+	const repo = "cgc"
+	createBucket(t, own, repo)
 	oc := ownerCtl(t, srv)
-	oc.fails("admin/gc", map[string]any{}, http.StatusConflict, "Conflict")
-	srv.Members[1].Stop()
-	srv.Members[2].Stop()
-	for range 3 { // the proxy still sends a turn to the stopped ones
-		st, _, b := rawDo(t, http.MethodPost, "http://"+srv.Members[0].Addr+"/_nas/v1/admin/gc", []byte(`{}`), owner, nil)
-		if st == http.StatusOK {
-			return
-		}
-		t.Logf("admin/gc: %d %s", st, b)
+	// Nine objects become garbage; the writers upload the first six
+	// again meanwhile, the last three only the collections see.
+	var garbage [][]byte
+	for i := range 9 {
+		b := randBytes(fmt.Sprint("garbage", i), 1<<20+i*4096)
+		garbage = append(garbage, b)
+		put(t, own, repo, fmt.Sprintf("old/%d", i), b)
 	}
-	t.Fatal("a collection with the other gateways stopped was refused")
+	oc.commit(repo, "main", "garbage to be")
+	for i := range garbage {
+		_, err := own.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(repo), Key: aws.String(fmt.Sprintf("old/%d", i))})
+		must(t, err)
+	}
+	oc.commit(repo, "main", "garbage")
+	time.Sleep(1100 * time.Millisecond) // past the retention the collections get
+
+	acked, retried := writeDuringCollections(t, srv, repo, garbage[:6])
+	for k, b := range acked {
+		for _, m := range srv.Members {
+			got, _ := get(t, client(t, m), repo, k)
+			wantBytes(t, got, b)
+		}
+	}
+	rep := oc.ok("admin/fsck", map[string]any{})
+	if rep["ok"] != true {
+		t.Fatalf("fsck after collections beside writers: %v", rep)
+	}
+	t.Logf("%d PUTs acknowledged, %d answered 503 and retried", len(acked), retried)
+}
+
+// writeDuringCollections runs PUTs and commits on gateways 1 and 2 while
+// gateway 0 collects three times, and returns the acknowledged objects
+// and the number of 503 answers the writers retried.
+func writeDuringCollections(t *testing.T, srv *nastest.Server, repo string, garbage [][]byte) (map[string][]byte, int64) {
+	var mu sync.Mutex
+	acked := map[string][]byte{}
+	var retried atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		c := client(t, srv.Members[1+w%2])
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key, body := fmt.Sprintf("w%d/%d", w, i), randBytes(fmt.Sprint("gcw", w, i), 4096+i%3*(1<<20))
+				if i%2 == 1 {
+					body = garbage[(w+i)%len(garbage)]
+				}
+				_, err := tryPut(c, repo, key, body)
+				switch code := errCode(err); {
+				case err == nil:
+					mu.Lock()
+					acked[key] = body
+					mu.Unlock()
+				case code == "ServiceUnavailable" || code == "SlowDown":
+					retried.Add(1)
+				default:
+					t.Errorf("PUT %s during a collection: %v", key, err)
+					return
+				}
+			}
+		})
+	}
+	committer := ownerCtl(t, srv.Members[2])
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+			committer.commit(repo, "main", "while collecting")
+		}
+	})
+	collector := ownerCtl(t, srv.Members[0])
+	var reclaimed float64
+	for range 3 {
+		time.Sleep(300 * time.Millisecond)
+		out := collector.ok("admin/gc", map[string]any{"retention_seconds": 1})
+		st, _ := out["stats"].(map[string]any)
+		ch, _ := st["chunks"].(map[string]any)
+		n, _ := ch["chunks"].(float64)
+		reclaimed += n
+	}
+	close(stop)
+	wg.Wait()
+	if reclaimed == 0 {
+		t.Error("the collections beside the writers reclaimed no chunk")
+	}
+	return acked, retried.Load()
 }
 
 // TestClusterSurvivesPostgresRestart stops the database under a PUT
@@ -322,7 +412,8 @@ func TestClusterOnABucket(t *testing.T) {
 		t.Fatalf("the PUT refused while the bucket was down: %v, want NoSuchKey", err)
 	}
 
-	// A collection, alone, deletes the segment objects nothing needs.
+	// A collection beside the other gateways deletes the segment objects
+	// nothing needs.
 	bucket = client(t, srv.Bucket)
 	segments := func() int {
 		out, err := bucket.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String("chunks"), Prefix: aws.String("segments/")})
@@ -334,18 +425,18 @@ func TestClusterOnABucket(t *testing.T) {
 	must(t, err)
 	oc := ownerCtl(t, srv)
 	oc.commit(repo, "main", "drop big")
-	srv.Members[1].Stop()
-	srv.Members[2].Stop()
 	time.Sleep(1100 * time.Millisecond)
 	st, _, b := rawDo(t, http.MethodPost, "http://"+srv.Members[0].Addr+"/_nas/v1/admin/gc", []byte(`{"retention_seconds":1}`), owner, nil)
 	if st != http.StatusOK {
-		t.Fatalf("admin/gc alone: %d %s", st, b)
+		t.Fatalf("admin/gc: %d %s", st, b)
 	}
 	if after := segments(); after >= before {
 		t.Fatalf("segments in the bucket: %d before the collection, %d after (%s)", before, after, b)
 	}
-	got, _ = get(t, client(t, srv.Members[0]), repo, "one-mib")
-	wantBytes(t, got, bodies["one-mib"])
+	for _, m := range srv.Members {
+		got, _ = get(t, client(t, m), repo, "one-mib")
+		wantBytes(t, got, bodies["one-mib"])
+	}
 }
 
 // countFiles counts the files under dir whose names end in ext.
