@@ -2,8 +2,8 @@
 # The README's cluster recipe, run for real: contrib/cluster/run.sh starts
 # PostgreSQL, a gateway whose bucket holds the chunks, and three gateways; the aws CLI writes through one gateway
 # (a multipart upload) and reads through another, a lease made on the
-# third is refused outside its paths on the first, and a collection is
-# refused while the others are live.
+# third is refused outside its paths on the first, and a collection on
+# one gateway runs while the others are live and keeps everything.
 #
 # Usage: .ci/e2e-cluster.sh
 set -euo pipefail
@@ -63,16 +63,20 @@ fi
 echo "lease on branch $branch: reads on 19001, refused a write on 19002"
 # A collection on one gateway while the others are live: they take part
 # (commits wait, writes stamp what they reuse), and everything stays.
-"$AWS" --endpoint-url http://127.0.0.1:19002 s3 cp --only-show-errors "$WORK/big.bin" s3://demo/data/gone.bin
+head -c 6000000 /dev/urandom >"$WORK/gone.bin"
+"$AWS" --endpoint-url http://127.0.0.1:19002 s3 cp --only-show-errors "$WORK/gone.bin" s3://demo/data/gone.bin
 "$AWS" --endpoint-url http://127.0.0.1:19002 s3 rm --only-show-errors s3://demo/data/gone.bin
+sleep 2 # past the collection's retention of 1 s
 NAS_ENDPOINT=http://127.0.0.1:19001 "$NAS" gc --retention 1s >"$WORK/gc.out" 2>&1 ||
 	fail "a collection beside two live gateways failed: $(cat "$WORK/gc.out")"
 for port in 19001 19002 19003; do
 	"$AWS" --endpoint-url http://127.0.0.1:$port s3 cp --only-show-errors s3://demo/data/big.bin "$WORK/back.bin"
 	cmp "$WORK/big.bin" "$WORK/back.bin" || fail "after the collection, the object read through $port differs"
 done
+reclaimed=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["chunks"]["chunks"])' "$WORK/gc.out")
+[[ $reclaimed -gt 0 ]] || fail "the collection beside the others reclaimed no chunk: $(cat "$WORK/gc.out")"
 NAS_ENDPOINT=http://127.0.0.1:19002 "$NAS" fsck >"$WORK/fsck.out" 2>&1 || fail "fsck after the collection: $(cat "$WORK/fsck.out")"
-echo "collected on 19001 beside 19002 and 19003: $(tr '\n' ' ' <"$WORK/gc.out")"
+echo "collected on 19001 beside 19002 and 19003: $reclaimed chunks"
 segs=$("$AWS" --endpoint-url http://127.0.0.1:19010 s3 ls --recursive s3://chunks/segments/ | wc -l)
 [[ $segs -gt 0 ]] || fail "no segment object in the chunk bucket"
 echo "$segs segment object(s) in the chunk bucket"

@@ -1,6 +1,7 @@
 package branch_test
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"testing"
@@ -15,12 +16,13 @@ import (
 	"github.com/agentnas/nas/manifest"
 )
 
-// TestCollectSparesListsMarkedByAnotherGateway: two services on one store
+// TestCollectSparesWritesOfAnotherGateway: two services on one store
 // stand for two gateways. While "there" takes part in a collection "here"
-// runs, the content lists its writes store are marked with the epoch, and
-// the collection spares them though no entry it marked names them; a list
-// written without a mark goes, and the marks are cleared.
-func TestCollectSparesListsMarkedByAnotherGateway(t *testing.T) {
+// runs, the content lists its writes store are marked with the epoch and
+// the chunks they reuse are stamped, and the collection spares both
+// though no entry it marked names them; a list written without a mark
+// goes, and the marks are cleared.
+func TestCollectSparesWritesOfAnotherGateway(t *testing.T) {
 	ctx := context.Background()
 	chunks, db, dir := castest.Open(t)
 	here := branch.New(db, chunks, nil)
@@ -42,6 +44,13 @@ func TestCollectSparesListsMarkedByAnotherGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Bytes of an object deleted on "here", written again on "there":
+	// their chunks are garbage to the mark, but stamped by the write.
+	reused := randData(31, 3<<20)
+	e := putData(t, here, "gcm", "main", "gone", reused)
+	if _, err := here.Delete(ctx, "gcm", "main", "gone", branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now().UnixNano()
 	_, release, err := there.HoldForCollection(ctx, "gc_test", start)
 	if err != nil {
@@ -51,13 +60,18 @@ func TestCollectSparesListsMarkedByAnotherGateway(t *testing.T) {
 	if _, err := there.Put(ctx, "gcm", "main", "b", &manifest.Entry{Size: 1, ETag: "b"}, branch.Condition{}, marked); err != nil {
 		t.Fatal(err)
 	}
+	again := putData(t, there, "gcm", "main", "again", reused)
+	if _, err := there.Delete(ctx, "gcm", "main", "again", branch.Condition{}); err != nil {
+		t.Fatal(err)
+	}
 	if !exists(t, db, append([]byte(keyspace.ListMark), marked.Hash[:]...)) {
 		t.Fatal("a write while taking part in a collection left no mark on its content list")
 	}
 	here.SetCollectGuard(func(context.Context) (branch.Admission, error) {
 		return branch.Admission{Release: func() {}, Epoch: "gc_test", Start: start}, nil
 	})
-	st, err := here.Collect(ctx, branch.GCOptions{})
+	time.Sleep(time.Millisecond)
+	st, err := here.Collect(ctx, branch.GCOptions{Retention: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +83,12 @@ func TestCollectSparesListsMarkedByAnotherGateway(t *testing.T) {
 	}
 	if exists(t, db, append([]byte(keyspace.ListMark), marked.Hash[:]...)) {
 		t.Fatal("the collection left its marks")
+	}
+	if st.Chunks.SkippedRecent == 0 {
+		t.Fatalf("the chunks the other gateway reused were not stamped: %+v", st.Chunks)
+	}
+	if !bytes.Equal(readData(t, here, again), reused) || !bytes.Equal(readData(t, here, e), reused) {
+		t.Fatal("the reused chunks were collected")
 	}
 }
 

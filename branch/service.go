@@ -295,6 +295,12 @@ func (s *Service) CreateBranchWith(ctx context.Context, repo, name, from string,
 	if err := ValidBranchName(name); err != nil {
 		return nil, err
 	}
+	if _, err := manifest.ParseCommitID(from); err == nil {
+		// A commit ID need not be a head the collection marked: wait
+		// for one to end rather than fork from a commit it deletes.
+		s.gcMu.RLock()
+		defer s.gcMu.RUnlock()
+	}
 	var out *Branch
 	var stale *branchRecord
 	var rrID uint64

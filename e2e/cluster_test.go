@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/agentnas/nas/hook"
 	"github.com/agentnas/nas/internal/pgtest"
@@ -126,23 +127,31 @@ func TestClusterCollectsOnline(t *testing.T) {
 	const repo = "cgc"
 	createBucket(t, own, repo)
 	oc := ownerCtl(t, srv)
-	// Nine objects become garbage; the writers upload the first six
-	// again meanwhile, the last three only the collections see.
-	var garbage [][]byte
-	for i := range 9 {
-		b := randBytes(fmt.Sprint("garbage", i), 1<<20+i*4096)
-		garbage = append(garbage, b)
-		put(t, own, repo, fmt.Sprintf("old/%d", i), b)
+	// Garbage: the writers upload most of it again, one body at a time
+	// while the collections mark and sweep, so some of their PUTs reuse
+	// chunks a sweep has chosen; the rest only the collections see.
+	garbage := make([][]byte, 240)
+	var keys []types.ObjectIdentifier
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < len(garbage); i += 8 {
+				garbage[i] = randBytes(fmt.Sprint("garbage", i), 70<<10+i*17)
+				put(t, own, repo, fmt.Sprintf("old/%d", i), garbage[i])
+			}
+		})
+	}
+	wg.Wait()
+	for i := range garbage {
+		keys = append(keys, types.ObjectIdentifier{Key: aws.String(fmt.Sprintf("old/%d", i))})
 	}
 	oc.commit(repo, "main", "garbage to be")
-	for i := range garbage {
-		_, err := own.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(repo), Key: aws.String(fmt.Sprintf("old/%d", i))})
-		must(t, err)
-	}
+	_, err := own.DeleteObjects(context.Background(), &s3.DeleteObjectsInput{Bucket: aws.String(repo), Delete: &types.Delete{Objects: keys}})
+	must(t, err)
 	oc.commit(repo, "main", "garbage")
 	time.Sleep(1100 * time.Millisecond) // past the retention the collections get
 
-	acked, retried := writeDuringCollections(t, srv, repo, garbage[:6])
+	acked, retried := writeDuringCollections(t, srv, repo, garbage[:200])
 	for k, b := range acked {
 		for _, m := range srv.Members {
 			got, _ := get(t, client(t, m), repo, k)
@@ -162,7 +171,7 @@ func TestClusterCollectsOnline(t *testing.T) {
 func writeDuringCollections(t *testing.T, srv *nastest.Server, repo string, garbage [][]byte) (map[string][]byte, int64) {
 	var mu sync.Mutex
 	acked := map[string][]byte{}
-	var retried atomic.Int64
+	var retried, next atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -174,9 +183,10 @@ func writeDuringCollections(t *testing.T, srv *nastest.Server, repo string, garb
 					return
 				default:
 				}
-				key, body := fmt.Sprintf("w%d/%d", w, i), randBytes(fmt.Sprint("gcw", w, i), 4096+i%3*(1<<20))
-				if i%2 == 1 {
-					body = garbage[(w+i)%len(garbage)]
+				key, body := fmt.Sprintf("w%d/%d", w, i), randBytes(fmt.Sprint("gcw", w, i), 4096+i%5/4*(1<<20))
+				if g := int(next.Load()); i%2 == 1 && g < len(garbage) {
+					body = garbage[g]
+					next.Add(1)
 				}
 				_, err := tryPut(c, repo, key, body)
 				switch code := errCode(err); {
