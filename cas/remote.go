@@ -115,12 +115,17 @@ func (c *Cycle) removeRemoteSegments(ctx context.Context, liveSegs map[uint64]bo
 
 // remoteSegment is a remote segment's reader whose failures (other than
 // reading past its end) say the store is unavailable, so the edges answer
-// 503 and clients retry.
+// 503 and clients retry; a segment the bucket does not have is corrupt
+// (a loss to report, not an outage to wait out).
 type remoteSegment struct{ r io.ReaderAt }
 
 func (g remoteSegment) ReadAt(p []byte, off int64) (int, error) {
 	n, err := g.r.ReadAt(p, off)
-	if err != nil && !errors.Is(err, io.EOF) {
+	switch {
+	case err == nil, errors.Is(err, io.EOF):
+	case errors.Is(err, fs.ErrNotExist):
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+	default:
 		err = fmt.Errorf("%w: %w", kv.ErrUnavailable, err)
 	}
 	return n, err

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -197,6 +198,12 @@ func (g *segment) ReadAt(p []byte, off int64) (int, error) {
 	}
 	rng := fmt.Sprintf("bytes=%d-%d", off, off+int64(len(p))-1)
 	out, err := g.s.c.GetObject(g.ctx, &s3.GetObjectInput{Bucket: &g.s.bucket, Key: &g.key, Range: &rng})
+	var nf *types.NoSuchKey
+	if errors.As(err, &nf) {
+		// Missing, not unreachable: the caller must not take it for an
+		// outage to wait out.
+		return 0, fmt.Errorf("segment %s: %w", g.key, fs.ErrNotExist)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("segment %s: %w", g.key, err)
 	}

@@ -3,7 +3,9 @@ package s3seg_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -82,8 +84,8 @@ func TestStore(t *testing.T) {
 	if err := st.Delete(ctx, "ab/small.seg"); err != nil {
 		t.Fatalf("deleting a missing segment: %v", err)
 	}
-	if _, err := st.Open(ctx, "ab/small.seg").ReadAt(make([]byte, 4), 0); err == nil {
-		t.Fatal("read a deleted segment")
+	if _, err := st.Open(ctx, "ab/small.seg").ReadAt(make([]byte, 4), 0); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("read of a deleted segment: %v, want fs.ErrNotExist", err)
 	}
 }
 
