@@ -60,16 +60,12 @@ func (a Admission) check(r kv.Reader) error {
 // open, which that collection must spare; release ends the part.
 func (s *Service) HoldForCollection(ctx context.Context, epoch string, start int64) (open []uint64, release func(), err error) {
 	s.gcMu.Lock()
-	s.mu.Lock()
-	s.listEpoch = epoch
-	s.mu.Unlock()
+	s.listEpoch.Store(&epoch)
 	var once sync.Once
 	release = func() {
 		once.Do(func() {
 			s.chunks.ClearFloor()
-			s.mu.Lock()
-			s.listEpoch = ""
-			s.mu.Unlock()
+			s.listEpoch.Store(nil)
 			s.gcMu.Unlock()
 		})
 	}
@@ -88,9 +84,7 @@ func (s *Service) HoldForCollection(ctx context.Context, epoch string, start int
 // marks is still in flight.
 func (s *Service) drainUnmarked(ctx context.Context) error {
 	for {
-		s.mu.Lock()
-		n := s.unmarked
-		s.mu.Unlock()
+		n := s.unmarked.Load()
 		if n == 0 {
 			return nil
 		}
@@ -107,25 +101,19 @@ func (s *Service) drainUnmarked(ctx context.Context) error {
 // while one runs. done ends the write.
 func (s *Service) enterWrite(recs []Recorder) (_ []Recorder, done func()) {
 	unpin := s.touchLists(recs)
-	s.mu.Lock()
-	epoch := s.listEpoch
-	if epoch == "" {
-		s.unmarked++
-	}
-	s.mu.Unlock()
-	if epoch != "" {
-		if m := marksOf(epoch, recs); len(m.lists) > 0 {
-			recs = append(recs[:len(recs):len(recs)], m)
+	s.unmarked.Add(1)
+	epoch := s.listEpoch.Load()
+	if epoch == nil {
+		return recs, func() {
+			unpin()
+			s.unmarked.Add(-1)
 		}
 	}
-	return recs, func() {
-		unpin()
-		if epoch == "" {
-			s.mu.Lock()
-			s.unmarked--
-			s.mu.Unlock()
-		}
+	s.unmarked.Add(-1)
+	if m := marksOf(*epoch, recs); len(m.lists) > 0 {
+		recs = append(recs[:len(recs):len(recs)], m)
 	}
+	return recs, unpin
 }
 
 // listMarks is a Recorder that marks content lists for collection epoch.

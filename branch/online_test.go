@@ -105,3 +105,47 @@ func exists(t *testing.T, db kv.DB, key []byte) bool {
 	}
 	return found
 }
+
+// stall is a Recorder that blocks its write's transaction until released.
+type stall struct{ entered, release chan struct{} }
+
+func (s stall) Record(kv.Txn) error {
+	select {
+	case s.entered <- struct{}{}:
+	default:
+	}
+	<-s.release
+	return nil
+}
+
+// TestHoldWaitsForWritesBegunBefore: taking part in another gateway's
+// collection returns only once the writes this gateway began before are
+// over, so that collection's mark sees them.
+func TestHoldWaitsForWritesBegunBefore(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t)
+	if _, err := s.CreateRepo(ctx, "gch", branch.CreateRepoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st := stall{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Put(ctx, "gch", "main", "k", &manifest.Entry{Size: 1, ETag: "k"}, branch.Condition{}, st)
+		done <- err
+	}()
+	<-st.entered
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, _, err := s.HoldForCollection(short, "gc_wait", time.Now().UnixNano()); err == nil {
+		t.Fatal("took part while a write begun before was in flight")
+	}
+	close(st.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	_, release, err := s.HoldForCollection(ctx, "gc_wait", time.Now().UnixNano())
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+}

@@ -42,10 +42,12 @@ type Service struct {
 	// collectGuard admits a collection (SetCollectGuard; nil: always).
 	collectGuard func(context.Context) (Admission, error)
 	// listEpoch is the other gateway's collection this one takes part in
-	// (HoldForCollection; ""); unmarked counts the writes in flight that
-	// began without it. Guarded by mu.
-	listEpoch string
-	unmarked  int
+	// (HoldForCollection; nil: none); unmarked counts the writes in
+	// flight that began without it (enterWrite counts a write before it
+	// reads listEpoch, HoldForCollection sets it before it reads the
+	// count, so a write it does not wait for is one that saw it).
+	listEpoch atomic.Pointer[string]
+	unmarked  atomic.Int64
 	roots     map[manifest.CommitID]chunk.Hash
 	trees     sync.Map // repo ID -> *tree.Tree
 	// touchedLists holds content lists written during a collection; nil
