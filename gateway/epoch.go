@@ -177,18 +177,19 @@ func (m *members) stillCollecting(r kv.Reader, epoch string) error {
 	return nil
 }
 
-// follow takes part in other gateways' collections until ctx ends.
+// follow takes part in other gateways' collections until ctx ends (join
+// has read the epoch once already).
 func (m *members) follow(ctx context.Context) {
 	t := time.NewTicker(m.followEvery)
 	defer t.Stop()
 	for {
-		m.followOnce(ctx)
 		select {
 		case <-ctx.Done():
 			m.part.end()
 			return
 		case <-t.C:
 		}
+		m.followOnce(ctx)
 	}
 }
 
