@@ -189,7 +189,9 @@ func (m *members) follow(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		m.followOnce(ctx)
+		if err := m.followOnce(ctx); err != nil && ctx.Err() == nil {
+			m.log.Warn("following the collection epoch", "err", err)
+		}
 	}
 }
 
@@ -209,8 +211,10 @@ func (p *part) end() {
 }
 
 // followOnce reads the epoch and starts, acknowledges or ends this
-// gateway's part in it.
-func (m *members) followOnce(ctx context.Context) {
+// gateway's part in it. An error says a collection may be running that
+// this gateway does not take part in (a part in progress stays until the
+// record says otherwise).
+func (m *members) followOnce(ctx context.Context) error {
 	var ep *epochRecord
 	held := false
 	err := m.db.View(ctx, func(r kv.Reader) error {
@@ -222,10 +226,7 @@ func (m *members) followOnce(ctx context.Context) {
 		return err
 	})
 	if err != nil {
-		if ctx.Err() == nil {
-			m.log.Warn("reading the collection epoch", "err", err)
-		}
-		return // a part in progress stays until the record says otherwise
+		return fmt.Errorf("read the collection epoch: %w", err)
 	}
 	active := ep != nil && held && ep.Holder != m.id()
 	if m.part.epoch != "" && (!active || ep.ID != m.part.epoch) {
@@ -234,21 +235,21 @@ func (m *members) followOnce(ctx context.Context) {
 		m.ack(ctx, "", nil)
 	}
 	if !active {
-		return
+		return nil
 	}
 	if m.part.epoch == "" {
 		wctx, cancel := context.WithTimeout(ctx, m.ackWait)
 		open, release, err := m.hold(wctx, ep.ID, ep.Start)
 		cancel()
 		if err != nil {
-			m.log.Warn("taking part in another gateway's collection", "epoch", ep.ID, "err", err)
-			return
+			return fmt.Errorf("take part in collection %s: %w", ep.ID, err)
 		}
 		m.part = part{epoch: ep.ID, release: release, open: open}
 	}
 	if !m.part.acked {
 		m.part.acked = m.ack(ctx, ep.ID, m.part.open)
 	}
+	return nil
 }
 
 // ack writes this gateway's entry with its part in epoch.

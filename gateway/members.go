@@ -83,7 +83,20 @@ func (m *members) join(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("join the gateways of the metadata store: %w", err)
 	}
-	m.followOnce(ctx)
+	// Serve only once this gateway knows it takes part in any
+	// collection running.
+	for {
+		err := m.followOnce(ctx)
+		if err == nil {
+			break
+		}
+		m.log.Warn("waiting to take part in the collection running before serving", "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("join the gateways of the metadata store: %w", err)
+		case <-time.After(time.Second):
+		}
+	}
 	fctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
