@@ -339,36 +339,13 @@ func (s *Service) Delete(ctx context.Context, repo, branch, key string, cond Con
 	var q *quotaTxn
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
 		q.release()
-		res = DeleteResult{}
+		q, res = nil, DeleteResult{}
 		v, err := s.writableView(ctx, txn, repo, branch)
 		if err != nil {
 			return err
 		}
-		cur, err := s.lookup(ctx, txn, v, key)
-		if err != nil {
-			return err
-		}
-		if err := cond.check(key, cur); err != nil {
-			return err
-		}
-		if cur.entry == nil && cur.vid == "" {
-			return nil // never written here, or its deletion committed
-		}
-		if hidden, err := cond.hides(key, cur); hidden || err != nil {
-			res.Hidden = hidden
-			return err // for the writer there is nothing to delete
-		}
-		if cur.entry == nil {
-			// A staged delete marker: markers stack, as in S3.
-			return s.tombstone(txn, v, key, cond.By, &res)
-		}
-		if q, err = s.quotaFor(ctx, txn, v); err != nil {
-			return err
-		}
-		if err := q.change(cur.entry, nil); err != nil {
-			return err
-		}
-		return s.tombstone(txn, v, key, cond.By, &res)
+		_, err = s.deleteIn(ctx, txn, v, key, cond, &q, &res)
+		return err
 	})
 	if err != nil {
 		q.release()

@@ -5,7 +5,9 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
@@ -228,12 +230,15 @@ func (s *Server) listVersions(req *request) error {
 }
 
 type deleteRequest struct {
-	XMLName xml.Name `xml:"Delete"`
-	Quiet   bool     `xml:"Quiet"`
-	Objects []struct {
-		Key       string `xml:"Key"`
-		VersionID string `xml:"VersionId"`
-	} `xml:"Object"`
+	XMLName xml.Name       `xml:"Delete"`
+	Quiet   bool           `xml:"Quiet"`
+	Objects []deleteObject `xml:"Object"`
+}
+
+// deleteObject is one key DeleteObjects names.
+type deleteObject struct {
+	Key       string `xml:"Key"`
+	VersionID string `xml:"VersionId"`
 }
 
 type deletedDoc struct {
@@ -258,7 +263,10 @@ type deleteResult struct {
 }
 
 // deleteObjects is DeleteObjects: up to 1000 keys, each answered on its
-// own.
+// own. Every key is authorized first, in order; the deletes are then
+// recorded together (the recorder writes concurrent appends in one
+// transaction) and the keys without a version deleted in one transaction
+// of the branch, so a batch costs a few durable writes, not two per key.
 func (s *Server) deleteObjects(req *request) error {
 	var d deleteRequest
 	if err := readBodyChecked(req, 2<<20, &d); err != nil {
@@ -267,27 +275,92 @@ func (s *Server) deleteObjects(req *request) error {
 	if len(d.Objects) == 0 || len(d.Objects) > 1000 {
 		return errMalformedXML("The XML you provided was not well-formed or did not validate against our published schema.")
 	}
-	doc := deleteResult{Xmlns: s3ns}
-	for _, o := range d.Objects {
-		var res branch.DeleteResult
-		var err error
+	outs := make([]deleteOutcome, len(d.Objects))
+	var todo []int // the keys to delete, in order
+	for i, o := range d.Objects {
 		if len(o.Key) == 0 || len(o.Key) > 1024 {
-			err = errKeyTooLong()
+			outs[i].err = errKeyTooLong()
 		} else if aerr := s.allow(req, lease.Delete, req.repo, req.branch, o.Key, noSuchKey()); aerr != nil {
 			// A key outside the lease does not exist for it: deleting it
 			// succeeds and changes nothing, as for any missing key.
 			if e := toS3(aerr); e.Code != "NoSuchKey" {
-				err = aerr
+				outs[i].err = aerr
 			}
-		} else if err = s.recordDelete(req, o.Key, o.VersionID); err != nil {
-			// not deleted: reported below
 		} else {
-			res, err = s.deleteOne(req, o.Key, o.VersionID)
+			todo = append(todo, i)
 		}
-		if err != nil {
-			if isBucketMissing(err) {
-				return err
+	}
+	todo = s.recordDeletes(req, d.Objects, todo, outs)
+	if err := s.deleteAll(req, d.Objects, todo, outs); err != nil {
+		return err
+	}
+	return s.writeXML(req, http.StatusOK, deleteDoc(d, outs))
+}
+
+// deleteOutcome is what DeleteObjects did with one key.
+type deleteOutcome struct {
+	res branch.DeleteResult
+	err error
+}
+
+// recordDeletes records the deletes of d's objects todo, side by side,
+// and returns those recorded (a delete not recorded is not performed).
+func (s *Server) recordDeletes(req *request, objs []deleteObject, todo []int, outs []deleteOutcome) []int {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for _, i := range todo {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			outs[i].err = s.recordDelete(req, objs[i].Key, objs[i].VersionID)
+		})
+	}
+	wg.Wait()
+	return slices.DeleteFunc(todo, func(i int) bool { return outs[i].err != nil })
+}
+
+// deleteAll deletes the recorded objects todo: those without a version in
+// one transaction, versions one by one. Only a missing bucket fails the
+// request.
+func (s *Server) deleteAll(req *request, objs []deleteObject, todo []int, outs []deleteOutcome) error {
+	var plain []int
+	var keys []string
+	for _, i := range todo {
+		if objs[i].VersionID != "" {
+			outs[i].res, outs[i].err = s.deleteOne(req, objs[i].Key, objs[i].VersionID)
+			if outs[i].err != nil && isBucketMissing(outs[i].err) {
+				return outs[i].err
 			}
+			continue
+		}
+		plain, keys = append(plain, i), append(keys, objs[i].Key)
+	}
+	if len(plain) == 0 {
+		return nil
+	}
+	cond, err := s.auth.Condition(req.ctx(), req.p, auth.Target{Repo: req.repo, Branch: req.branch}, branch.Condition{})
+	var rs []branch.KeyResult
+	if err == nil {
+		rs, err = s.b.DeleteKeys(req.ctx(), req.repo, req.branch, keys, cond)
+	}
+	if err != nil && isBucketMissing(err) {
+		return err
+	}
+	for n, i := range plain {
+		if err != nil {
+			outs[i].err = err
+			continue
+		}
+		outs[i].res, outs[i].err = rs[n].DeleteResult, rs[n].Err
+	}
+	return nil
+}
+
+// deleteDoc is DeleteObjects' answer for outs.
+func deleteDoc(d deleteRequest, outs []deleteOutcome) deleteResult {
+	doc := deleteResult{Xmlns: s3ns}
+	for i, o := range d.Objects {
+		if err := outs[i].err; err != nil {
 			e := toS3(err)
 			doc.Errors = append(doc.Errors, deleteErrorDoc{Key: o.Key, VersionID: o.VersionID, Code: e.Code, Message: e.Message})
 			continue
@@ -295,6 +368,7 @@ func (s *Server) deleteObjects(req *request) error {
 		if d.Quiet {
 			continue
 		}
+		res := outs[i].res
 		dd := deletedDoc{Key: o.Key}
 		if o.VersionID != "" {
 			dd.VersionID = o.VersionID
@@ -304,7 +378,7 @@ func (s *Server) deleteObjects(req *request) error {
 		}
 		doc.Deleted = append(doc.Deleted, dd)
 	}
-	return s.writeXML(req, http.StatusOK, doc)
+	return doc
 }
 
 func isBucketMissing(err error) bool {
