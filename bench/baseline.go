@@ -374,3 +374,25 @@ func DiskUsage(dir string) (int64, error) {
 	}
 	return total, nil
 }
+
+// DeleteMany removes the files of keys and then makes their directories'
+// changes durable, each directory once (what a batch delete must do).
+func (d *DirStore) DeleteMany(_ context.Context, bucket string, keys []string) error {
+	dirs := map[string]bool{}
+	for _, k := range keys {
+		p := d.path(bucket, k)
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+		dirs[filepath.Dir(p)] = true
+	}
+	if d.NoSync {
+		return nil
+	}
+	for dir := range dirs {
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -412,6 +412,56 @@ func runDelete(ctx context.Context, e *Env) ([]*Result, error) {
 	return []*Result{{Case: fmt.Sprintf("%d objects of 4 KiB, %d clients", n, p.HeadConcurrency), Rows: rows}}, nil
 }
 
+// deleteBatch is how many keys one DeleteObjects of the delete-many
+// workload names (warp's default).
+const deleteBatch = 20
+
+// batchDeleter is a store that deletes many keys in one call.
+type batchDeleter interface {
+	DeleteMany(ctx context.Context, bucket string, keys []string) error
+}
+
+// runDeleteMany times DeleteObjects of 20-key batches from several
+// clients, against removing the same files and syncing their directory
+// once a batch.
+func runDeleteMany(ctx context.Context, e *Env) ([]*Result, error) {
+	p := e.Profile
+	subs, cleanup, err := e.objectSubjects(ctx, "delete-many", baseFiles)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	writeNotes(subs)
+	for _, s := range subs {
+		if s.name == baseFiles {
+			s.note = "unlink 20 files, fsync their directory once"
+		}
+	}
+	batches := max(p.DeleteObjects*5/deleteBatch, 2*p.HeadConcurrency)
+	rows, err := Compare(ctx, p.Reps, toSubjects(subs, func(s *objSubject, rep int) (Sample, error) {
+		key := func(i int) string { return objKey(rep, i) }
+		if err := populate(ctx, s, batches*deleteBatch, 4<<10, key); err != nil {
+			return Sample{}, err
+		}
+		bd, ok := s.store.(batchDeleter)
+		if !ok {
+			return Sample{}, fmt.Errorf("%s deletes no batches", s.name)
+		}
+		load := Load{Concurrency: p.HeadConcurrency, Ops: batches}
+		return load.Run(ctx, func(ctx context.Context, _, seq int) (int64, error) {
+			keys := make([]string, deleteBatch)
+			for i := range keys {
+				keys[i] = key(seq*deleteBatch + i)
+			}
+			return 0, bd.DeleteMany(ctx, s.bucket, keys)
+		})
+	}), ByRate)
+	if err != nil {
+		return nil, err
+	}
+	return []*Result{{Case: fmt.Sprintf("%d batches of %d objects of 4 KiB, %d clients", batches, deleteBatch, p.HeadConcurrency), Rows: rows}}, nil
+}
+
 func runMixed(ctx context.Context, e *Env) ([]*Result, error) {
 	p := e.Profile
 	subs, cleanup, err := e.objectSubjects(ctx, "mixed", baseFiles)

@@ -12,6 +12,7 @@ func init() {
 	register(Workload{Name: "head", Doc: "HEAD of existing 4 KiB objects, against stat and loopback HTTP", Run: runHead}, true)
 	register(Workload{Name: "list", Doc: "LIST (all pages) of a bucket, with and without a delimiter, against reading directories", Run: runList}, true)
 	register(Workload{Name: "delete", Doc: "DELETE of existing 4 KiB objects, against unlink+fsync", Run: runDelete}, true)
+	register(Workload{Name: "delete-many", Doc: "DeleteObjects of 20-key batches of 4 KiB objects from several clients, against unlinking the files and syncing their directory once a batch", Run: runDeleteMany}, true)
 	register(Workload{Name: "mixed", Doc: "a mix of GET, PUT, HEAD, LIST and DELETE over 4 KiB and 1 MiB objects", Run: runMixed}, true)
 	register(Workload{Name: "copy", Doc: "CopyObject of a large object, against copying the file (copy_file_range + fsync)", Run: runCopy}, true)
 	register(Workload{Name: "multipart", Doc: "CompleteMultipartUpload of many 5 MiB parts, against concatenating the part files", Run: runMultipart}, true)
