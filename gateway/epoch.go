@@ -257,7 +257,7 @@ func (m *members) ack(ctx context.Context, epoch string, open []uint64) bool {
 	m.mu.Lock()
 	m.self.Epoch, m.self.Open = epoch, open
 	m.mu.Unlock()
-	if err := m.db.Update(ctx, m.put); err != nil {
+	if err := m.putBeat(ctx, nil); err != nil {
 		m.log.Warn("acknowledging a collection", "epoch", epoch, "err", err)
 		return false
 	}

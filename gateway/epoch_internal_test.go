@@ -132,3 +132,25 @@ func TestEpochWaitsForEveryGateway(t *testing.T) {
 		t.Fatalf("refused after %s, before the wait of %s", time.Since(start), ms[0].ackWait)
 	}
 }
+
+// TestFenceAfterLostHeartbeats: a gateway whose heartbeat the store has
+// not taken for fenceAfter stops serving (the others will count it as
+// gone and collect without it); a beat that commits lifts the fence.
+func TestFenceAfterLostHeartbeats(t *testing.T) {
+	ms, _ := gateways(t, 1)
+	m := ms[0]
+	if err := m.fenced(); err != nil {
+		t.Fatalf("fenced right after joining: %v", err)
+	}
+	later := time.Now().Add(fenceAfter + time.Second)
+	m.now = func() time.Time { return later }
+	if err := m.fenced(); !errors.Is(err, kv.ErrUnavailable) {
+		t.Fatalf("no heartbeat for %s: %v, want a 503 fence", fenceAfter, err)
+	}
+	if err := m.putBeat(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.fenced(); err != nil {
+		t.Fatalf("fenced after a heartbeat committed: %v", err)
+	}
+}

@@ -384,6 +384,11 @@ func (g *Gateway) Handler() http.Handler {
 		if g.operations(w, r, true) {
 			return
 		}
+		if err := g.fenced(); err != nil {
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		if isMCPPath(r.URL.Path) {
 			door.ServeHTTP(w, r)
 			return

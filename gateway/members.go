@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentnas/nas/keyspace"
@@ -46,6 +47,10 @@ type members struct {
 
 	mu   sync.Mutex // guards self
 	self member
+	// beat is when this gateway's entry was last written (unix
+	// nanoseconds): past memberTTL the others count it as gone, so it
+	// stops serving well before (fenced).
+	beat atomic.Int64
 
 	// hold takes part in another gateway's collection
 	// (branch.Service.HoldForCollection).
@@ -74,11 +79,9 @@ func (m *members) join(ctx context.Context) error {
 	m.mu.Lock()
 	m.self.Started = m.now().UnixNano()
 	m.mu.Unlock()
-	err := m.db.Update(ctx, func(txn kv.Txn) error {
-		if _, err := readEpoch(txn); err != nil {
-			return err
-		}
-		return m.put(txn)
+	err := m.putBeat(ctx, func(r kv.Reader) error {
+		_, err := readEpoch(r)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("join the gateways of the metadata store: %w", err)
@@ -120,6 +123,48 @@ func (m *members) put(txn kv.Txn) error {
 	return txn.Set(memberKey(m.self.ID), b)
 }
 
+// putBeat writes the entry with a fresh heartbeat in a transaction of
+// its own (with check, if not nil, run in it first), and counts the beat
+// once it committed.
+func (m *members) putBeat(ctx context.Context, check func(kv.Reader) error) error {
+	err := m.db.Update(ctx, func(txn kv.Txn) error {
+		if check != nil {
+			if err := check(txn); err != nil {
+				return err
+			}
+		}
+		return m.put(txn)
+	})
+	if err == nil {
+		m.mu.Lock()
+		m.beat.Store(m.self.Heartbeat)
+		m.mu.Unlock()
+	}
+	return err
+}
+
+// fenceAfter is how old this gateway's last heartbeat may be before it
+// stops serving: the others count it as gone after memberTTL and collect
+// without it, so it must stop well before, in-flight requests included.
+const fenceAfter = memberTTL / 2
+
+// fenced refuses service once this gateway's heartbeat is older than
+// fenceAfter (the metadata store has not taken one for that long).
+func (m *members) fenced() error {
+	if age := time.Duration(m.now().UnixNano() - m.beat.Load()); age > fenceAfter {
+		return fmt.Errorf("this gateway could not renew its membership for %s (the metadata store is unreachable); it serves again once it can: %w", age.Round(time.Second), kv.ErrUnavailable)
+	}
+	return nil
+}
+
+// fenced is the members' fence, nil for a gateway alone.
+func (g *Gateway) fenced() error {
+	if g.members == nil {
+		return nil
+	}
+	return g.members.fenced()
+}
+
 // run beats until ctx ends, then removes the entry.
 func (m *members) run(ctx context.Context) {
 	t := time.NewTicker(memberTTL / 4)
@@ -131,7 +176,7 @@ func (m *members) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := m.db.Update(ctx, m.put); err != nil && ctx.Err() == nil {
+		if err := m.putBeat(ctx, nil); err != nil && ctx.Err() == nil {
 			m.log.Warn("gateway heartbeat", "err", err)
 		}
 	}

@@ -92,6 +92,9 @@ func (g *Gateway) owner(w http.ResponseWriter, r *http.Request) bool {
 // stat succeed. Probes that arrive while a check runs wait for that one
 // and share its answer.
 func (g *Gateway) ready(ctx context.Context) error {
+	if err := g.fenced(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	ch := g.readiness.DoChan("ready", func() (any, error) { return nil, g.checkStores() })
