@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentnas/nas/cas"
@@ -151,10 +152,11 @@ func (m *marker) tree(ctx context.Context, t *tree.Tree, root chunk.Hash) error 
 // fork points (of deleted branches too, within DeletedRetention), commits
 // younger than the retention window reachable from them, staging,
 // version records younger than the window, open multipart uploads, and
-// every registered RootSource (AddRoots). Commits are blocked while it
-// runs, on every gateway that shares the store (HoldForCollection); PUTs
-// are not (the chunk store's cycle and floor, and the content-list
-// registry and marks, protect what they reference).
+// every registered RootSource (AddRoots). Commits wait while it marks and
+// sweeps tree nodes and commits, on every gateway that shares the store
+// (HoldForCollection), and go on while it sweeps chunks; PUTs never wait
+// (the chunk store's cycle and floor, and the content-list registry and
+// marks, protect what they reference).
 func (s *Service) Collect(ctx context.Context, o GCOptions) (GCStats, error) {
 	st, err := s.collectGuarded(ctx, o)
 	s.collected(st, err)
@@ -212,8 +214,12 @@ func (s *Service) SetCollectGuard(guard func(context.Context) (Admission, error)
 
 // collect marks and sweeps under adm.
 func (s *Service) collect(ctx context.Context, cutoff int64, now time.Time, adm Admission, st *GCStats) error {
+	s.collectMu.Lock() // one cycle at a time (gcMu is let go early)
+	defer s.collectMu.Unlock()
 	s.gcMu.Lock()
-	defer s.gcMu.Unlock()
+	var once sync.Once
+	unlock := func() { once.Do(s.gcMu.Unlock) }
+	defer unlock()
 	cycle := s.chunks.BeginCycleWith(cas.CycleOptions{Start: adm.Start, Spare: adm.Spare, Skew: adm.Skew, Check: adm.Check})
 	defer cycle.End()
 	s.beginListCycle()
@@ -238,6 +244,13 @@ func (s *Service) collect(ctx context.Context, cutoff int64, now time.Time, adm 
 	// Orphaned keys of deleted repositories and branches are garbage too.
 	if err := s.sweepMeta(ctx, m, adm, st); err != nil {
 		return err
+	}
+	// Tree nodes and commits are swept: commits may go on while the
+	// chunks are (what they reference was marked, or is pinned or
+	// stamped by the write that staged it).
+	unlock()
+	if adm.MetaSwept != nil {
+		adm.MetaSwept()
 	}
 	cs, err := cycle.Sweep(ctx, func(h chunk.Hash) bool { _, ok := m.chunks[h]; return ok })
 	st.Chunks = cs

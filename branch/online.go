@@ -16,7 +16,8 @@ import (
 // the Admission its guard gives it); every other gateway on the store
 // takes part through HoldForCollection until it ends:
 //
-//   - commits, merges, imports, picks, restores and checkpoints wait, as
+//   - commits, merges, imports, picks, restores and checkpoints wait
+//     until tree nodes and commits are swept (Part.ResumeCommits), as
 //     they wait for a collection of their own gateway (tree nodes and
 //     commits carry no time, so the mark must see a still tree);
 //   - uploads stamp the chunks they write or reuse with the collection's
@@ -44,6 +45,34 @@ type Admission struct {
 	// Check, if set, says whether the collection may still go on (its
 	// lock is held); it runs in every transaction that deletes.
 	Check func(kv.Reader) error
+	// MetaSwept, if set, is told when tree nodes and commits are swept:
+	// the other gateways may resume their commits (Part.ResumeCommits).
+	MetaSwept func()
+}
+
+// Part is this gateway's part in another gateway's collection
+// (HoldForCollection).
+type Part struct {
+	// Open lists the segments this gateway's uploads had open when it
+	// began to take part, which that collection must spare.
+	Open   []uint64
+	resume sync.Once
+	end    sync.Once
+	s      *Service
+}
+
+// ResumeCommits lets this gateway's commits, merges and the like go on
+// once the collection has swept tree nodes and commits; writes still
+// stamp and mark until End.
+func (p *Part) ResumeCommits() { p.resume.Do(p.s.gcMu.Unlock) }
+
+// End ends the part.
+func (p *Part) End() {
+	p.end.Do(func() {
+		p.s.chunks.ClearFloor()
+		p.s.listEpoch.Store(nil)
+		p.ResumeCommits()
+	})
 }
 
 func (a Admission) check(r kv.Reader) error {
@@ -56,28 +85,22 @@ func (a Admission) check(r kv.Reader) error {
 // HoldForCollection makes this gateway take part in the collection epoch
 // that another gateway runs over the shared store, stamping from start
 // (see the package's online collections). It returns once every write
-// this gateway began before is over, with the segments its uploads have
-// open, which that collection must spare; release ends the part.
-func (s *Service) HoldForCollection(ctx context.Context, epoch string, start int64) (open []uint64, release func(), err error) {
+// this gateway began before is over; the Part ends it.
+func (s *Service) HoldForCollection(ctx context.Context, epoch string, start int64) (*Part, error) {
 	s.gcMu.Lock()
 	s.listEpoch.Store(&epoch)
-	var once sync.Once
-	release = func() {
-		once.Do(func() {
-			s.chunks.ClearFloor()
-			s.listEpoch.Store(nil)
-			s.gcMu.Unlock()
-		})
-	}
+	p := &Part{s: s}
 	if err := s.drainUnmarked(ctx); err != nil {
-		release()
-		return nil, nil, err
+		p.End()
+		return nil, err
 	}
-	if open, err = s.chunks.Floor(ctx, start); err != nil {
-		release()
-		return nil, nil, err
+	open, err := s.chunks.Floor(ctx, start)
+	if err != nil {
+		p.End()
+		return nil, err
 	}
-	return open, release, nil
+	p.Open = open
+	return p, nil
 }
 
 // drainUnmarked waits until no write that began without a collection's

@@ -52,11 +52,11 @@ func TestCollectSparesWritesOfAnotherGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now().UnixNano()
-	_, release, err := there.HoldForCollection(ctx, "gc_test", start)
+	part, err := there.HoldForCollection(ctx, "gc_test", start)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	defer part.End()
 	if _, err := there.Put(ctx, "gcm", "main", "b", &manifest.Entry{Size: 1, ETag: "b"}, branch.Condition{}, marked); err != nil {
 		t.Fatal(err)
 	}
@@ -136,16 +136,48 @@ func TestHoldWaitsForWritesBegunBefore(t *testing.T) {
 	<-st.entered
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if _, _, err := s.HoldForCollection(short, "gc_wait", time.Now().UnixNano()); err == nil {
+	if _, err := s.HoldForCollection(short, "gc_wait", time.Now().UnixNano()); err == nil {
 		t.Fatal("took part while a write begun before was in flight")
 	}
 	close(st.release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	_, release, err := s.HoldForCollection(ctx, "gc_wait", time.Now().UnixNano())
+	part, err := s.HoldForCollection(ctx, "gc_wait", time.Now().UnixNano())
 	if err != nil {
 		t.Fatal(err)
 	}
-	release()
+	part.End()
+}
+
+// TestPartHoldsCommitsUntilTreeSwept: while this gateway takes part in a
+// collection its commits wait, until the collection has swept tree
+// nodes and commits (ResumeCommits); End is then the part's end only.
+func TestPartHoldsCommitsUntilTreeSwept(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t)
+	if _, err := s.CreateRepo(ctx, "gcp", branch.CreateRepoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "gcp", "main", "k", "e1")
+	part, err := s.HoldForCollection(ctx, "gc_part", time.Now().UnixNano())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Commit(ctx, "gcp", "main", branch.CommitOptions{Message: "during"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("a commit ran while the collection marked: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	part.ResumeCommits()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	part.End()
+	part.End() // idempotent
 }

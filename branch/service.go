@@ -65,6 +65,10 @@ type Service struct {
 	// that creates tree nodes or commits, so a sweep never deletes a node a
 	// commit is about to reference.
 	gcMu sync.RWMutex
+	// collectMu is held through a whole collection: gcMu is let go once
+	// tree nodes and commits are swept, but the chunk store's cycle is
+	// one at a time.
+	collectMu sync.Mutex
 
 	// foldHook, when set (tests only), runs after a commit sealed its
 	// generation and before it folds it.

@@ -45,6 +45,19 @@ type epochRecord struct {
 	Holder  string   `json:"holder"` // the collecting gateway
 	Start   int64    `json:"start_unix_nano"`
 	Members []string `json:"members"` // the gateways that must acknowledge
+	// Phase is "" while tree nodes and commits are marked and swept,
+	// phaseChunks once only chunks are: commits may go on.
+	Phase string `json:"phase,omitempty"`
+}
+
+// phaseChunks is the epoch's phase once tree nodes and commits are swept.
+const phaseChunks = "chunks"
+
+// collectionPart is this gateway's part in a collection
+// (branch.Part).
+type collectionPart interface {
+	ResumeCommits()
+	End()
 }
 
 func readEpoch(r kv.Reader) (*epochRecord, error) {
@@ -111,7 +124,30 @@ func (m *members) collect(ctx context.Context) (branch.Admission, error) {
 	}
 	m.log.Info("collecting beside other gateways", "epoch", ep.ID, "gateways", len(ep.Members))
 	return branch.Admission{Release: end, Epoch: ep.ID, Start: ep.Start, Spare: spare, Skew: m.skew,
-		Check: func(r kv.Reader) error { return m.stillCollecting(r, ep.ID) }}, nil
+		Check:     func(r kv.Reader) error { return m.stillCollecting(r, ep.ID) },
+		MetaSwept: func() { m.enterPhase(ep.ID, phaseChunks) }}, nil
+}
+
+// enterPhase moves this gateway's collection epoch to phase; failing, the
+// others keep their commits waiting until the collection ends.
+func (m *members) enterPhase(epoch, phase string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := m.db.Update(ctx, func(txn kv.Txn) error {
+		ep, err := readEpoch(txn)
+		if err != nil || ep == nil || ep.ID != epoch {
+			return err
+		}
+		ep.Phase = phase
+		b, err := json.Marshal(ep)
+		if err != nil {
+			return err
+		}
+		return txn.Set(epochKey, b)
+	})
+	if err != nil {
+		m.log.Warn("telling the other gateways their commits may resume", "epoch", epoch, "err", err)
+	}
 }
 
 // awaitAcks waits until every gateway of ep has acknowledged it or is no
@@ -198,14 +234,15 @@ func (m *members) follow(ctx context.Context) {
 // part is this gateway's part in another gateway's collection.
 type part struct {
 	epoch   string
-	release func()
+	p       collectionPart
 	open    []uint64 // the segments open when it began
 	acked   bool
+	resumed bool // commits go on (the epoch reached phaseChunks)
 }
 
 func (p *part) end() {
-	if p.release != nil {
-		p.release()
+	if p.p != nil {
+		p.p.End()
 	}
 	*p = part{}
 }
@@ -239,15 +276,19 @@ func (m *members) followOnce(ctx context.Context) error {
 	}
 	if m.part.epoch == "" {
 		wctx, cancel := context.WithTimeout(ctx, m.ackWait)
-		open, release, err := m.hold(wctx, ep.ID, ep.Start)
+		open, p, err := m.hold(wctx, ep.ID, ep.Start)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("take part in collection %s: %w", ep.ID, err)
 		}
-		m.part = part{epoch: ep.ID, release: release, open: open}
+		m.part = part{epoch: ep.ID, p: p, open: open}
 	}
 	if !m.part.acked {
 		m.part.acked = m.ack(ctx, ep.ID, m.part.open)
+	}
+	if ep.Phase == phaseChunks && !m.part.resumed {
+		m.part.p.ResumeCommits()
+		m.part.resumed = true
 	}
 	return nil
 }

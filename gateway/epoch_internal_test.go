@@ -18,22 +18,35 @@ import (
 
 // parts records what HoldForCollection calls a gateway made.
 type parts struct {
-	mu     sync.Mutex
-	epochs []string
-	ended  int
+	mu      sync.Mutex
+	epochs  []string
+	ended   int
+	resumed int
 }
 
-func (p *parts) hold(_ context.Context, epoch string, _ int64) ([]uint64, func(), error) {
+// fakePart counts a part's calls in its parts.
+type fakePart struct{ ps *parts }
+
+func (f fakePart) ResumeCommits() { f.ps.mu.Lock(); f.ps.resumed++; f.ps.mu.Unlock() }
+func (f fakePart) End()           { f.ps.mu.Lock(); f.ps.ended++; f.ps.mu.Unlock() }
+
+func (p *parts) hold(_ context.Context, epoch string, _ int64) ([]uint64, collectionPart, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.epochs = append(p.epochs, epoch)
-	return []uint64{7}, func() { p.mu.Lock(); p.ended++; p.mu.Unlock() }, nil
+	return []uint64{7}, fakePart{p}, nil
 }
 
 func (p *parts) seen() ([]string, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.epochs), p.ended
+}
+
+func (p *parts) resumes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.resumed
 }
 
 // gateways starts n members on one store, without their follow loops
@@ -111,6 +124,17 @@ func TestEpochWaitsForEveryGateway(t *testing.T) {
 	defer m3.stopFollow()
 	if epochs, _ := lp.seen(); len(epochs) != 1 {
 		t.Fatalf("a gateway joining during a collection took parts %v before serving", epochs)
+	}
+
+	// Tree nodes swept: the others' commits resume, their part goes on.
+	ms[1].followOnce(ctx)
+	if n := ps[1].resumes(); n != 0 {
+		t.Fatalf("commits resumed %d times before the tree was swept", n)
+	}
+	r.adm.MetaSwept()
+	ms[1].followOnce(ctx)
+	if _, ended := ps[1].seen(); ps[1].resumes() != 1 || ended != 0 {
+		t.Fatalf("after the tree was swept: %d resumes, %d ends; want 1 and 0", ps[1].resumes(), ended)
 	}
 
 	r.adm.Release()

@@ -54,7 +54,7 @@ type members struct {
 
 	// hold takes part in another gateway's collection
 	// (branch.Service.HoldForCollection).
-	hold        func(ctx context.Context, epoch string, start int64) ([]uint64, func(), error)
+	hold        func(ctx context.Context, epoch string, start int64) ([]uint64, collectionPart, error)
 	ackWait     time.Duration // how long a collector waits for the others
 	skew        time.Duration // the clock difference collections tolerate
 	followEvery time.Duration // how often the epoch record is read
@@ -227,7 +227,13 @@ func (g *Gateway) share(ctx context.Context, c Config) error {
 	g.members = newMembers(g.kv, locks, host, c.Log)
 	// Duties are held for a gateway's life; a waiter polls every 2 s.
 	g.members.duties = kvlock.New(g.kv, keyspace.Lock, kvlock.Options{Log: c.Log, MaxPoll: 2 * time.Second})
-	g.members.hold = g.Branches.HoldForCollection
+	g.members.hold = func(ctx context.Context, epoch string, start int64) ([]uint64, collectionPart, error) {
+		p, err := g.Branches.HoldForCollection(ctx, epoch, start)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p.Open, p, nil
+	}
 	if c.ClockSkew > 0 {
 		g.members.skew = c.ClockSkew
 	}
