@@ -382,19 +382,29 @@ func runList(ctx context.Context, e *Env) ([]*Result, error) {
 	return out, nil
 }
 
+// deleteSubjects are the subjects of a delete workload, the files
+// baseline noted with what it does.
+func deleteSubjects(ctx context.Context, e *Env, name, filesNote string) ([]*objSubject, func(), error) {
+	subs, cleanup, err := e.objectSubjects(ctx, name, baseFiles)
+	if err != nil {
+		return nil, nil, err
+	}
+	writeNotes(subs)
+	for _, s := range subs {
+		if s.name == baseFiles {
+			s.note = filesNote
+		}
+	}
+	return subs, cleanup, nil
+}
+
 func runDelete(ctx context.Context, e *Env) ([]*Result, error) {
 	p := e.Profile
-	subs, cleanup, err := e.objectSubjects(ctx, "delete", baseFiles)
+	subs, cleanup, err := deleteSubjects(ctx, e, "delete", "unlink, fsync the directory")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	writeNotes(subs)
-	for _, s := range subs {
-		if s.name == baseFiles {
-			s.note = "unlink, fsync the directory"
-		}
-	}
 	n := p.DeleteObjects
 	rows, err := Compare(ctx, p.Reps, toSubjects(subs, func(s *objSubject, rep int) (Sample, error) {
 		key := func(i int) string { return objKey(rep, i) }
@@ -426,17 +436,11 @@ type batchDeleter interface {
 // once a batch.
 func runDeleteMany(ctx context.Context, e *Env) ([]*Result, error) {
 	p := e.Profile
-	subs, cleanup, err := e.objectSubjects(ctx, "delete-many", baseFiles)
+	subs, cleanup, err := deleteSubjects(ctx, e, "delete-many", "unlink 20 files, fsync their directory once")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	writeNotes(subs)
-	for _, s := range subs {
-		if s.name == baseFiles {
-			s.note = "unlink 20 files, fsync their directory once"
-		}
-	}
 	batches := max(p.DeleteObjects*5/deleteBatch, 2*p.HeadConcurrency)
 	rows, err := Compare(ctx, p.Reps, toSubjects(subs, func(s *objSubject, rep int) (Sample, error) {
 		key := func(i int) string { return objKey(rep, i) }
