@@ -169,40 +169,23 @@ func TestClusterCollectsOnline(t *testing.T) {
 // gateway 0 collects three times, and returns the acknowledged objects
 // and the number of 503 answers the writers retried.
 func writeDuringCollections(t *testing.T, srv *nastest.Server, repo string, garbage [][]byte) (map[string][]byte, int64) {
-	var mu sync.Mutex
-	acked := map[string][]byte{}
-	var retried, next atomic.Int64
-	stop := make(chan struct{})
+	ps := newPutStreams()
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range 4 {
 		c := client(t, srv.Members[1+w%2])
 		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			ps.run(t, c, repo, "during a collection", 0, func(i int) (string, []byte) {
 				key, body := fmt.Sprintf("w%d/%d", w, i), randBytes(fmt.Sprint("gcw", w, i), 4096+i%5/4*(1<<20))
 				if g := int(next.Load()); i%2 == 1 && g < len(garbage) {
 					body = garbage[g]
 					next.Add(1)
 				}
-				_, err := tryPut(c, repo, key, body)
-				switch code := errCode(err); {
-				case err == nil:
-					mu.Lock()
-					acked[key] = body
-					mu.Unlock()
-				case code == "ServiceUnavailable" || code == "SlowDown":
-					retried.Add(1)
-				default:
-					t.Errorf("PUT %s during a collection: %v", key, err)
-					return
-				}
-			}
+				return key, body
+			})
 		})
 	}
+	stop := ps.stop
 	committer := ownerCtl(t, srv.Members[2])
 	wg.Go(func() {
 		for {
@@ -229,7 +212,46 @@ func writeDuringCollections(t *testing.T, srv *nastest.Server, repo string, garb
 	if reclaimed == 0 {
 		t.Error("the collections beside the writers reclaimed no chunk")
 	}
-	return acked, retried.Load()
+	return ps.acked, ps.unavailable.Load()
+}
+
+// putStreams are PUT loops that keep what was acknowledged and count the
+// 503 answers, until stop is closed.
+type putStreams struct {
+	mu          sync.Mutex
+	acked       map[string][]byte
+	unavailable atomic.Int64
+	stop        chan struct{}
+}
+
+func newPutStreams() *putStreams {
+	return &putStreams{acked: map[string][]byte{}, stop: make(chan struct{})}
+}
+
+// run PUTs next(0), next(1)... with c until stop; a 503 is counted (and
+// followed by pause), anything else but success fails the test.
+func (ps *putStreams) run(t *testing.T, c *s3.Client, repo, while string, pause time.Duration, next func(i int) (string, []byte)) {
+	for i := 0; ; i++ {
+		select {
+		case <-ps.stop:
+			return
+		default:
+		}
+		key, body := next(i)
+		_, err := tryPut(c, repo, key, body)
+		switch code := errCode(err); {
+		case err == nil:
+			ps.mu.Lock()
+			ps.acked[key] = body
+			ps.mu.Unlock()
+		case code == "ServiceUnavailable" || code == "SlowDown":
+			ps.unavailable.Add(1)
+			time.Sleep(pause)
+		default:
+			t.Errorf("PUT %s %s: %v", key, while, err)
+			return
+		}
+	}
 }
 
 // TestClusterSurvivesPostgresRestart stops the database under a PUT
@@ -243,34 +265,14 @@ func TestClusterSurvivesPostgresRestart(t *testing.T) {
 	own := client(t, srv)
 	const repo = "cpg"
 	createBucket(t, own, repo)
-	var mu sync.Mutex
-	acked := map[string][]byte{}
-	var unavailable atomic.Int64
-	stop := make(chan struct{})
+	ps := newPutStreams()
+	stop, acked, unavailable := ps.stop, ps.acked, &ps.unavailable
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key, body := fmt.Sprintf("w%d/k%d", w, i), randBytes(fmt.Sprint("pg", w, i), 2000)
-				_, err := tryPut(own, repo, key, body)
-				switch code := errCode(err); {
-				case err == nil:
-					mu.Lock()
-					acked[key] = body
-					mu.Unlock()
-				case code == "ServiceUnavailable" || code == "SlowDown":
-					unavailable.Add(1)
-					time.Sleep(20 * time.Millisecond)
-				default:
-					t.Errorf("PUT %s while the database restarts: %v", key, err)
-					return
-				}
-			}
+			ps.run(t, own, repo, "while the database restarts", 20*time.Millisecond, func(i int) (string, []byte) {
+				return fmt.Sprintf("w%d/k%d", w, i), randBytes(fmt.Sprint("pg", w, i), 2000)
+			})
 		})
 	}
 	time.Sleep(300 * time.Millisecond)
