@@ -12,14 +12,41 @@ type KeyResult struct {
 	Err error
 }
 
-// DeleteKeys deletes keys from a branch as Delete does each, in one
-// transaction: one durable write for all of them (S3's DeleteObjects).
-// Results are per key, in order; a key named twice is deleted twice, as
-// two Deletes would (delete markers stack). An error that is not one
-// key's own (the branch, the store) fails the whole call and deletes
-// nothing.
-func (s *Service) DeleteKeys(ctx context.Context, repo, branch string, keys []string, cond Condition) ([]KeyResult, error) {
+// deleteGroup bounds the keys, and their bytes, one transaction of
+// DeleteKeys deletes (Badger refuses a transaction past a few MiB, and
+// each key writes three records).
+const (
+	deleteGroup      = 256
+	deleteGroupBytes = 128 << 10
+)
+
+// DeleteKeys deletes keys from a branch as Delete does each, in a few
+// transactions (one durable write per group of up to 256 keys instead of
+// one per key: S3's DeleteObjects). Results are per key, in order; a key
+// named twice is deleted twice, as two Deletes would (delete markers
+// stack). An error that is not one key's own (the branch, the store)
+// fails the keys of its group, each with that error; earlier groups stay
+// deleted.
+func (s *Service) DeleteKeys(ctx context.Context, repo, branch string, keys []string, cond Condition) []KeyResult {
 	out := make([]KeyResult, len(keys))
+	for from := 0; from < len(keys); {
+		to, size := from, 0
+		for to < len(keys) && to-from < deleteGroup && (to == from || size+len(keys[to]) <= deleteGroupBytes) {
+			size += len(keys[to])
+			to++
+		}
+		if err := s.deleteGroup(ctx, repo, branch, keys[from:to], cond, out[from:to]); err != nil {
+			for i := from; i < to; i++ {
+				out[i] = KeyResult{Err: err}
+			}
+		}
+		from = to
+	}
+	return out
+}
+
+// deleteGroup deletes keys in one transaction, their results in out.
+func (s *Service) deleteGroup(ctx context.Context, repo, branch string, keys []string, cond Condition, out []KeyResult) error {
 	var q *quotaTxn
 	err := s.db.Update(ctx, func(txn kv.Txn) error {
 		q.release()
@@ -33,8 +60,8 @@ func (s *Service) DeleteKeys(ctx context.Context, repo, branch string, keys []st
 			if out[i].Err = ValidKey(key); out[i].Err != nil {
 				continue
 			}
-			var deleted bool
-			if deleted, out[i].Err = s.deleteIn(ctx, txn, v, key, cond, &q, &out[i].DeleteResult); out[i].Err != nil && deleted {
+			var wrote bool
+			if wrote, out[i].Err = s.deleteIn(ctx, txn, v, key, cond, &q, &out[i].DeleteResult); out[i].Err != nil && wrote {
 				return out[i].Err // a write of this key failed half-way
 			}
 		}
@@ -42,9 +69,8 @@ func (s *Service) DeleteKeys(ctx context.Context, repo, branch string, keys []st
 	})
 	if err != nil {
 		q.release()
-		return nil, err
 	}
-	return out, nil
+	return err
 }
 
 // deleteIn is one key of DeleteKeys in its transaction: Delete's steps,

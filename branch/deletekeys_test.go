@@ -3,9 +3,12 @@ package branch_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/manifest"
 )
 
 // TestDeleteKeys: one call deletes many keys as Delete does each: present
@@ -25,10 +28,7 @@ func TestDeleteKeys(t *testing.T) {
 	for _, k := range []string{"a", "b", "c"} {
 		put(t, s, "dks", "main", k, "e-"+k)
 	}
-	rs, err := s.DeleteKeys(ctx, "dks", "main", []string{"a", "missing", "b", "b", "", "c"}, branch.Condition{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := s.DeleteKeys(ctx, "dks", "main", []string{"a", "missing", "b", "b", "", "c"}, branch.Condition{})
 	want := []bool{true, false, true, true, false, true} // a delete marker
 	for i, r := range rs {
 		if r.DeleteMarker != want[i] {
@@ -50,7 +50,35 @@ func TestDeleteKeys(t *testing.T) {
 	if err := s.SetProtected(ctx, "dks", "main", true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteKeys(ctx, "dks", "main", []string{"d"}, branch.Condition{}); !errors.Is(err, branch.ErrProtected) {
-		t.Fatalf("DeleteKeys on a protected branch: %v, want ErrProtected", err)
+	if rs := s.DeleteKeys(ctx, "dks", "main", []string{"d"}, branch.Condition{}); !errors.Is(rs[0].Err, branch.ErrProtected) {
+		t.Fatalf("DeleteKeys on a protected branch: %v, want ErrProtected", rs[0].Err)
+	}
+}
+
+// TestDeleteKeysOfLongKeys: S3's largest batch, 1,000 keys of 1,005
+// bytes, fits (in several transactions) and deletes every key.
+func TestDeleteKeysOfLongKeys(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t)
+	if _, err := s.CreateRepo(ctx, "dkl", branch.CreateRepoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var ks []string
+	var es []branch.ImportEntry
+	for i := range 1000 {
+		k := fmt.Sprintf("%04d/%s", i, strings.Repeat("x", 1000))
+		ks = append(ks, k)
+		es = append(es, branch.ImportEntry{Key: k, Entry: &manifest.Entry{Size: 1, ETag: "e"}})
+	}
+	if err := branch.StageBulk(ctx, s, "dkl", "main", es); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range s.DeleteKeys(ctx, "dkl", "main", ks, branch.Condition{}) {
+		if r.Err != nil || !r.DeleteMarker {
+			t.Fatalf("key %d: %+v", i, r)
+		}
+	}
+	if got := keys(t, s, "dkl", "main"); len(got) != 0 {
+		t.Fatalf("%d keys left", len(got))
 	}
 }

@@ -339,19 +339,17 @@ func (s *Server) deleteAll(req *request, objs []deleteObject, todo []int, outs [
 		return nil
 	}
 	cond, err := s.auth.Condition(req.ctx(), req.p, auth.Target{Repo: req.repo, Branch: req.branch}, branch.Condition{})
-	var rs []branch.KeyResult
-	if err == nil {
-		rs, err = s.b.DeleteKeys(req.ctx(), req.repo, req.branch, keys, cond)
-	}
-	if err != nil && isBucketMissing(err) {
-		return err
-	}
-	for n, i := range plain {
-		if err != nil {
+	if err != nil {
+		for _, i := range plain {
 			outs[i].err = err
-			continue
 		}
-		outs[i].res, outs[i].err = rs[n].DeleteResult, rs[n].Err
+		return nil
+	}
+	for n, r := range s.b.DeleteKeys(req.ctx(), req.repo, req.branch, keys, cond) {
+		if r.Err != nil && isBucketMissing(r.Err) {
+			return r.Err
+		}
+		outs[plain[n]].res, outs[plain[n]].err = r.DeleteResult, r.Err
 	}
 	return nil
 }
