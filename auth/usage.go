@@ -46,6 +46,19 @@ func (s *Leases) usageOf(ctx context.Context, l *lease.Lease) lease.Usage {
 	return s.meterFor(ctx, l.ID).Usage
 }
 
+// usagesOf is usageOf for each lease of chain; on a shared store they are
+// read in one snapshot.
+func (s *Leases) usagesOf(ctx context.Context, chain []*lease.Lease) []lease.Usage {
+	if s.shared {
+		return s.sharedUsages(ctx, chain)
+	}
+	out := make([]lease.Usage, len(chain))
+	for i, x := range chain {
+		out[i] = s.usageOf(ctx, x)
+	}
+	return out
+}
+
 // Chain returns the lease and its ancestors, nearest first, as stored now.
 func (s *Leases) Chain(ctx context.Context, l *lease.Lease) ([]*lease.Lease, error) {
 	out := []*lease.Lease{l}
@@ -90,8 +103,9 @@ func (s *Leases) Remaining(ctx context.Context, l *lease.Lease) lease.Remaining 
 // remaining is Remaining over a chain already loaded.
 func (s *Leases) remaining(ctx context.Context, chain []*lease.Lease) lease.Remaining {
 	r := lease.Remaining{BytesRead: -1, BytesWritten: -1, Requests: -1}
-	for _, x := range chain {
-		u := s.usageOf(ctx, x)
+	us := s.usagesOf(ctx, chain)
+	for i, x := range chain {
+		u := us[i]
 		r.BytesRead = minLeft(r.BytesRead, left(x.Budgets.BytesRead, u.BytesRead))
 		r.BytesWritten = minLeft(r.BytesWritten, left(x.Budgets.BytesWritten, u.BytesWritten))
 		r.Requests = minLeft(r.Requests, left(x.Budgets.Requests, u.Requests))

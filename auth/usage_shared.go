@@ -53,6 +53,26 @@ func (s *Leases) sharedUsage(ctx context.Context, id string) lease.Usage {
 	return u
 }
 
+// sharedUsages reads the usage of every lease of chain in one view
+// (zero for a lease whose usage cannot be read).
+func (s *Leases) sharedUsages(ctx context.Context, chain []*lease.Lease) []lease.Usage {
+	out := make([]lease.Usage, len(chain))
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		for i, x := range chain {
+			u, err := storedUsage(r, x.ID)
+			if err != nil {
+				return err
+			}
+			out[i] = u
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("reading lease usage", "leases", len(chain), "err", err)
+	}
+	return out
+}
+
 // chargeShared charges the chain in one transaction: fit returns how
 // much of b to charge given the chain's counters (and a refusal verdict
 // when nothing is to be charged). The counters are read and written in
