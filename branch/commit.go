@@ -48,6 +48,9 @@ func (s *Service) SetLocker(l Locker) { s.locker = l }
 // lockBranch serializes the head-moving work on repo/branch: a fold
 // and its swap, a merge, a restore.
 func (s *Service) lockBranch(ctx context.Context, repo, branch string) (unlock func(), err error) {
+	if err := s.fenced(); err != nil {
+		return nil, err
+	}
 	if s.locker != nil {
 		return s.locker.Lock(ctx, repo+"\x00"+branch)
 	}

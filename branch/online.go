@@ -139,6 +139,24 @@ func (s *Service) enterWrite(recs []Recorder) (_ []Recorder, done func()) {
 	return recs, unpin
 }
 
+// SetFence makes head-moving work (commits, merges and the like, new
+// repositories, forks from a commit ID) and, through the chunk store,
+// every write that references chunks ask fence first and fail with its
+// error: a gateway whose membership lapsed must not write beside a
+// collection that counts it gone. Call it before serving.
+func (s *Service) SetFence(fence func() error) {
+	s.fence = fence
+	s.chunks.SetFence(fence)
+}
+
+// fenced is the fence's verdict (nil without one).
+func (s *Service) fenced() error {
+	if s.fence == nil {
+		return nil
+	}
+	return s.fence()
+}
+
 // listMarks is a Recorder that marks content lists for collection epoch.
 type listMarks struct {
 	epoch string

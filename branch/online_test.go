@@ -3,6 +3,7 @@ package branch_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -180,4 +181,43 @@ func TestPartHoldsCommitsUntilTreeSwept(t *testing.T) {
 	}
 	part.End()
 	part.End() // idempotent
+}
+
+// TestFenceRefusesWrites: while the fence says no (this gateway's
+// membership lapsed), commits, writes of chunks and new repositories
+// fail with its error; reads and deletes are not refused.
+func TestFenceRefusesWrites(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t)
+	if _, err := s.CreateRepo(ctx, "gcf", branch.CreateRepoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e := putData(t, s, "gcf", "main", "k", []byte("before"))
+	lapsed := errors.New("membership lapsed")
+	var fenced bool
+	s.SetFence(func() error {
+		if fenced {
+			return lapsed
+		}
+		return nil
+	})
+	fenced = true
+	if _, err := s.Commit(ctx, "gcf", "main", branch.CommitOptions{Message: "x"}); !errors.Is(err, lapsed) {
+		t.Errorf("commit while fenced: %v", err)
+	}
+	if _, err := s.CreateRepo(ctx, "gcf2", branch.CreateRepoOptions{}); !errors.Is(err, lapsed) {
+		t.Errorf("new repository while fenced: %v", err)
+	}
+	up := s.Chunks().NewUpload()
+	defer up.Close()
+	if _, err := s.Put(ctx, "gcf", "main", "k2", &manifest.Entry{Size: 0, ETag: "e"}, branch.Condition{}, up); !errors.Is(err, lapsed) {
+		t.Errorf("a write of chunks while fenced: %v", err)
+	}
+	if !bytes.Equal(readData(t, s, e), []byte("before")) {
+		t.Error("a read while fenced failed")
+	}
+	fenced = false
+	if _, err := s.Commit(ctx, "gcf", "main", branch.CommitOptions{Message: "after"}); err != nil {
+		t.Fatal(err)
+	}
 }

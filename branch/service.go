@@ -48,8 +48,11 @@ type Service struct {
 	// count, so a write it does not wait for is one that saw it).
 	listEpoch atomic.Pointer[string]
 	unmarked  atomic.Int64
-	roots     map[manifest.CommitID]chunk.Hash
-	trees     sync.Map // repo ID -> *tree.Tree
+	// fence refuses writes while this gateway's membership lapsed
+	// (SetFence; nil: never).
+	fence func() error
+	roots map[manifest.CommitID]chunk.Hash
+	trees sync.Map // repo ID -> *tree.Tree
 	// touchedLists holds content lists written during a collection; nil
 	// outside one. Guarded by mu.
 	touchedLists map[chunk.Hash]struct{}
@@ -144,6 +147,9 @@ type CreateRepoOptions struct {
 // default branch.
 func (s *Service) CreateRepo(ctx context.Context, name string, o CreateRepoOptions) (*Repo, error) {
 	if err := ValidRepoName(name); err != nil {
+		return nil, err
+	}
+	if err := s.fenced(); err != nil {
 		return nil, err
 	}
 	s.gcMu.RLock()
@@ -304,6 +310,9 @@ func (s *Service) CreateBranchWith(ctx context.Context, repo, name, from string,
 	if _, err := manifest.ParseCommitID(from); err == nil {
 		// A commit ID need not be a head the collection marked: wait
 		// for one to end rather than fork from a commit it deletes.
+		if err := s.fenced(); err != nil {
+			return nil, err
+		}
 		s.gcMu.RLock()
 		defer s.gcMu.RUnlock()
 	}

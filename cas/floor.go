@@ -52,6 +52,11 @@ func (s *Store) Floor(ctx context.Context, at int64) (open []uint64, err error) 
 	return s.OpenSegments(), nil
 }
 
+// SetFence makes every Record ask fence first and fail with its error (a
+// gateway whose membership lapsed must not commit references to chunks
+// beside a collection that counts it gone). Call it before serving.
+func (s *Store) SetFence(fence func() error) { s.fence = fence }
+
 // ClearFloor ends the floor once the collection is over.
 func (s *Store) ClearFloor() {
 	s.mu.Lock()

@@ -44,6 +44,7 @@ type Store struct {
 	// without it.
 	floor     int64
 	unfloored int
+	fence     func() error // SetFence; nil: none
 }
 
 // Options tunes a Store.

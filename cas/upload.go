@@ -416,6 +416,11 @@ func (u *Upload) Record(txn kv.Txn) error {
 	if u.seg != nil && !u.synced {
 		return errors.New("cas: Record before Sync")
 	}
+	if u.s.fence != nil {
+		if err := u.s.fence(); err != nil {
+			return err
+		}
+	}
 	floor := u.s.recordFloor(u)
 	for h, rec := range u.recs {
 		rec.created = max(rec.created, floor)

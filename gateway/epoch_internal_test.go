@@ -68,7 +68,7 @@ func gateways(t *testing.T, n int) ([]*members, []*parts) {
 		if err := m.join(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(m.stopFollow)
+		t.Cleanup(m.stop)
 		ms, ps = append(ms, m), append(ps, p)
 	}
 	return ms, ps
@@ -121,7 +121,7 @@ func TestEpochWaitsForEveryGateway(t *testing.T) {
 	if err := m3.join(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer m3.stopFollow()
+	defer m3.stop()
 	if epochs, _ := lp.seen(); len(epochs) != 1 {
 		t.Fatalf("a gateway joining during a collection took parts %v before serving", epochs)
 	}

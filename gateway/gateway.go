@@ -340,9 +340,6 @@ func (g *Gateway) Start() {
 		runChecks = g.members.duty("checks", runChecks)
 	}
 	runs := []func(context.Context){g.Leases.Run, runManifests, g.Sources.Run, runExpiry, runHooks, runChecks}
-	if g.members != nil {
-		runs = append(runs, g.members.run)
-	}
 	for _, run := range runs {
 		g.bg.Add(1)
 		go func() {

@@ -59,7 +59,7 @@ type members struct {
 	skew        time.Duration // the clock difference collections tolerate
 	followEvery time.Duration // how often the epoch record is read
 	part        part          // owned by the follow goroutine
-	stopFollow  func()        // ends follow and waits for it
+	stop        func()        // ends the beat and follow loops and waits for them
 }
 
 func memberKey(id string) []byte { return []byte(keyspace.Gateway + id) }
@@ -67,7 +67,7 @@ func memberKey(id string) []byte { return []byte(keyspace.Gateway + id) }
 func newMembers(db kv.DB, locks *kvlock.Locks, host string, log *slog.Logger) *members {
 	return &members{db: db, locks: locks, duties: locks, log: log, now: time.Now,
 		self: member{ID: lease.NewID("gw_"), Host: host}, ackWait: ackWait, followEvery: followEvery, skew: epochSkew,
-		stopFollow: func() {}}
+		stop: func() {}}
 }
 
 // join writes this gateway's entry in a transaction that reads the
@@ -100,14 +100,14 @@ func (m *members) join(ctx context.Context) error {
 		case <-time.After(time.Second):
 		}
 	}
+	// Every process on the store beats and follows from here on, not
+	// only a serving one: a CLI that writes is fenced and takes part too.
 	fctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		m.follow(fctx)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { m.beatEvery(fctx) })
+	wg.Go(func() { m.follow(fctx) })
 	var once sync.Once
-	m.stopFollow = func() { once.Do(func() { cancel(); <-done }) }
+	m.stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
 	return nil
 }
 
@@ -165,14 +165,13 @@ func (g *Gateway) fenced() error {
 	return g.members.fenced()
 }
 
-// run beats until ctx ends, then removes the entry.
-func (m *members) run(ctx context.Context) {
+// beatEvery renews the entry every memberTTL/4 until ctx ends.
+func (m *members) beatEvery(ctx context.Context) {
 	t := time.NewTicker(memberTTL / 4)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			m.leave()
 			return
 		case <-t.C:
 		}
@@ -184,7 +183,7 @@ func (m *members) run(ctx context.Context) {
 
 // leave deletes the entry (a killed gateway's lapses after memberTTL).
 func (m *members) leave() {
-	m.stopFollow()
+	m.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := m.db.Update(ctx, func(txn kv.Txn) error { return txn.Delete(memberKey(m.id())) })
@@ -238,6 +237,7 @@ func (g *Gateway) share(ctx context.Context, c Config) error {
 		g.members.skew = c.ClockSkew
 	}
 	g.Branches.SetCollectGuard(g.members.collect)
+	g.Branches.SetFence(g.members.fenced)
 	return g.members.join(ctx)
 }
 
