@@ -212,7 +212,7 @@ func runSoak(ctx context.Context, e *Env) ([]*Result, error) {
 	var out []*Result
 	for i, ph := range soakPhases(nil, "", e.Profile.SoakLarge) {
 		res := &Result{Case: ph.title, Curve: &Curve{Name: ph.name, Title: "Resident set during the soak: " + ph.title,
-			XLabel: "seconds", YLabel: "VmRSS (MiB)", Linear: true}}
+			XLabel: "seconds", YLabel: "VmRSS and RssAnon (MiB)", Linear: true}}
 		for _, s := range e.Specs {
 			if why := soakSkip(e, s); why != "" {
 				res.Rows = append(res.Rows, Row{Subject: s.Name, Skipped: why})
@@ -228,7 +228,7 @@ func runSoak(ctx context.Context, e *Env) ([]*Result, error) {
 			}
 			res.Rows = append(res.Rows, row)
 			if len(pts) > 0 {
-				res.Curve.Series = append(res.Curve.Series, memSeries(s.Name, pts))
+				res.Curve.Series = append(res.Curve.Series, memSeries(s.Name, pts, false), memSeries(s.Name+" RssAnon", pts, true))
 			}
 		}
 		res.Notes = append(soakNotes(res.Rows, e.Reference),
@@ -250,11 +250,16 @@ func soakSkip(e *Env, s TargetSpec) string {
 	return ""
 }
 
-// memSeries is a trace as a curve's series in seconds and MiB.
-func memSeries(name string, pts []MemPoint) Series {
+// memSeries is a trace's VmRSS, or its RssAnon, as a curve's series in
+// seconds and MiB.
+func memSeries(name string, pts []MemPoint, anon bool) Series {
 	s := Series{Name: name}
 	for _, p := range pts {
-		s.Points = append(s.Points, Point{X: p.T.Seconds(), Y: float64(p.RSS) / (1 << 20)})
+		v := p.RSS
+		if anon {
+			v = p.Anon
+		}
+		s.Points = append(s.Points, Point{X: p.T.Seconds(), Y: float64(v) / (1 << 20)})
 	}
 	return s
 }
