@@ -39,6 +39,9 @@ func drawCurve(c *Curve, file string) error {
 	p.Title.Text = c.Title
 	p.X.Label.Text = c.XLabel
 	p.Y.Label.Text = c.YLabel
+	if c.Linear {
+		return drawTrace(p, c, file)
+	}
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = decades{}, decades{}
 	p.Legend.Top, p.Legend.Left = true, true
@@ -82,6 +85,38 @@ func drawCurve(c *Curve, file string) error {
 	// and room above the data for the legend.
 	p.Y.Min = 0.99 * math.Pow(10, math.Floor(math.Log10(ymin))) // 0.99: LogTicks truncates log10(0.1) to 0
 	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(ymax*math.Pow(2, float64(1+len(c.Series))))))
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, file)
+}
+
+// drawTrace draws c on linear axes from 0, one line per series.
+func drawTrace(p *plot.Plot, c *Curve, file string) error {
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	p.X.Min, p.Y.Min = 0, 0
+	var ymax float64
+	for i, s := range c.Series {
+		xys := make(plotter.XYs, len(s.Points))
+		for j, pt := range s.Points {
+			xys[j] = plotter.XY{X: pt.X, Y: pt.Y}
+			ymax = math.Max(ymax, pt.Y)
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return err
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(i)
+		line.Width = vg.Points(1.5)
+		p.Add(line)
+		p.Legend.Add(s.Name, line)
+	}
+	if ymax == 0 {
+		return fmt.Errorf("no points")
+	}
+	p.Y.Max = ymax * 1.25 // room for the legend
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, file)
 }
 

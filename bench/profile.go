@@ -81,6 +81,12 @@ type Profile struct {
 
 	// HashBytes is the buffer each hashing operation hashes.
 	HashBytes int64
+
+	// SoakDuration is how long each phase of the soak workload loads each
+	// server (nas-bench --soak).
+	SoakDuration time.Duration
+	// SoakLarge is the object size of the soak's multipart phase.
+	SoakLarge int64
 }
 
 // ProfileFor returns the profile of mode "tiny", "quick" or "full".
@@ -94,7 +100,7 @@ func ProfileFor(mode string) (Profile, error) {
 			ListKeys: 200, ListDirs: 10, DeleteObjects: 20,
 			ScaleSizes: []int{10, 100, 1000}, GoFakeS3ListMax: 1000, TreeSize: 1000, Changes: []int{1, 10, 100},
 			CopySize: 8 << 20, Parts: 3, GoFakeS3Parts: 3, PartSize: 5 << 20,
-			DedupSet: 4 << 20, DedupLarge: 8 << 20, MemorySize: 16 << 20, HashBytes: 64 << 10,
+			DedupSet: 4 << 20, DedupLarge: 8 << 20, MemorySize: 16 << 20, HashBytes: 64 << 10, SoakDuration: time.Second, SoakLarge: 8 << 20,
 		}, nil
 	case "quick":
 		return Profile{
@@ -108,7 +114,7 @@ func ProfileFor(mode string) (Profile, error) {
 			ListKeys: 2000, ListDirs: 20, DeleteObjects: 200,
 			ScaleSizes: []int{10, 1000, 10000}, GoFakeS3ListMax: 10000, TreeSize: 10000, Changes: []int{1, 10, 100, 1000},
 			CopySize: 64 << 20, Parts: 10, GoFakeS3Parts: 10, PartSize: 5 << 20,
-			DedupSet: 32 << 20, DedupLarge: 64 << 20, MemorySize: 256 << 20, HashBytes: 1 << 20,
+			DedupSet: 32 << 20, DedupLarge: 64 << 20, MemorySize: 256 << 20, HashBytes: 1 << 20, SoakDuration: 10 * time.Second, SoakLarge: 64 << 20,
 		}, nil
 	case "full":
 		var cases []Case
@@ -125,7 +131,7 @@ func ProfileFor(mode string) (Profile, error) {
 			ScaleSizes: []int{10, 100, 1000, 10000, 100000, 1000000}, GoFakeS3ListMax: 100000,
 			TreeSize: 100000, Changes: []int{1, 10, 100, 1000, 10000},
 			CopySize: 1 << 30, Parts: 1000, GoFakeS3Parts: 200, PartSize: 5 << 20,
-			DedupSet: 1 << 30, DedupLarge: 1 << 30, MemorySize: 4 << 30, HashBytes: 1 << 20,
+			DedupSet: 1 << 30, DedupLarge: 1 << 30, MemorySize: 4 << 30, HashBytes: 1 << 20, SoakDuration: 10 * time.Minute, SoakLarge: 64 << 20,
 		}, nil
 	}
 	return Profile{}, fmt.Errorf("bench: unknown mode %q (tiny, quick or full)", mode)

@@ -264,6 +264,9 @@ func writeCurve(b *strings.Builder, c *Curve, plotDir string) {
 	if plotDir != "" {
 		fmt.Fprintf(b, "\n![%s](%s)\n", c.Title, filepath.ToSlash(filepath.Join(plotDir, c.Name+".png")))
 	}
+	if c.Linear {
+		return // a trace: its rows sum it up, the plot and the JSON report hold it
+	}
 	// Every x of any series, in order, as columns.
 	var xs []float64
 	for _, s := range c.Series {

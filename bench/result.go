@@ -77,6 +77,10 @@ type Curve struct {
 	XLabel string   `json:"x_label"`
 	YLabel string   `json:"y_label"`
 	Series []Series `json:"series"`
+	// Linear draws the curve on linear axes, without slopes or a table of
+	// its points: a trace over time (the soak's resident set), not a
+	// scaling curve.
+	Linear bool `json:"linear,omitempty"`
 }
 
 // Result is what a workload reports for one case (a size, a concurrency):
@@ -241,7 +245,7 @@ func (r *Result) fill(reference string) {
 			r.Rows[i].Ratio = ratio(*ref, m)
 		}
 	}
-	if r.Curve != nil {
+	if r.Curve != nil && !r.Curve.Linear {
 		for i := range r.Curve.Series {
 			if b := slope(r.Curve.Series[i].Points); !math.IsNaN(b) {
 				r.Curve.Series[i].Slope = &b

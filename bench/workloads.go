@@ -2,7 +2,7 @@ package bench
 
 // The built-in workloads, in the order they run and are reported. Each is
 // defined in the file named after its family: objects.go (put to mixed),
-// zerocopy.go (copy, multipart), dedup.go, memory.go, curves.go (fork to
+// zerocopy.go (copy, multipart), dedup.go, memory.go, soak.go, curves.go (fork to
 // list-scaling) and hash.go. Workloads registered with Register (such as
 // the FUSE workloads in mount.go) run after these.
 func init() {
@@ -18,6 +18,7 @@ func init() {
 	register(Workload{Name: "multipart", Doc: "CompleteMultipartUpload of many 5 MiB parts, against concatenating the part files", Run: runMultipart}, true)
 	register(Workload{Name: "dedup", Doc: "bytes stored after uploading one data set to two branches, and after a 1% edit of a large object", Run: runDedup}, true)
 	register(Workload{Name: "memory", Doc: "server resident set while a large object is uploaded and downloaded (separate process)", Run: runMemory}, true)
+	register(Workload{Name: "soak", Doc: "server resident set over time under 8 clients of 4 KiB PUT/GET, then of 64 MiB multipart PUT/GET (separate processes; --soak sets the length)", Run: runSoak}, true)
 	register(Workload{Name: "fork", Doc: "fork time against the number of objects in the branch (flat is the target)", Run: runForkCurve}, true)
 	register(Workload{Name: "commit", Doc: "commit time against staged changes at a fixed tree size, and against tree size at 100 changes", Run: runCommitCurve}, true)
 	register(Workload{Name: "diff", Doc: "diff time against the number of changes at a fixed tree size, and against tree size at 100 changes", Run: runDiffCurve}, true)

@@ -57,6 +57,10 @@ type Config struct {
 	Bodies BodyLimits
 	// Hooks tunes webhook deliveries (poll, timeout, backoff; tests).
 	Hooks hook.Options
+	// KV sizes the embedded Badger store's memory (kv.BadgerSizing; its
+	// zero value is kv.DefaultBadgerMemory's split). A postgres:// Meta
+	// ignores it.
+	KV kv.BadgerSizing
 	// Meta is the metadata store: "" for the embedded Badger store under
 	// DATA/kv, or a postgres:// URL of a database several gateways share
 	// (IsSharedMeta).
@@ -431,6 +435,16 @@ type ServeOptions struct {
 	// Ready, if set, is called with the bound address once listening.
 	Ready func(addr net.Addr)
 }
+
+// DefaultMemoryLimit is the Go runtime's soft memory limit `nas serve`
+// sets by default (--memory-limit): 1 GiB, above the store's ceiling
+// (kv.BadgerSizing.Ceiling, 264 MiB by default) plus the large bodies
+// being ingested (s3api: 8 of up to 40 MiB), so the collector only works
+// harder when the heap nears what a loaded gateway needs instead of
+// letting it double (GOGC=100) past it. 512 MiB kept 8 clients of 64 MiB
+// multipart uploads below MinIO's resident set, but is below those
+// ceilings' sum (bench/RESULTS.md, "Memory under load").
+const DefaultMemoryLimit = 1 << 30
 
 // DefaultShutdownTimeout is how long Serve waits for in-flight requests
 // when ServeOptions.ShutdownTimeout is zero.

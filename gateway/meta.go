@@ -30,7 +30,7 @@ func IsSharedMeta(meta string) bool {
 func openMeta(ctx context.Context, c Config) (kv.DB, error) {
 	switch {
 	case c.Meta == "":
-		return kv.OpenBadger(filepath.Join(c.DataDir, "kv"), kv.BadgerOptions{Logger: c.Log})
+		return kv.OpenBadger(filepath.Join(c.DataDir, "kv"), kv.BadgerOptions{Logger: c.Log, Sizing: c.KV})
 	case IsSharedMeta(c.Meta):
 		db, err := pgkv.Open(ctx, c.Meta, pgkv.Options{Logger: c.Log})
 		if err != nil {

@@ -43,21 +43,22 @@ type BadgerOptions struct {
 	InMemory bool
 	// Logger receives Badger's warnings and errors; nil discards them.
 	Logger *slog.Logger
+	// Sizing bounds Badger's own memory; its zero fields take the values
+	// of BadgerSizingFor(DefaultBadgerMemory).
+	Sizing BadgerSizing
 }
 
 // OpenBadger opens (creating if needed) a Badger store in dir.
 func OpenBadger(dir string, o BadgerOptions) (*Badger, error) {
-	opts := badger.DefaultOptions(dir).
+	sz := o.Sizing.withDefaults()
+	if err := sz.check(); err != nil {
+		return nil, fmt.Errorf("open badger %s: %w", dir, err)
+	}
+	opts := sz.apply(badger.DefaultOptions(dir)).
 		// Durability comes from the group-commit syncer, see syncer.go.
 		WithSyncWrites(false).
 		WithLogger(badgerLogger{o.Logger}).
 		WithNumVersionsToKeep(1).
-		// Memory stays modest and flat: the gateway's RSS budget is shared
-		// with streaming buffers.
-		WithMemTableSize(16 << 20).
-		WithNumMemtables(3).
-		WithBlockCacheSize(32 << 20).
-		WithIndexCacheSize(16 << 20).
 		WithValueLogFileSize(256 << 20).
 		// Every value below Badger's largest threshold, 1 MiB (all tree
 		// nodes, inline chunks and content lists of objects below ~28
@@ -67,7 +68,7 @@ func OpenBadger(dir string, o BadgerOptions) (*Badger, error) {
 		// exclusive: a value of exactly 1 MiB goes to the value log, and in
 		// memory mode, which has none, Badger panics on it (the kv suite's
 		// LongKeysAndValues declares that gap).
-		WithValueThreshold(1 << 20).
+		WithValueThreshold(valueThreshold).
 		WithCompactL0OnClose(false)
 	if o.InMemory {
 		opts = opts.WithInMemory(true).WithDir("").WithValueDir("")

@@ -21,4 +21,11 @@
 //
 // Keys and values handed to callbacks are only valid inside the callback;
 // Get returns a copy.
+//
+// Memory: BadgerSizing bounds what Badger holds (memtables, caches, the
+// table builders of flushes and compactions), 264 MiB by default
+// (DefaultBadgerMemory, BadgerSizing.Ceiling). Badger also maps its table
+// files, so recently used parts of the store are resident as mapped file
+// pages, which the kernel reclaims; that part grows with the store, not
+// with the configuration.
 package kv

@@ -64,7 +64,7 @@ func (s *Server) ingest(req *request, limit int64, domain string) (*ingested, er
 		return nil, err
 	}
 	defer set.Close() // the MD5 is taken below; Algorithm and Value stay valid
-	return s.ingestBody(req, io.LimitReader(req.auth.Body, size+1), set, domain, func(n int64) error {
+	return s.ingestBody(req, io.LimitReader(req.auth.Body, size+1), size, set, domain, func(n int64) error {
 		switch {
 		case n > size:
 			return errInvalidRequest("the body is longer than the declared content length")
@@ -78,8 +78,15 @@ func (s *Server) ingest(req *request, limit int64, domain string) (*ingested, er
 // ingestBody streams body into the chunk store beside the checksums of
 // set, sealed under domain's key when domain is set; check sees the
 // length the body had and may refuse it, before the chunks are synced.
-// The caller must Close the upload.
-func (s *Server) ingestBody(req *request, body io.Reader, set *checksum.Set, domain string, check func(n int64) error) (*ingested, error) {
+// A body of more than cas.ChunkMin bytes (size; -1 when unknown) waits
+// for room under the ceiling on large bodies (admission). The caller must
+// Close the upload.
+func (s *Server) ingestBody(req *request, body io.Reader, size int64, set *checksum.Set, domain string, check func(n int64) error) (*ingested, error) {
+	release, err := s.admit.acquire(req.ctx(), size)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	in := &ingested{up: s.chunks.NewUpload(), set: set}
 	// The checksums and the secret scanner run on a goroutine of their own
 	// beside chunking (they are the larger part of a large PUT's CPU);

@@ -185,7 +185,7 @@ func (s *Server) ingestForm(req *request, form *postform.Form, pol *postform.Pol
 		return nil, nil, err
 	}
 	body := io.LimitReader(formFile{form.File}, charge.Reserved()+1)
-	in, err := s.ingestBody(req, body, set, domain, func(n int64) error {
+	in, err := s.ingestBody(req, body, -1, set, domain, func(n int64) error {
 		if err := formLength(req.ctx(), n, bound, pol, charge); err != nil {
 			return err
 		}

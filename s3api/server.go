@@ -40,6 +40,10 @@ type Config struct {
 	// Lazy, when set, serves lazy entries (attached sources); without it
 	// reading one answers ServiceUnavailable.
 	Lazy *source.Materializer
+	// MaxLargeBodies bounds the bodies over cas.ChunkMin ingested at
+	// once, each holding up to LargeBodyMemory of buffers; more wait
+	// (0: DefaultMaxLargeBodies).
+	MaxLargeBodies int
 }
 
 // Server is the S3 endpoint. It implements http.Handler.
@@ -53,6 +57,7 @@ type Server struct {
 	domains []string
 	log     *slog.Logger
 	lazy    *source.Materializer
+	admit   *admission // the ceiling on large bodies ingested at once
 }
 
 // New returns a Server.
@@ -67,6 +72,7 @@ func New(c Config) *Server {
 	return &Server{
 		b: c.Branches, ms: c.Branches.Manifest(), chunks: c.Branches.Chunks(), auth: c.Auth,
 		ownerID: hex.EncodeToString(sum[:]), region: c.Region, domains: c.Domains, log: c.Log, lazy: c.Lazy,
+		admit: newAdmission(c.MaxLargeBodies),
 	}
 }
 

@@ -51,6 +51,7 @@ type benchOptions struct {
 	count       int
 	concurrency []int
 	sizes       []string
+	soak        time.Duration
 
 	serveChild string // hidden: run as a spawned server (kind,dir,addr)
 	command    string
@@ -172,6 +173,7 @@ func (o *benchOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.count, "count", 0, "at most this many operations per measured run (default: bounded by the mode's bytes per run)")
 	f.IntSliceVar(&o.concurrency, "concurrency", nil, "PUT/GET client counts, e.g. 1,8,32 (default: the mode's)")
 	f.StringSliceVar(&o.sizes, "sizes", nil, "PUT/GET object sizes, e.g. 4KiB,1MiB,64MiB (default: the mode's)")
+	f.DurationVar(&o.soak, "soak", 0, "length of each phase of the soak workload, per server (default: the mode's, 10s quick, 10m full)")
 	f.StringVar(&o.serveChild, "serve-child", "", "")
 	_ = f.MarkHidden("serve-child")
 }
@@ -376,6 +378,9 @@ func (o benchOptions) override(p *bench.Profile) error {
 	}
 	if o.count > 0 {
 		p.MaxOps = o.count
+	}
+	if o.soak > 0 {
+		p.SoakDuration = o.soak
 	}
 	if len(o.sizes) == 0 && len(o.concurrency) == 0 {
 		return nil

@@ -37,6 +37,8 @@ type serveOptions struct {
 	adapters        string
 	meta            string
 	store           chunkFlags
+	memory          memoryFlags
+	explicitLimit   bool // --memory-limit or NAS_MEMORY_LIMIT was given
 	pprofAddr       string
 	publicURL       string
 	checkCommands   string
@@ -57,6 +59,7 @@ func newServeCmd() *cobra.Command {
 			if err := resolveServeFlags(cmd.LocalFlags(), os.Getenv); err != nil {
 				return err
 			}
+			o.explicitLimit = cmd.Flags().Changed("memory-limit") || os.Getenv(envName("memory-limit")) != ""
 			return runServe(cmd.Context(), o)
 		},
 	}
@@ -66,6 +69,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.data, "data", "./nas-data", "data directory")
 	f.StringVar(&o.meta, "meta", "", "metadata store: a postgres:// URL that several gateways share (default: Badger under DATA/kv)")
 	o.store.add(f)
+	o.memory.add(f)
 	f.StringVar(&o.keys, "keys", "", "keyring of sensitive content's domain keys (default DATA/keys; keep it out of the data directory's backups)")
 	f.StringVar(&o.adapters, "source-adapters", "", "folder of the adapter programs exec: sources may run (default: none may run)")
 	f.StringVar(&o.checkCommands, "check-commands", "", "folder of the programs command checks may run (default: none may run)")
@@ -117,6 +121,9 @@ func runServe(ctx context.Context, o serveOptions) error {
 		Sources: source.Options{Adapters: o.adapters}, Meta: o.meta, Checks: check.Options{Commands: o.checkCommands},
 		Hooks: hook.Options{PublicURL: o.publicURL}}
 	o.store.apply(&gc)
+	if err := o.memory.apply(&gc, o.explicitLimit, os.Getenv, log); err != nil {
+		return err
+	}
 	g, err := gateway.Open(gc)
 	if err != nil {
 		return err
