@@ -162,7 +162,7 @@ func smallSoakOp(cl *Client, bucket string) Op {
 	keys := make([][]string, soakClients) // keys[w] is written by worker w only
 	return func(ctx context.Context, w, seq int) (int64, error) {
 		if len(keys[w]) == 0 || seq%2 == 0 {
-			k := fmt.Sprintf("s/%d/%d", w, seq)
+			k := fmt.Sprintf("small/%d/%d", w, seq)
 			if err := cl.Put(ctx, bucket, k, DefaultContent().Reader(uint64(seq), size), size); err != nil {
 				return 0, err
 			}
@@ -180,7 +180,7 @@ func smallSoakOp(cl *Client, bucket string) Op {
 func largeSoakOp(cl *Client, bucket string, size int64) Op {
 	parts := int(max(size/soakPartSize, 1))
 	return func(ctx context.Context, w, seq int) (int64, error) {
-		k := fmt.Sprintf("l/%d/%d", w, seq)
+		k := fmt.Sprintf("large/%d/%d", w, seq)
 		id, err := cl.CreateUpload(ctx, bucket, k)
 		if err != nil {
 			return 0, err
