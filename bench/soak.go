@@ -303,7 +303,11 @@ func soakTarget(ctx context.Context, e *Env, s TargetSpec, i int, d time.Duratio
 	}
 	m := SummarizeMemory(pts)
 	mib := func(v int64) float64 { return float64(v) / (1 << 20) }
-	return Row{Subject: s.Name, Metrics: []Metric{
+	note := "resident memory flat"
+	if !m.Flat() {
+		note = fmt.Sprintf("resident memory still growing (+%.0f%%)", 100*m.Growth)
+	}
+	return Row{Subject: s.Name, Note: note, Metrics: []Metric{
 		{Name: "peak RSS", Unit: "MiB", Value: mib(m.Peak), Better: Lower},
 		{Name: "start", Unit: "MiB", Value: mib(m.Start), Better: Lower},
 		{Name: "end", Unit: "MiB", Value: mib(m.End), Better: Lower},
