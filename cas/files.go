@@ -20,48 +20,77 @@ type fileCache struct {
 }
 
 type cachedFile struct {
-	path string
-	f    *os.File
+	path    string
+	f       *os.File
+	refs    int  // readers holding the handle; guarded by fileCache.mu
+	evicted bool // out of the cache: closed once refs is 0
 }
 
 func newFileCache(max int) *fileCache {
 	return &fileCache{max: max, lru: list.New(), byKey: map[string]*list.Element{}}
 }
 
-// open returns a shared read-only handle. Handles evicted while a reader
-// still uses them are closed only by the garbage collector's finalizer on
-// os.File, so an eviction never breaks a read in progress.
-func (c *fileCache) open(path string) (*os.File, error) {
+// open returns a shared read-only handle and the release its reader calls
+// when done. A handle evicted while readers hold it is closed when the
+// last of them releases it, so an eviction never breaks a read in
+// progress and the open files stay bounded by max plus those in use.
+func (c *fileCache) open(path string) (*os.File, func(), error) {
 	c.mu.Lock()
 	if e, ok := c.byKey[path]; ok {
 		c.lru.MoveToFront(e)
-		f := e.Value.(*cachedFile).f
+		cf := e.Value.(*cachedFile)
+		cf.refs++
 		c.mu.Unlock()
 		c.hits.Add(1)
-		return f, nil
+		return cf.f, c.releaser(cf), nil
 	}
 	c.mu.Unlock()
 	c.misses.Add(1)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[path]; ok {
 		f.Close()
 		c.lru.MoveToFront(e)
-		return e.Value.(*cachedFile).f, nil
+		cf := e.Value.(*cachedFile)
+		cf.refs++
+		return cf.f, c.releaser(cf), nil
 	}
-	c.byKey[path] = c.lru.PushFront(&cachedFile{path: path, f: f})
+	cf := &cachedFile{path: path, f: f, refs: 1}
+	c.byKey[path] = c.lru.PushFront(cf)
 	for c.lru.Len() > c.max {
-		e := c.lru.Back()
-		c.lru.Remove(e)
-		delete(c.byKey, e.Value.(*cachedFile).path)
-		// Not closed here: a concurrent reader may hold it. The os.File
-		// finalizer closes it once unreachable.
+		c.evict(c.lru.Back())
 	}
-	return f, nil
+	return f, c.releaser(cf), nil
+}
+
+// releaser is the release of one hold on cf.
+func (c *fileCache) releaser(cf *cachedFile) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if cf.refs--; cf.refs == 0 && cf.evicted {
+				cf.f.Close()
+			}
+		})
+	}
+}
+
+// evict drops e from the cache, closing its file unless a reader holds
+// it. c.mu is held.
+func (c *fileCache) evict(e *list.Element) {
+	cf := e.Value.(*cachedFile)
+	c.lru.Remove(e)
+	delete(c.byKey, cf.path)
+	cf.evicted = true
+	if cf.refs == 0 {
+		cf.f.Close()
+	}
 }
 
 // forget drops a path (its segment was deleted).
@@ -69,8 +98,7 @@ func (c *fileCache) forget(path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[path]; ok {
-		c.lru.Remove(e)
-		delete(c.byKey, path)
+		c.evict(e)
 	}
 }
 

@@ -152,7 +152,8 @@ func (s *Store) load(ctx context.Context, hs *chunk.Hasher, p piece) loaded {
 		return loaded{err: err}
 	}
 	h := p.ref.Hash
-	rec, f, err := s.locate(ctx, h)
+	rec, f, release, err := s.locate(ctx, h)
+	defer release()
 	if err != nil {
 		return loaded{err: err}
 	}
@@ -194,22 +195,22 @@ func (s *Store) load(ctx context.Context, hs *chunk.Hasher, p piece) loaded {
 }
 
 // locate finds chunk h: its index record and, for a segment chunk, the
-// open segment file. A segment that vanished between the lookup and the
+// open segment file, with the release to call when done reading it. A segment that vanished between the lookup and the
 // open (a collection moved the chunk) is looked up once more.
-func (s *Store) locate(ctx context.Context, h chunk.Hash) (record, io.ReaderAt, error) {
+func (s *Store) locate(ctx context.Context, h chunk.Hash) (record, io.ReaderAt, func(), error) {
 	for attempt := 0; ; attempt++ {
 		rec, err := s.lookup(ctx, h)
 		if err != nil || rec.kind == kindInline {
-			return rec, nil, err
+			return rec, nil, func() {}, err
 		}
-		f, err := s.segment(ctx, rec.seg)
+		f, release, err := s.segment(ctx, rec.seg)
 		if errors.Is(err, os.ErrNotExist) && attempt == 0 {
 			continue
 		}
 		if err != nil {
-			return rec, nil, fmt.Errorf("chunk %s: %w", h, err)
+			return rec, nil, func() {}, fmt.Errorf("chunk %s: %w", h, err)
 		}
-		return rec, f, nil
+		return rec, f, release, nil
 	}
 }
 

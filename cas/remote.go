@@ -48,14 +48,19 @@ func parseSegName(name string) (uint64, bool) {
 	return id, err == nil
 }
 
-// segment returns a reader of segment id: the local file when the store
-// holds it, else the remote object. A local file that vanished between
-// the lookup and the open reports os.ErrNotExist.
-func (s *Store) segment(ctx context.Context, id uint64) (io.ReaderAt, error) {
+// segment returns a reader of segment id, and the release to call when
+// done with it: the local file when the store holds it, else the remote
+// object. A local file that vanished between the lookup and the open
+// reports os.ErrNotExist.
+func (s *Store) segment(ctx context.Context, id uint64) (io.ReaderAt, func(), error) {
 	if s.remote != nil {
-		return remoteSegment{s.remote.Open(ctx, segName(id))}, nil
+		return remoteSegment{s.remote.Open(ctx, segName(id))}, func() {}, nil
 	}
-	return s.files.open(s.segPath(id))
+	f, release, err := s.files.open(s.segPath(id))
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, release, nil
 }
 
 // push stores the upload's finished segment remotely and removes the

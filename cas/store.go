@@ -209,7 +209,8 @@ func (s *Store) Read(ctx context.Context, w io.Writer, h chunk.Hash, off, n int6
 }
 
 func (s *Store) read(ctx context.Context, w io.Writer, h chunk.Hash, off, n int64) error {
-	rec, f, err := s.locate(ctx, h)
+	rec, f, release, err := s.locate(ctx, h)
+	defer release()
 	if err != nil {
 		return err
 	}
