@@ -168,7 +168,8 @@ const maxStagedBy = 256
 func (s *Service) writers(ctx context.Context, v *view, gen uint64) ([]Writer, error) {
 	var out []Writer
 	prefix := writerPrefix(v.rr.ID, v.br.ID, gen)
-	err := s.db.View(ctx, func(r kv.Reader) error {
+	err := s.sealedRead(ctx, func(r kv.Reader) error {
+		out = out[:0] // the read may be retried
 		return r.Scan(kv.Prefix(prefix), func(k, val []byte) error {
 			out = append(out, Writer{Lease: string(k[len(prefix):]), Run: string(val)})
 			return nil
@@ -302,7 +303,8 @@ func (s *Service) fold(ctx context.Context, t *tree.Tree, v *view, gen uint64, r
 	for {
 		var edits []tree.Edit
 		var last []byte
-		err := s.db.View(ctx, func(r kv.Reader) error {
+		err := s.sealedRead(ctx, func(r kv.Reader) error {
+			edits, last = edits[:0], nil // the read may be retried
 			return r.Scan(kv.Range{Start: from, End: end}, func(k, val []byte) error {
 				st, err := decodeStaged(val)
 				if err != nil {
@@ -331,6 +333,19 @@ func (s *Service) fold(ctx context.Context, t *tree.Tree, v *view, gen uint64, r
 		}
 		from = append(append([]byte(nil), last...), 0)
 	}
+}
+
+// sealedRead reads a sealed staging generation. On a shared store it
+// reads in a serializable transaction, not a snapshot: a write that read
+// the branch before the seal and commits after it is serialized before
+// the seal, and a snapshot taken between the two commits would miss it
+// (the fold would then clear a write it never applied). A serializable
+// read conflicts with such a write, and one of them is retried.
+func (s *Service) sealedRead(ctx context.Context, fn func(kv.Reader) error) error {
+	if s.locker == nil {
+		return s.db.View(ctx, fn)
+	}
+	return s.db.Update(ctx, func(txn kv.Txn) error { return fn(txn) })
 }
 
 // LogEntry is one commit of a log.
