@@ -223,6 +223,7 @@ var s3Codes = []s3Code{
 	{is: branch.ErrInvalid, status: http.StatusBadRequest, code: "InvalidArgument", detail: errorText},
 	{is: branch.ErrConflict, status: http.StatusConflict, code: "OperationAborted", msg: msgConflict},
 	{is: kv.ErrConflict, status: http.StatusConflict, code: "OperationAborted", msg: msgConflict},
+	{is: cas.ErrCollected, status: http.StatusServiceUnavailable, code: "ServiceUnavailable", msg: "A chunk this write reuses was collected while it was written. Please retry."},
 	{is: kv.ErrUnavailable, status: http.StatusServiceUnavailable, code: "ServiceUnavailable", msg: "The gateway's metadata store cannot be reached. Please retry later."},
 	{is: kv.ErrTooBig, status: http.StatusBadRequest, code: "InvalidRequest", msg: "the request touches too many keys at once: ", detail: errorText},
 	{is: cas.ErrCorrupt, status: http.StatusInternalServerError, code: "InternalError", msg: msgInternal},

@@ -9,6 +9,7 @@ import (
 	"github.com/agentnas/nas/acl"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/checksum"
 	"github.com/agentnas/nas/cors"
 	"github.com/agentnas/nas/kv"
@@ -90,6 +91,7 @@ func TestToS3(t *testing.T) {
 		{branch.ErrInvalid, 400, "InvalidArgument"},
 		{kv.ErrConflict, 409, "OperationAborted"},
 		{kv.ErrUnavailable, 503, "ServiceUnavailable"},
+		{cas.ErrCollected, 503, "ServiceUnavailable"},
 		{source.ErrChanged, 409, "RemoteObjectChanged"},
 		{source.ErrRemoved, 409, "RemoteSourceRemoved"},
 		{source.ErrThrottled, 503, "SlowDown"},
