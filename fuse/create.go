@@ -71,10 +71,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if err := d.m.mayWrite(ctx, key); err != nil {
 		return nil, nil, 0, d.m.fail(err)
 	}
-	st, err := d.m.newStaged(nil)
-	if err != nil {
-		return nil, nil, 0, d.m.fail(err)
-	}
+	st := d.m.newStaged(nil)
 	now := time.Now()
 	f := &fileNode{m: d.m, key: key, local: true, staged: st,
 		mode: syscall.S_IFREG | mode&0o7777, mtime: now, contentType: contentTypeOf(name)}

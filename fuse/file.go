@@ -526,10 +526,7 @@ func (f *fileNode) stage() (*staged, error) {
 	var a gofuse.Attr
 	f.attrLocked(&a)
 	f.mu.Unlock()
-	st, err := f.m.newStaged(base)
-	if err != nil {
-		return nil, err
-	}
+	st := f.m.newStaged(base)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.staged != nil { // another writer started first

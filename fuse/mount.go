@@ -68,16 +68,18 @@ type Options struct {
 
 // Mount is a mounted branch.
 type Mount struct {
-	opts   Options
-	r      *remote
-	cache  *chunkcache.Cache
-	stage  string // directory of staging files
-	log    *slog.Logger
-	server *gofuse.Server
-	dir    string
-	root   *dirNode
-	ttl    time.Duration
-	start  time.Time // the mount's start: the time of what has no other
+	opts  Options
+	r     *remote
+	cache *chunkcache.Cache
+	stage string // directory of staging files
+	// stageMem is the memory staged files may hold (see backing).
+	stageMem stageBudget
+	log      *slog.Logger
+	server   *gofuse.Server
+	dir      string
+	root     *dirNode
+	ttl      time.Duration
+	start    time.Time // the mount's start: the time of what has no other
 
 	// ns orders renames (write) against uploads and name resolution
 	// (read), so no upload lands at a name a concurrent rename left.
@@ -180,6 +182,7 @@ func New(ctx context.Context, dir string, opts Options) (*Mount, error) {
 	}
 	m := &Mount{opts: opts, r: &remote{c: opts.Client, repo: opts.Repo, branch: opts.Branch, prefix: prefix, at: opts.At}, cache: cache, stage: stage,
 		log: opts.Log, dir: dir, ttl: opts.TTL, start: time.Now(), dirty: map[*fileNode]struct{}{}, closed: make(chan struct{})}
+	m.stageMem.limit = memStageTotal
 	m.readOnly.Store(opts.ReadOnly)
 	// One call before mounting: wrong credentials or a missing branch
 	// fail here, not as EIO on the first ls.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -15,17 +14,17 @@ import (
 )
 
 // staged holds a file's unsaved changes: the bytes written (and zeros
-// added by growing it) in a sparse local file, over the version they
-// edit. Bytes of [0, baseSize) that no write touched still come from the
+// added by growing it) in memory or a sparse local file (backing), over
+// the version they edit. Bytes of [0, baseSize) that no write touched still come from the
 // base version, so opening a large file to append or patch it reads and
 // uploads only what changed.
 //
-// Invariant: the local file holds data only inside extents; elsewhere it
+// Invariant: the backing holds data only inside extents; elsewhere it
 // is a hole (zeros), and it is never longer than size.
 type staged struct {
 	// mu guards everything below; an upload holds it from start to end.
 	mu       sync.Mutex
-	f        *os.File
+	f        *backing
 	extents  []span   // sorted, disjoint, not adjacent: bytes that live in f
 	base     *content // the version edited (nil: none)
 	baseSize int64    // [0, baseSize) outside extents is base's
@@ -39,25 +38,20 @@ type staged struct {
 }
 
 // newStaged starts staging over base (nil: an empty new file).
-func (m *Mount) newStaged(base *content) (*staged, error) {
-	f, err := os.CreateTemp(m.stage, "edit-*")
-	if err != nil {
-		return nil, fmt.Errorf("staging area: %w", err)
-	}
-	st := &staged{f: f, base: base, seq: true}
+func (m *Mount) newStaged(base *content) *staged {
+	st := &staged{f: newBacking(&m.stageMem, m.stage), base: base, seq: true}
 	if base != nil {
 		st.baseSize = base.Size
 		st.size.Store(base.Size)
 	}
-	return st, nil
+	return st
 }
 
 // close drops the local file; the caller holds mu or owns st alone.
 func (st *staged) close() {
 	st.endStream()
 	st.closed = true
-	st.f.Close()
-	os.Remove(st.f.Name())
+	st.f.close()
 }
 
 // addExtent marks [off, off+n) as living in the local file.
