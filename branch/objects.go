@@ -210,59 +210,8 @@ func (c ContentRecord) Record(txn kv.Txn) error {
 // and with recs. It assigns the version ID and, when unset, the
 // modification time, and returns the stored entry.
 func (s *Service) Put(ctx context.Context, repo, branch, key string, e *manifest.Entry, cond Condition, recs ...Recorder) (*manifest.Entry, error) {
-	if err := ValidKey(key); err != nil {
-		return nil, err
-	}
-	if err := validSize(e); err != nil {
-		return nil, err
-	}
-	out := *e
-	recs, done := s.enterWrite(recs)
-	defer done()
-	var q *quotaTxn
-	err := s.db.Update(ctx, func(txn kv.Txn) error {
-		q.release()
-		v, err := s.writableView(ctx, txn, repo, branch)
-		if err != nil {
-			return err
-		}
-		cur, err := s.lookup(ctx, txn, v, key)
-		if err != nil {
-			return err
-		}
-		if err := cond.check(key, cur); err != nil {
-			return err
-		}
-		seq := s.clk.next()
-		out.VersionID = newVersionID(seq, rand.Uint32())
-		if e.ModTime == 0 {
-			out.ModTime = time.Now().UnixNano()
-		}
-		st := staged{seq: seq, vid: out.VersionID, entry: out.Encode(), by: cond.By}
-		if q, err = s.quotaFor(ctx, txn, v); err != nil {
-			return err
-		}
-		if err := q.change(cur.entry, st.entry); err != nil {
-			return err
-		}
-		if err := s.stage(txn, v, key, st); err != nil {
-			return err
-		}
-		if err := s.noteScratch(txn, v, key, &out); err != nil {
-			return err
-		}
-		for _, r := range recs {
-			if err := r.Record(txn); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		q.release()
-		return nil, err
-	}
-	return &out, nil
+	out := s.PutKeys(ctx, repo, branch, []PutItem{{Key: key, Entry: e, Cond: cond}}, recs...)
+	return out[0].Entry, out[0].Err
 }
 
 // validSize refuses an entry no object can have: a negative size, one
