@@ -25,7 +25,7 @@ var ops = []string{
 	"commit/create", "commit/log", "diff/list", "changes/list", "admin/fsck",
 	"lease/create", "lease/get", "lease/list", "lease/revoke", "share/grant", "share/list", "share/revoke",
 	"role/put", "role/get", "role/list", "role/delete", "record/list", "record/explain", "record/verify",
-	"object/stat", "object/list", "object/lookup", "object/reads", "object/compose", "object/rename",
+	"object/stat", "object/list", "object/lookup", "object/reads", "object/compose", "object/rename", "object/put-batch",
 	"merge/create", "propose/create", "gate/list", "gate/get", "gate/approve", "gate/deny", "gate/stats",
 	"policy/get", "policy/set", "checkpoint/create", "checkpoint/list", "checkpoint/restore", "trash/list", "trash/restore",
 	"source/add", "source/get", "source/list", "source/refresh", "source/remove",

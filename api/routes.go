@@ -72,6 +72,7 @@ func (h *Handler) routes() map[string]verb {
 	route(m, leases, h.objectLookup)
 	route(m, leases, h.objectReads)
 	route(m, writes|leases, h.objectCompose)
+	route(m, writes|leases, h.objectPutBatch)
 	route(m, writes|leases, h.objectRename)
 	route(m, writes, h.mergeCreate)
 	route(m, writes|leases, h.proposeCreate)

@@ -128,6 +128,53 @@ type ObjectComposeResponse struct {
 	NewBytes  int64  `json:"new_bytes"`
 }
 
+// BatchObject is one object of object/put-batch: a new version of Key
+// holding Data (base64 in JSON).
+type BatchObject struct {
+	Key         string            `json:"key"`
+	Data        []byte            `json:"data"`
+	ContentType string            `json:"content_type,omitempty"`
+	Meta        map[string]string `json:"meta,omitempty"`
+	// ChecksumCRC32C, when set, is the CRC32C (base64, as S3's
+	// x-amz-checksum-crc32c) Data must have; it is kept as the object's
+	// checksum, as PUT keeps it.
+	ChecksumCRC32C string `json:"checksum_crc32c,omitempty"`
+	// IfNoneMatch "*" stores the object only where none is.
+	IfNoneMatch string `json:"if_none_match,omitempty"`
+}
+
+// Bounds of object/put-batch.
+const (
+	MaxBatchObjects  = 256
+	MaxBatchData     = 2 << 20   // bytes of all objects' data together
+	MaxBatchKeyBytes = 128 << 10 // bytes of all keys together
+)
+
+// ObjectPutBatchRequest stores small objects in one call: each is
+// authorized, charged, labelled and staged as its own PUT would be, and
+// all of them share one sync of the chunk store and one of the branch.
+type ObjectPutBatchRequest struct {
+	Repo    string        `json:"repo"`
+	Branch  string        `json:"branch,omitempty"`
+	Objects []BatchObject `json:"objects"`
+}
+
+// BatchResult is what became of one object of a put-batch: its new
+// version, or its own error (the others are not affected by it).
+type BatchResult struct {
+	Key       string `json:"key"`
+	ETag      string `json:"etag,omitempty"`
+	VersionID string `json:"version_id,omitempty"`
+	Size      int64  `json:"size"`
+	Error     *Error `json:"error,omitempty"`
+}
+
+// ObjectPutBatchResponse answers object/put-batch, one result per object
+// in the request's order.
+type ObjectPutBatchResponse struct {
+	Results []BatchResult `json:"results"`
+}
+
 // ObjectRenameRequest renames a key, or with Prefix every key under From
 // ("a directory"), moving no bytes.
 type ObjectRenameRequest struct {
@@ -191,6 +238,9 @@ func (ObjectReadsRequest) Op() string { return "object/reads" }
 
 // Op implements Request.
 func (ObjectComposeRequest) Op() string { return "object/compose" }
+
+// Op implements Request.
+func (ObjectPutBatchRequest) Op() string { return "object/put-batch" }
 
 // Op implements Request.
 func (ObjectRenameRequest) Op() string { return "object/rename" }
