@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -78,7 +79,7 @@ type call struct {
 }
 
 func (c *call) decode(v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(c.body)))
+	dec := json.NewDecoder(bytes.NewReader(c.body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return invalid("bad request body: " + err.Error())
@@ -201,18 +202,30 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		body = []byte("{}")
 	}
-	// The idempotency key is common to every write; peel it off first.
-	var common struct {
-		IdempotencyKey string `json:"idempotency_key"`
-	}
-	_ = json.Unmarshal(body, &common)
-	c := &call{name: name, p: p, body: stripKey(body)}
-	if v.write && common.IdempotencyKey != "" {
-		return h.idempotent(r.Context(), p.AccessKey+"\x00"+name+"\x00"+common.IdempotencyKey, c.body, func() (any, error) {
+	key, body := idempotencyKey(r.Header, body)
+	c := &call{name: name, p: p, body: body}
+	if v.write && key != "" {
+		return h.idempotent(r.Context(), p.AccessKey+"\x00"+name+"\x00"+key, c.body, func() (any, error) {
 			return v.fn(r.Context(), c)
 		})
 	}
 	return v.fn(r.Context(), c)
+}
+
+// idempotencyKey is a write's idempotency key: the header's, else the
+// body's idempotency_key, which it peels off the body it returns.
+func idempotencyKey(h http.Header, body []byte) (string, []byte) {
+	if k := h.Get(apiv1.IdempotencyHeader); k != "" {
+		return k, body
+	}
+	var common struct {
+		IdempotencyKey string `json:"idempotency_key"`
+	}
+	_ = json.Unmarshal(body, &common)
+	if common.IdempotencyKey == "" {
+		return "", body
+	}
+	return common.IdempotencyKey, stripKey(body)
 }
 
 // isTimeout reports a timeout reading the request (a body that stalled

@@ -34,8 +34,17 @@ type client struct {
 // call POSTs args to op and returns the status and decoded answer.
 func (c *client) call(op string, args any) (int, map[string]any) {
 	c.t.Helper()
+	return c.callHeader(op, args, nil)
+}
+
+// callHeader is call with more headers (signed with the request).
+func (c *client) callHeader(op string, args any, hdr http.Header) (int, map[string]any) {
+	c.t.Helper()
 	body, _ := json.Marshal(args)
 	req, _ := http.NewRequest(http.MethodPost, c.srv.Endpoint+"/_nas/v1/"+op, bytes.NewReader(body))
+	for k, vs := range hdr {
+		req.Header[k] = vs
+	}
 	sum := sha256.Sum256(body)
 	h := hex.EncodeToString(sum[:])
 	req.Header.Set("x-amz-content-sha256", h)

@@ -60,14 +60,27 @@ func (h *Handler) objectPutBatch(ctx context.Context, c *call, a *apiv1.ObjectPu
 		}
 		items, charges, at = append(items, it), append(charges, charge), append(at, i)
 	}
+	if err := h.stageBatch(ctx, a.Repo, br, up, items, charges, at, out); err != nil {
+		return nil, err
+	}
+	if !c.p.IsOwner() {
+		r := remainingOut(h.auth.Remaining(ctx, c.p))
+		out.Remaining = &r
+	}
+	return out, nil
+}
+
+// stageBatch syncs the batch's upload and stages its items, putting each
+// item's result at out.Results[at[i]]; a failed item's charge is refunded.
+func (h *Handler) stageBatch(ctx context.Context, repo, br string, up *cas.Upload, items []branch.PutItem, charges []*auth.Charge, at []int, out *apiv1.ObjectPutBatchResponse) error {
 	if len(items) == 0 {
-		return out, nil
+		return nil
 	}
 	if err := up.Sync(ctx); err != nil {
 		refundAll(ctx, charges)
-		return nil, err
+		return err
 	}
-	for j, r := range h.b.PutKeys(ctx, a.Repo, br, items, up) {
+	for j, r := range h.b.PutKeys(ctx, repo, br, items, up) {
 		res := &out.Results[at[j]]
 		if r.Err != nil {
 			charges[j].Refund(ctx)
@@ -76,7 +89,7 @@ func (h *Handler) objectPutBatch(ctx context.Context, c *call, a *apiv1.ObjectPu
 		}
 		res.ETag, res.VersionID = r.Entry.ETag, r.Entry.VersionID
 	}
-	return out, nil
+	return nil
 }
 
 // checkBatch refuses a batch past its bounds before anything is done.

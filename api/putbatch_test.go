@@ -7,12 +7,15 @@ import (
 	"encoding/hex"
 	"hash/crc32"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/agentnas/nas/apiv1"
 )
 
 // batchResults calls object/put-batch and returns its results.
@@ -131,6 +134,9 @@ func TestPutBatchLease(t *testing.T) {
 		}
 	}
 	left := lc.ok("lease/get", map[string]any{})["remaining"].(map[string]any)["bytes_written"].(float64)
+	if said := lc.ok("object/put-batch", map[string]any{"repo": "pbl", "objects": []map[string]any{{"key": "out/e", "data": []byte{}}}})["remaining"].(map[string]any)["bytes_written"].(float64); said != left {
+		t.Fatalf("put-batch says %v bytes_written left, lease/get %v", said, left)
+	}
 	if left != 1 {
 		t.Fatalf("bytes_written left %v, want 1 (10 - 5 - 4)", left)
 	}
@@ -143,4 +149,32 @@ func TestPutBatchLease(t *testing.T) {
 		t.Fatalf("out/d holds %q", d)
 	}
 	c.fails("object/stat", map[string]any{"repo": "pbl", "key": "out/c"}, 404, "NotFound")
+}
+
+// TestPutBatchReplays: a put-batch sent again with the same idempotency
+// key in the header (as package client sends it on a retry) answers the
+// first call's results and stores nothing twice; another key stores anew.
+func TestPutBatchReplays(t *testing.T) {
+	c := newClient(t)
+	c.ok("repo/create", map[string]any{"repo": "pbr", "protected": false})
+	args := map[string]any{"repo": "pbr", "objects": []map[string]any{{"key": "a", "data": []byte("x")}}}
+	vid := func(key string) string {
+		t.Helper()
+		st, out := c.callHeader("object/put-batch", args, http.Header{apiv1.IdempotencyHeader: {key}})
+		if st != 200 {
+			t.Fatalf("put-batch: %d %v", st, out)
+		}
+		return out["results"].([]any)[0].(map[string]any)["version_id"].(string)
+	}
+	first := vid("k-1")
+	if again := vid("k-1"); again != first {
+		t.Fatalf("the retry stored version %s, the first call %s", again, first)
+	}
+	if other := vid("k-2"); other == first {
+		t.Fatal("a new key did not store a new version")
+	}
+	vs, err := s3Of(c, c.creds).ListObjectVersions(context.Background(), &s3.ListObjectVersionsInput{Bucket: aws.String("pbr")})
+	if err != nil || len(vs.Versions) != 2 {
+		t.Fatalf("versions: %v, %v; want 2", err, vs)
+	}
 }

@@ -3,6 +3,11 @@ package apiv1
 // Prefix is the path every operation lives under.
 const Prefix = "/_nas/v1/"
 
+// IdempotencyHeader carries a write's idempotency key instead of the
+// body's idempotency_key (signed like every x-nas- header), so neither
+// side rewrites a large body to add or remove it.
+const IdempotencyHeader = "X-Nas-Idempotency-Key"
+
 // Request is a request of one operation; Op names it ("repo/create").
 type Request interface {
 	Op() string

@@ -9,7 +9,8 @@
 // Conventions (the specification's HTTP API and DESIGN's interfaces
 // contract): every operation is a POST with a JSON body; field names are
 // snake_case; lists take cursor and limit and answer next_cursor (""
-// when the list is complete); writes take idempotency_key; durations are
+// when the list is complete); writes take idempotency_key (in the body,
+// or in the header IdempotencyHeader, as package client sends it); durations are
 // Go durations ("90m"); times are RFC 3339 in UTC; sizes are bytes. An
 // unknown field in a request is refused (InvalidArgument), so a typo is
 // never silently ignored.

@@ -173,6 +173,8 @@ type BatchResult struct {
 // in the request's order.
 type ObjectPutBatchResponse struct {
 	Results []BatchResult `json:"results"`
+	// Remaining is what a lease has left after the batch.
+	Remaining *Remaining `json:"remaining,omitempty"`
 }
 
 // ObjectRenameRequest renames a key, or with Prefix every key under From

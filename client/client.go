@@ -358,13 +358,13 @@ func (c *Client) Do(ctx context.Context, req apiv1.Request, resp any) error {
 // call POSTs args to operation op and decodes the answer into out (nil:
 // discard; *json.RawMessage: keep it raw).
 func (c *Client) call(ctx context.Context, op string, args, out any) error {
-	body, err := withIdempotencyKey(args)
+	body, err := json.Marshal(args)
 	if err != nil {
 		return fmt.Errorf("%s: encode arguments: %w", op, err)
 	}
 	sum := sha256.Sum256(body)
 	r := request{method: http.MethodPost, url: c.cfg.Endpoint + apiv1.Prefix + op,
-		header: http.Header{"Content-Type": {"application/json"}},
+		header: http.Header{"Content-Type": {"application/json"}, apiv1.IdempotencyHeader: {newIdempotencyKey()}},
 		body:   func() io.Reader { return bytes.NewReader(body) }, size: int64(len(body)),
 		payload: hex.EncodeToString(sum[:]), retry: true}
 	return c.do(ctx, r, func(resp *http.Response) error {
@@ -386,25 +386,11 @@ func (c *Client) call(ctx context.Context, op string, args, out any) error {
 	})
 }
 
-// withIdempotencyKey encodes args, adding an idempotency key to a JSON
-// object that has none.
-func withIdempotencyKey(args any) ([]byte, error) {
-	b, err := json.Marshal(args)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil {
-		return b, nil
-	}
-	if m == nil { // null: no arguments
-		m = map[string]json.RawMessage{}
-	}
-	if _, ok := m["idempotency_key"]; ok {
-		return b, nil
-	}
+// newIdempotencyKey is a fresh idempotency key for one call: the same on
+// every retry of the call, so a write the gateway did before the answer
+// was lost is not done twice. The gateway ignores it on reads.
+func newIdempotencyKey() string {
 	var k [12]byte
 	rand.Read(k[:])
-	m["idempotency_key"], _ = json.Marshal("ik_" + hex.EncodeToString(k[:]))
-	return json.Marshal(m)
+	return "ik_" + hex.EncodeToString(k[:])
 }

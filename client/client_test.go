@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -11,11 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/agentnas/nas/apiv1"
 )
 
 func TestResolvePrecedence(t *testing.T) {
@@ -167,18 +169,41 @@ func TestErrorsAndRetries(t *testing.T) {
 	}
 }
 
-func TestCallAddsIdempotencyKey(t *testing.T) {
-	for _, args := range []any{nil, map[string]any{"a": 1}, struct {
-		B int `json:"b"`
-	}{2}} {
-		b, err := withIdempotencyKey(args)
-		if err != nil || !bytes.Contains(b, []byte(`"idempotency_key":"ik_`)) {
-			t.Fatalf("%v: %s %v", args, b, err)
+// TestCallSendsIdempotencyKey: every control call carries a fresh key in
+// the idempotency header, the same on each retry of the call, and the
+// body as the request type encodes it (never rewritten to hold the key).
+func TestCallSendsIdempotencyKey(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		keys, bodies = append(keys, r.Header.Get(apiv1.IdempotencyHeader)), append(bodies, string(b))
+		n := len(keys)
+		mu.Unlock()
+		if n == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
 		}
+		w.Write([]byte("{}"))
+	}))
+	defer srv.Close()
+	c := New(Config{Endpoint: srv.URL, Credentials: aws.Credentials{AccessKeyID: "K", SecretAccessKey: "S"}, Backoff: time.Millisecond})
+	ctx := context.Background()
+	if err := c.Do(ctx, testOp("x/y"), nil); err != nil {
+		t.Fatal(err)
 	}
-	b, _ := withIdempotencyKey(map[string]any{"idempotency_key": "mine"})
-	if !bytes.Contains(b, []byte(`"mine"`)) || bytes.Count(b, []byte("idempotency_key")) != 1 {
-		t.Fatalf("a given key is kept: %s", b)
+	if err := c.Do(ctx, testOp("x/y"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 3 || !strings.HasPrefix(keys[0], "ik_") || keys[0] != keys[1] || keys[1] == keys[2] {
+		t.Fatalf("keys %q: want one key on both tries of the first call and another for the second", keys)
+	}
+	for _, b := range bodies {
+		if b != "{}" {
+			t.Fatalf("body %q: want the request as encoded", b)
+		}
 	}
 }
 

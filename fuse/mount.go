@@ -85,6 +85,7 @@ type Mount struct {
 	// (read), so no upload lands at a name a concurrent rename left.
 	ns sync.RWMutex
 
+	noBatch   atomic.Bool // the gateway has no object/put-batch: files go one by one
 	readOnly  atomic.Bool // set by Options.ReadOnly or when the lease ends
 	stale     atomic.Bool // the lease ended: writes are EROFS, reads fail
 	staleTold atomic.Bool // a program was told ESTALE: changes are EROFS from now on
@@ -510,9 +511,9 @@ func (m *Mount) markClean(f *fileNode) {
 	m.mu.Unlock()
 }
 
-// flushAll uploads every file's unsaved changes.
-// Several go at once; the first failure is returned, and with write-back
-// a background upload's failure too.
+// flushAll uploads every file's unsaved changes: small whole files in
+// batches, the others on their own, several at once. The first failure
+// is returned, and with write-back a background upload's failure too.
 func (m *Mount) flushAll(ctx context.Context) error {
 	m.mu.Lock()
 	files := make([]*fileNode, 0, len(m.dirty))
@@ -522,8 +523,35 @@ func (m *Mount) flushAll(ctx context.Context) error {
 	m.mu.Unlock()
 	var g errgroup.Group
 	g.SetLimit(writebackWorkers)
+	var p pending
+	send := func() {
+		batch := p.files
+		p = pending{}
+		g.Go(func() error {
+			for _, err := range m.flushBatch(ctx, batch) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 	for _, f := range files {
-		g.Go(func() error { return f.flush(ctx) })
+		ok, size := f.mayBatch()
+		switch {
+		case !ok:
+			g.Go(func() error { return f.flush(ctx) })
+			continue
+		case len(p.files) > 0 && p.bytes+size > apiv1.MaxBatchData:
+			send()
+		}
+		p.files, p.bytes = append(p.files, f), p.bytes+size
+		if p.full() {
+			send()
+		}
+	}
+	if len(p.files) > 0 {
+		send()
 	}
 	err := g.Wait()
 	if m.wb != nil && err == nil {

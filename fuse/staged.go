@@ -305,6 +305,11 @@ func (m *Mount) noteBudget(inf client.Info) {
 	if _, err := fmt.Sscan(v, &left); err != nil {
 		return
 	}
+	m.noteWriteLeft(left)
+}
+
+// noteWriteLeft keeps what the gateway says the lease may still write.
+func (m *Mount) noteWriteLeft(left int64) {
 	m.mu.Lock()
 	if m.lease != nil {
 		m.lease.writeLeft = left
@@ -349,6 +354,13 @@ func (f *fileNode) flush(ctx context.Context) error {
 		}
 		return err
 	}
+	f.uploaded(st, e)
+	return nil
+}
+
+// uploaded notes that the gateway acknowledged st as version e: the file
+// is clean, its staging dropped. The caller holds st.mu.
+func (f *fileNode) uploaded(st *staged, e *entry) {
 	f.mu.Lock()
 	if f.staged == st {
 		f.staged = nil
@@ -356,14 +368,13 @@ func (f *fileNode) flush(ctx context.Context) error {
 	f.e, f.seen, f.local, f.content = e, time.Now(), false, nil
 	f.mu.Unlock()
 	st.close()
-	m.markClean(f)
-	m.changedNow()
+	f.m.markClean(f)
+	f.m.changedNow()
 	if name, parent := f.Parent(); parent != nil {
 		if d, ok := parent.Operations().(*dirNode); ok {
 			d.noteName(name, fileInfo(e))
 		}
 	}
-	return nil
 }
 
 // uninterrupted is ctx without its cancellation, keeping its deadline.
