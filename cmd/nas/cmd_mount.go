@@ -15,6 +15,7 @@ import (
 	"github.com/agentnas/nas/bytesize"
 	nasclient "github.com/agentnas/nas/client"
 	"github.com/agentnas/nas/fuse"
+	"github.com/agentnas/nas/gateway"
 )
 
 // mountOptions are the argument and flags of `nas mount`.
@@ -29,6 +30,7 @@ type mountOptions struct {
 	ttl          time.Duration
 	debug        bool
 	writeback    bool
+	pprofAddr    string
 }
 
 // newMountCmd builds `nas mount`: a branch as a directory through FUSE.
@@ -62,12 +64,16 @@ func newMountCmd() *cobra.Command {
 	f.DurationVar(&o.ttl, "ttl", time.Second, "how long names and attributes are trusted before asking the gateway again")
 	f.BoolVar(&o.debug, "debug", false, "log every FUSE request")
 	f.BoolVar(&o.writeback, "writeback", false, "close returns once a file is staged locally and uploads it in the background (fsync and unmount still wait; a refusal shows at fsync)")
+	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go's profiles (/debug/pprof/) of the mount on this loopback address, without authentication (off by default)")
 	return cmd
 }
 
 // runMount mounts the branch at o.dir and serves it in the foreground
 // until it is unmounted or ctx ends.
 func runMount(ctx context.Context, o mountOptions) error {
+	if o.pprofAddr != "" && !gateway.IsLoopback(o.pprofAddr) {
+		return usagef("--pprof-addr %s: profiles are served on a loopback address only", o.pprofAddr)
+	}
 	cfg, lf, err := resolveClient()
 	if err != nil {
 		return err
@@ -90,6 +96,9 @@ func runMount(ctx context.Context, o mountOptions) error {
 		commitAfter = -1
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if o.pprofAddr != "" {
+		go serveProfiles(ctx, o.pprofAddr, log)
+	}
 	m, err := fuse.New(ctx, o.dir, fuse.Options{Client: c, Repo: repo, Branch: br, ReadOnly: o.readOnly || at != "", At: at, Prefix: o.prefix, CacheDir: o.cacheDir,
 		CacheLimit: limit, CommitAfter: commitAfter, TTL: o.ttl, Log: log, Debug: o.debug, Stream: true, Writeback: o.writeback})
 	if err != nil {
