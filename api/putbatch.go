@@ -47,20 +47,19 @@ func (h *Handler) objectPutBatch(ctx context.Context, c *call, a *apiv1.ObjectPu
 	up := h.b.Chunks().NewUpload()
 	defer up.Close()
 	out := &apiv1.ObjectPutBatchResponse{Results: make([]apiv1.BatchResult, len(a.Objects))}
-	var items []branch.PutItem
-	var charges []*auth.Charge
-	var at []int // index in a.Objects of items[i]
+	var ps []prepared
 	for i := range a.Objects {
 		o := &a.Objects[i]
 		out.Results[i] = apiv1.BatchResult{Key: o.Key, Size: int64(len(o.Data))}
-		it, charge, err := h.preparePut(ctx, c, auth.Target{Repo: a.Repo, Branch: br, Key: o.Key}, o, up)
+		p, err := h.preparePut(ctx, c, auth.Target{Repo: a.Repo, Branch: br, Key: o.Key}, o, up)
 		if err != nil {
 			out.Results[i].Error = itemError(err)
 			continue
 		}
-		items, charges, at = append(items, it), append(charges, charge), append(at, i)
+		p.at = i
+		ps = append(ps, p)
 	}
-	if err := h.stageBatch(ctx, a.Repo, br, up, items, charges, at, out); err != nil {
+	if err := h.stageBatch(ctx, a.Repo, br, up, ps, out); err != nil {
 		return nil, err
 	}
 	if !c.p.IsOwner() {
@@ -70,24 +69,39 @@ func (h *Handler) objectPutBatch(ctx context.Context, c *call, a *apiv1.ObjectPu
 	return out, nil
 }
 
+// prepared is one object of a batch, ready to stage: its item, its
+// charge, its chunk map (nil when sealed) and its place in the request.
+type prepared struct {
+	item   branch.PutItem
+	charge *auth.Charge
+	chunks []apiv1.Chunk
+	at     int
+}
+
 // stageBatch syncs the batch's upload and stages its items, putting each
-// item's result at out.Results[at[i]]; a failed item's charge is refunded.
-func (h *Handler) stageBatch(ctx context.Context, repo, br string, up *cas.Upload, items []branch.PutItem, charges []*auth.Charge, at []int, out *apiv1.ObjectPutBatchResponse) error {
-	if len(items) == 0 {
+// one's result at out.Results[p.at]; a failed item's charge is refunded.
+func (h *Handler) stageBatch(ctx context.Context, repo, br string, up *cas.Upload, ps []prepared, out *apiv1.ObjectPutBatchResponse) error {
+	if len(ps) == 0 {
 		return nil
 	}
 	if err := up.Sync(ctx); err != nil {
-		refundAll(ctx, charges)
+		for _, p := range ps {
+			p.charge.Refund(ctx)
+		}
 		return err
 	}
+	items := make([]branch.PutItem, len(ps))
+	for i, p := range ps {
+		items[i] = p.item
+	}
 	for j, r := range h.b.PutKeys(ctx, repo, br, items, up) {
-		res := &out.Results[at[j]]
+		p, res := ps[j], &out.Results[ps[j].at]
 		if r.Err != nil {
-			charges[j].Refund(ctx)
+			p.charge.Refund(ctx)
 			res.Error = itemError(r.Err)
 			continue
 		}
-		res.ETag, res.VersionID = r.Entry.ETag, r.Entry.VersionID
+		res.ETag, res.VersionID, res.Chunks = r.Entry.ETag, r.Entry.VersionID, p.chunks
 	}
 	return nil
 }
@@ -113,53 +127,54 @@ func checkBatch(objs []apiv1.BatchObject) error {
 // the door allows the write, the metadata is checked, the retention rules
 // decide how its bytes are kept, the write budget pays, the bytes go into
 // the shared upload beside their checksums and the secret scanner, and the
-// entry gets its label and precondition. It returns the item to stage and
-// its charge (refunded here on failure).
-func (h *Handler) preparePut(ctx context.Context, c *call, t auth.Target, o *apiv1.BatchObject, up *cas.Upload) (branch.PutItem, *auth.Charge, error) {
+// entry gets its label and precondition. It returns the object ready to
+// stage, with its charge (refunded here on failure).
+func (h *Handler) preparePut(ctx context.Context, c *call, t auth.Target, o *apiv1.BatchObject, up *cas.Upload) (prepared, error) {
 	if err := h.auth.Authorize(ctx, c.p, lease.Write, t); err != nil {
-		return branch.PutItem{}, nil, err
+		return prepared{}, err
 	}
 	if err := checkUserMeta(o.ContentType, o.Meta); err != nil {
-		return branch.PutItem{}, nil, err
+		return prepared{}, err
 	}
 	class, domain, err := h.auth.Retention(ctx, c.p, t.Repo, t.Key, "", "")
 	if err != nil {
-		return branch.PutItem{}, nil, err
+		return prepared{}, err
 	}
 	charge, err := h.auth.Write(ctx, c.p, t, int64(len(o.Data)))
 	if err != nil {
-		return branch.PutItem{}, nil, err
+		return prepared{}, err
 	}
-	it, err := h.ingestItem(ctx, c, t, o, up, class, domain)
+	p, err := h.ingestItem(ctx, c, t, o, up, class, domain)
 	if err != nil {
 		charge.Refund(ctx)
-		return branch.PutItem{}, nil, err
+		return prepared{}, err
 	}
-	return it, charge, nil
+	p.charge = charge
+	return p, nil
 }
 
 // ingestItem stores o's bytes in up and builds its entry.
-func (h *Handler) ingestItem(ctx context.Context, c *call, t auth.Target, o *apiv1.BatchObject, up *cas.Upload, class, domain string) (branch.PutItem, error) {
+func (h *Handler) ingestItem(ctx context.Context, c *call, t auth.Target, o *apiv1.BatchObject, up *cas.Upload, class, domain string) (prepared, error) {
 	hdr := http.Header{}
 	if o.ChecksumCRC32C != "" {
 		hdr.Set(checksum.CRC32C.Header(), o.ChecksumCRC32C)
 	}
 	set, err := checksum.FromRequest(hdr)
 	if err != nil {
-		return branch.PutItem{}, &Error{Status: http.StatusBadRequest, Code: apiv1.CodeInvalidArgument, Message: err.Error()}
+		return prepared{}, &Error{Status: http.StatusBadRequest, Code: apiv1.CodeInvalidArgument, Message: err.Error()}
 	}
 	defer set.Close()
 	hoff, err := h.auth.HandoffFor(ctx, c.p, t)
 	if err != nil {
-		return branch.PutItem{}, err
+		return prepared{}, err
 	}
 	sc := secret.New()
 	refs, n, sl, err := h.b.Ingest(ctx, up, bytes.NewReader(o.Data), io.MultiWriter(set.Writer(), sc), domain)
 	if err != nil {
-		return branch.PutItem{}, err
+		return prepared{}, err
 	}
 	if err := set.Verify(nil); err != nil {
-		return branch.PutItem{}, &Error{Status: http.StatusBadRequest, Code: "BadDigest", Message: err.Error()}
+		return prepared{}, &Error{Status: http.StatusBadRequest, Code: "BadDigest", Message: err.Error()}
 	}
 	e := &manifest.Entry{Size: n, ETag: hex.EncodeToString(set.MD5()), ContentType: o.ContentType, Meta: sortedMeta(o.Meta), Retention: class}
 	if e.ContentType == "" {
@@ -169,11 +184,11 @@ func (h *Handler) ingestItem(ctx context.Context, c *call, t auth.Target, o *api
 		e.ChecksumAlgorithm, e.ChecksumValue, e.ChecksumType = string(alg), set.Value(), "FULL_OBJECT"
 	}
 	if e.Label, err = h.auth.WriteLabel(ctx, c.p, nil, sc.Found()); err != nil {
-		return branch.PutItem{}, err
+		return prepared{}, err
 	}
 	if hoff != nil {
 		if err := auth.HandoffCheck(hoff, n, o.Data[:min(len(o.Data), auth.MaxHandoffDoc+1)]); err != nil {
-			return branch.PutItem{}, err
+			return prepared{}, err
 		}
 		l := label.Of(e.Label)
 		l.Reviewed = true
@@ -181,10 +196,17 @@ func (h *Handler) ingestItem(ctx context.Context, c *call, t auth.Target, o *api
 	}
 	cond, err := h.auth.Condition(ctx, c.p, t, branch.Condition{IfNoneMatch: o.IfNoneMatch})
 	if err != nil {
-		return branch.PutItem{}, err
+		return prepared{}, err
 	}
 	ch, data := e.SetContent(&manifest.Content{Chunks: refs, Seal: sl})
-	return branch.PutItem{Key: t.Key, Entry: e, Cond: cond, Recs: []branch.Recorder{branch.ContentRecord{Hash: ch, Data: data}}}, nil
+	p := prepared{item: branch.PutItem{Key: t.Key, Entry: e, Cond: cond, Recs: []branch.Recorder{branch.ContentRecord{Hash: ch, Data: data}}}}
+	if sl == nil {
+		p.chunks = make([]apiv1.Chunk, len(refs))
+		for i, r := range refs {
+			p.chunks[i] = apiv1.Chunk{Hash: r.Hash.String(), Size: r.Size}
+		}
+	}
+	return p, nil
 }
 
 // checkUserMeta refuses metadata a PUT's headers could not carry: names
@@ -210,11 +232,4 @@ func checkUserMeta(contentType string, meta map[string]string) error {
 func itemError(err error) *apiv1.Error {
 	e := toError(err)
 	return &apiv1.Error{Code: e.Code, Message: e.Message, Retryable: e.Retryable, Details: e.Details}
-}
-
-// refundAll refunds every charge of a batch that stored nothing.
-func refundAll(ctx context.Context, charges []*auth.Charge) {
-	for _, ch := range charges {
-		ch.Refund(ctx)
-	}
 }

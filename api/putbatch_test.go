@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"net/http"
@@ -84,6 +85,11 @@ func TestPutBatch(t *testing.T) {
 	}
 	if got, _ := io.ReadAll(getBody(t, cl, "pbt", "a.txt")); string(got) != string(plain) {
 		t.Fatalf("a.txt reads %q", got)
+	}
+	// Its chunk map is object/stat's.
+	st := c.ok("object/stat", map[string]any{"repo": "pbt", "key": "a.txt"})["object"].(map[string]any)
+	if fmt.Sprint(st["chunks"]) != fmt.Sprint(rs[0]["chunks"]) || len(st["chunks"].([]any)) == 0 {
+		t.Fatalf("chunks: put-batch said %v, stat says %v", rs[0]["chunks"], st["chunks"])
 	}
 	if got, _ := io.ReadAll(getBody(t, cl, "pbt", "taken")); string(got) != "x" {
 		t.Fatalf("If-None-Match overwrote taken: %q", got)

@@ -166,7 +166,11 @@ type BatchResult struct {
 	ETag      string `json:"etag,omitempty"`
 	VersionID string `json:"version_id,omitempty"`
 	Size      int64  `json:"size"`
-	Error     *Error `json:"error,omitempty"`
+	// Chunks is the stored version's chunk map (as object/stat's), so a
+	// client can keep the bytes it sent in its chunk cache; empty for a
+	// sealed object, whose bytes are read by range.
+	Chunks []Chunk `json:"chunks,omitempty"`
+	Error  *Error  `json:"error,omitempty"`
 }
 
 // ObjectPutBatchResponse answers object/put-batch, one result per object

@@ -14,7 +14,8 @@
 // written to a temporary file and renamed into place, so a reader never
 // sees a partial chunk. Files are 0600 in 0700 directories. When the
 // total exceeds the limit, the least recently used files (by modification
-// time, refreshed on use at most once a minute) are removed.
+// time, refreshed on use at most once a minute) are removed. Small chunks
+// are kept in the process's memory instead (see MemChunkMax).
 package chunkcache
 
 import (
@@ -53,6 +54,8 @@ type Cache struct {
 	mu       sync.Mutex
 	touched  map[chunk.Hash]time.Time // last time a use refreshed a file's mtime
 	verified map[chunk.Hash]struct{}  // files this process hashed since it opened them
+
+	mem *memTier // the small chunks
 }
 
 // maxVerified bounds the verified set; past it the set starts again
@@ -138,6 +141,14 @@ func (c *Cache) verify(h chunk.Hash, f *os.File) error {
 
 // ReadAt reads len(p) bytes of chunk h at off.
 func (c *Cache) ReadAt(h chunk.Hash, p []byte, off int64) (int, error) {
+	if c.mem != nil {
+		if n, ok := c.mem.readAt(h, p, off); ok {
+			if n < len(p) {
+				return n, io.EOF
+			}
+			return n, nil
+		}
+	}
 	f, err := c.Open(h)
 	if err != nil {
 		return 0, err
@@ -148,6 +159,9 @@ func (c *Cache) ReadAt(h chunk.Hash, p []byte, off int64) (int, error) {
 
 // Has reports whether chunk h is cached.
 func (c *Cache) Has(h chunk.Hash) bool {
+	if c.mem != nil && c.mem.has(h) {
+		return true
+	}
 	_, err := os.Stat(c.path(h))
 	return err == nil
 }
@@ -174,6 +188,10 @@ func (c *Cache) touch(h chunk.Hash) {
 func (c *Cache) Put(h chunk.Hash, data []byte) error {
 	if chunk.Sum(data) != h {
 		return fmt.Errorf("chunk %s: %w", h, ErrMismatch)
+	}
+	if c.mem != nil && len(data) <= c.mem.chunkMax {
+		c.mem.put(h, data)
+		return nil
 	}
 	p := c.path(h)
 	if _, err := os.Stat(p); err == nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentnas/nas/apiv1"
+	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/client"
 )
 
@@ -223,9 +224,40 @@ func (m *Mount) batchDone(it batchItem, obj apiv1.BatchObject, r apiv1.BatchResu
 		}
 		return err
 	}
-	it.f.uploaded(it.st, &entry{Key: it.key, Size: int64(len(obj.Data)), ETag: r.ETag, VersionID: r.VersionID, ModTime: time.Now(),
-		ContentType: obj.ContentType, Meta: obj.Meta})
+	e := &entry{Key: it.key, Size: int64(len(obj.Data)), ETag: r.ETag, VersionID: r.VersionID, ModTime: time.Now(),
+		ContentType: obj.ContentType, Meta: obj.Meta}
+	it.f.uploaded(it.st, e, m.keep(e, obj.Data, r.Chunks))
 	return nil
+}
+
+// keep puts the bytes a file was uploaded with in the chunk cache by the
+// chunk map the gateway answered, and returns the version's content, so
+// that reading the file back asks the gateway nothing it already said
+// (an owner's open) or only to authorize and charge (a lease's). It
+// returns nil when the map is missing (sealed) or does not fit the bytes.
+func (m *Mount) keep(e *entry, data []byte, chunks []apiv1.Chunk) *content {
+	if len(chunks) == 0 && len(data) > 0 {
+		return nil
+	}
+	c := &content{entry: *e, mapped: true}
+	var off int64
+	for _, ch := range chunks {
+		h, err := chunk.ParseHash(ch.Hash)
+		n := int64(ch.Size)
+		if err != nil || n > int64(len(data))-off {
+			return nil
+		}
+		if err := m.cache.Put(h, data[off:off+n]); err != nil {
+			m.log.Warn("chunk cache: an uploaded chunk was not kept", "key", e.Key, "err", err)
+			return nil
+		}
+		c.chunks = append(c.chunks, chunkAt{hash: h, off: off, size: n})
+		off += n
+	}
+	if off != int64(len(data)) {
+		return nil
+	}
+	return c
 }
 
 // crc32cOf is data's CRC32C as S3 spells it (base64 of the big-endian

@@ -177,6 +177,7 @@ func New(ctx context.Context, dir string, opts Options) (*Mount, error) {
 	if err != nil {
 		return nil, err
 	}
+	cache.KeepSmall(chunkcache.MemChunkMax, chunkcache.MemLimit)
 	stage := filepath.Join(opts.CacheDir, "staging")
 	if err := os.MkdirAll(stage, 0o700); err != nil {
 		return nil, fmt.Errorf("mount: staging area: %w", err)

@@ -354,18 +354,19 @@ func (f *fileNode) flush(ctx context.Context) error {
 		}
 		return err
 	}
-	f.uploaded(st, e)
+	f.uploaded(st, e, nil)
 	return nil
 }
 
 // uploaded notes that the gateway acknowledged st as version e: the file
-// is clean, its staging dropped. The caller holds st.mu.
-func (f *fileNode) uploaded(st *staged, e *entry) {
+// is clean, its staging dropped; c, when known, is e's chunk map (the
+// next open needs not ask for it). The caller holds st.mu.
+func (f *fileNode) uploaded(st *staged, e *entry, c *content) {
 	f.mu.Lock()
 	if f.staged == st {
 		f.staged = nil
 	}
-	f.e, f.seen, f.local, f.content = e, time.Now(), false, nil
+	f.e, f.seen, f.local, f.content = e, time.Now(), false, c
 	f.mu.Unlock()
 	st.close()
 	f.m.markClean(f)
