@@ -28,6 +28,9 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *gofu
 	d.m.ns.RLock()
 	key := d.childKey(name)
 	d.m.ns.RUnlock()
+	if err := d.m.flushDeleteOf(ctx, key); err != nil {
+		return nil, d.m.fail(err)
+	}
 	now := time.Now()
 	e, err := d.m.putMarker(ctx, key, mode, now)
 	if err != nil {
@@ -68,6 +71,9 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	d.m.ns.RLock()
 	key := d.childKey(name)
 	d.m.ns.RUnlock()
+	if err := d.m.flushDeleteOf(ctx, key); err != nil {
+		return nil, nil, 0, d.m.fail(err)
+	}
 	if err := d.m.mayWrite(ctx, key); err != nil {
 		return nil, nil, 0, d.m.fail(err)
 	}
@@ -106,6 +112,9 @@ func (d *dirNode) Symlink(ctx context.Context, target, name string, out *gofuse.
 	d.m.ns.RLock()
 	key := d.childKey(name)
 	d.m.ns.RUnlock()
+	if err := d.m.flushDeleteOf(ctx, key); err != nil {
+		return nil, d.m.fail(err)
+	}
 	now := time.Now()
 	meta := map[string]string{metaMode: itoa(syscall.S_IFLNK | 0o777), metaMtime: formatMtime(now)}
 	inf, err := d.m.r.c.Put(ctx, d.m.r.obj(key), bytes.NewReader([]byte(target)), int64(len(target)),

@@ -78,6 +78,9 @@ func (m *Mount) lookupKey(ctx context.Context, key string) (info, error) {
 	if err != nil {
 		return info{}, err
 	}
+	if obj != nil && m.pendingDelete(key) {
+		obj = nil // unlinked here; the gateway hears of it soon
+	}
 	switch {
 	case dir || m.viewDir(ctx, key+"/"):
 		return info{kind: syscall.S_IFDIR, marker: marker}, nil

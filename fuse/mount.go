@@ -516,6 +516,7 @@ func (m *Mount) markClean(f *fileNode) {
 // batches, the others on their own, several at once. The first failure
 // is returned, and with write-back a background upload's failure too.
 func (m *Mount) flushAll(ctx context.Context) error {
+	delErr := m.flushDeletes(ctx)
 	m.mu.Lock()
 	files := make([]*fileNode, 0, len(m.dirty))
 	for f := range m.dirty {
@@ -554,7 +555,7 @@ func (m *Mount) flushAll(ctx context.Context) error {
 	if len(p.files) > 0 {
 		send()
 	}
-	err := g.Wait()
+	err := cmp.Or(g.Wait(), delErr)
 	if m.wb != nil && err == nil {
 		err = m.wb.failures()
 	}

@@ -69,8 +69,8 @@ func (h *dirHandle) fetch(ctx context.Context) error {
 			o := &p.Objects[oi]
 			oi++
 			name := strings.TrimPrefix(o.Key, h.prefix)
-			if !validName(name) || prefixes[o.Key+"/"] {
-				continue // the marker of this directory, or shadowed by a directory
+			if !validName(name) || prefixes[o.Key+"/"] || h.d.m.pendingDelete(o.Key) {
+				continue // the marker of this directory, shadowed by a directory, or unlinked here
 			}
 			h.ents = append(h.ents, dirent{name, fileInfo(o)})
 			continue

@@ -14,6 +14,9 @@ func (d *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if err := d.m.writable(); err != nil {
 		return errno(err)
 	}
+	if err := d.m.flushDeletes(ctx); err != nil { // the gateway's listing must not hold them
+		return d.m.fail(err)
+	}
 	d.m.ns.RLock()
 	key := d.childKey(name)
 	d.m.ns.RUnlock()
@@ -78,7 +81,12 @@ func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	if ch := d.GetChild(name); ch != nil {
 		f, _ = ch.Operations().(*fileNode)
 	}
-	if f == nil || !f.localOnly() {
+	switch {
+	case f != nil && f.localOnly():
+	case d.m.wb != nil && (d.hasMarker() || d.key == "") && d.m.wb.deferDelete(key):
+		// Sent soon, with others (deletes): the directory stays (its
+		// marker), so nothing here needs the gateway's answer.
+	default:
 		if _, err := d.m.r.c.Delete(ctx, d.m.r.obj(key)); err != nil {
 			return d.m.fail(err)
 		}

@@ -18,6 +18,9 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	if e != 0 {
 		return e
 	}
+	if err := d.m.flushDeletes(ctx); err != nil { // a rename on the gateway must not move what was unlinked
+		return d.m.fail(err)
+	}
 	if f, ok := ch.Operations().(*fileNode); ok && !f.localOnly() {
 		// What is unsaved goes to the old name first; the rename moves it.
 		if err := f.flush(ctx); err != nil {

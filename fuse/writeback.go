@@ -26,6 +26,7 @@ type writeback struct {
 	queue   chan *fileNode // closed files, in order
 	singles chan *fileNode // files that go on their own
 	slots   chan struct{}  // batches in flight
+	dels    *deletes       // unlinks answered and not yet sent
 	wg      sync.WaitGroup
 
 	// mu guards queued, failed, stopped and sends on queue.
@@ -55,6 +56,7 @@ func newWriteback(m *Mount) *writeback {
 	}
 	w.wg.Add(1)
 	go w.dispatch()
+	w.dels = newDeletes(m)
 	return w
 }
 
@@ -209,14 +211,34 @@ func (w *writeback) failures() error {
 	return first
 }
 
-// stop ends the workers once the queue is drained; later closes upload
-// themselves.
+// stop ends the workers once the queue is drained, and sends the
+// unlinks not yet sent; later closes upload themselves, later unlinks go
+// at once.
 func (w *writeback) stop() {
 	w.mu.Lock()
-	if !w.stopped {
+	first := !w.stopped
+	if first {
 		w.stopped = true
 		close(w.queue)
 	}
 	w.mu.Unlock()
 	w.wg.Wait()
+	if first {
+		ctx, cancel := context.WithTimeout(context.Background(), uploadTimeout)
+		defer cancel()
+		w.dels.stop(ctx) // a failure is kept for flushAll
+	}
+}
+
+// deferDelete notes an unlink of key to send later, and reports whether
+// it did: not once stopped, nor when the lease may not delete key.
+func (w *writeback) deferDelete(key string) bool {
+	w.mu.Lock()
+	stopped := w.stopped
+	w.mu.Unlock()
+	if stopped || !w.dels.mayDefer(key) {
+		return false
+	}
+	w.dels.add(key)
+	return true
 }
