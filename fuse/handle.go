@@ -427,9 +427,10 @@ func (rd *reader) readAhead(c *content, off, end int64) {
 			}
 			continue
 		}
+		// Marked loading at once: a chunk that repeats in the file (zeros,
+		// a repeated block) is busy at its second place, and the run ends
+		// there (two marks of one hash closed one channel twice).
 		run = append(run, ch)
-	}
-	for _, ch := range run {
 		rd.loading[ch.hash] = make(chan struct{})
 	}
 	rd.mu.Unlock()
