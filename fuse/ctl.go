@@ -200,6 +200,13 @@ func (m *Mount) leaseJSON(ctx context.Context) ([]byte, error) {
 // changesText lists the branch's changes since its fork point, one
 // "A|M|D key" line each, as `nas changes` prints them.
 func (m *Mount) changesText(ctx context.Context) ([]byte, error) {
+	if m.wb != nil && !m.readOnly.Load() {
+		// What this mount has closed and unlinked is among the changes
+		// (write-back has not sent all of it yet).
+		if err := m.flushAll(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var buf bytes.Buffer
 	cursor := ""
 	for {
