@@ -63,7 +63,7 @@ func newMountCmd() *cobra.Command {
 	f.DurationVar(&o.commitAfter, "commit-after", 5*time.Second, "commit the branch after this long without changes (0: only fsync of the root commits)")
 	f.DurationVar(&o.ttl, "ttl", time.Second, "how long names and attributes are trusted before asking the gateway again")
 	f.BoolVar(&o.debug, "debug", false, "log every FUSE request")
-	f.BoolVar(&o.writeback, "writeback", false, "close returns once a file is staged locally and uploads it in the background (fsync and unmount still wait; a refusal shows at fsync)")
+	f.BoolVar(&o.writeback, "writeback", false, "close and unlink return once the mount has noted the change, which goes to the gateway moments later, small files in batches (fsync and unmount wait for it; a refusal shows at fsync; a crash of the mount loses what it had not sent); off: close returns once the gateway has the file")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go's profiles (/debug/pprof/) of the mount on this loopback address, without authentication (off by default)")
 	return cmd
 }
