@@ -142,6 +142,10 @@ type Env struct {
 	// /proc/sys/vm/drop_caches) before cold reads, in addition to evicting
 	// the files the harness owns.
 	DropCaches bool
+	// MountPeers are other file systems mounted on this machine (JuiceFS,
+	// a local NFS export) that the FUSE workloads run against beside our
+	// mount, each in a directory of its own under the peer's.
+	MountPeers []MountPeer
 	// Progress receives one line per step; nil discards.
 	Progress func(format string, args ...any)
 
@@ -184,6 +188,22 @@ func (e *Env) TempDir(name string) (string, error) {
 	d := filepath.Join(e.Dir, fmt.Sprintf("%03d-%s", e.seq, name))
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return "", fmt.Errorf("scratch dir: %w", err)
+	}
+	return d, nil
+}
+
+// MountPeer is another file system mounted at Dir, named Name in reports.
+type MountPeer struct {
+	Name, Dir string
+}
+
+// PeerDir makes and returns a fresh directory of this run in peer p,
+// which the caller removes.
+func (e *Env) PeerDir(p MountPeer, name string) (string, error) {
+	e.seq++
+	d := filepath.Join(p.Dir, fmt.Sprintf("nas-bench-%s-%03d-%s", e.runID, e.seq, name))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", fmt.Errorf("peer %s: %w", p.Name, err)
 	}
 	return d, nil
 }
@@ -266,6 +286,7 @@ type Options struct {
 	Log        *slog.Logger
 	Spawn      Spawner
 	DropCaches bool
+	MountPeers []MountPeer
 	Progress   func(format string, args ...any)
 	// Command is the command line recorded in the report.
 	Command string
@@ -343,7 +364,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	env := &Env{Profile: p, Specs: specs, Reference: ReferenceName, Dir: dir, Log: log, Spawn: o.Spawn,
-		DropCaches: o.DropCaches, Progress: o.Progress, runID: fmt.Sprintf("%x", time.Now().Unix())}
+		DropCaches: o.DropCaches, MountPeers: o.MountPeers, Progress: o.Progress, runID: fmt.Sprintf("%x", time.Now().Unix())}
 	rep := &Report{Mode: p.Mode, Command: o.Command, Reference: ReferenceName, Started: time.Now().UTC(),
 		Machine: DescribeMachine(dir)}
 	for _, s := range specs {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -50,7 +50,7 @@ func sizesFor(mode string) mountSizes {
 }
 
 // juiceFSMark is the mark to beat on this machine (issue 5), for the notes.
-const juiceFSMark = "JuiceFS v1.4.1 (badger metadata) on this machine, for reference (not measured in this run): " +
+const juiceFSMark = "JuiceFS v1.4.1 (badger metadata) on this machine in issue 5, for reference (measure it in the same run with --mount-peer juicefs=DIR): " +
 	"~350-500 MiB/s sequential write, ~900-1000 MiB/s read, ~1,960 creates/s and ~2,600 reads/s of 4 KiB files."
 
 // canMount says why this machine cannot mount ("" when it can).
@@ -216,24 +216,36 @@ func runMountSeq(ctx context.Context, e *Env) ([]*Result, error) {
 		return nil, err
 	}
 	f := &seqFiles{e: e, mt: mt, local: local, size: sz.seq, content: DefaultContent()}
-	wrows, err := Compare(ctx, e.Profile.Reps, []Subject{
-		{Name: "nas mount", Skip: skip, Note: "close returns once the gateway has the file (durable)", Measure: f.write(f.mountPath, false)},
-		{Name: "local dir", Baseline: true, Note: "write, fsync, close", Measure: f.write(f.localPath, true)},
-	}, ByThroughput)
+	peers, err := f.peerDirs()
 	if err != nil {
 		return nil, err
 	}
-	coldRows, err := Compare(ctx, e.Profile.Reps, []Subject{
-		{Name: "nas mount", Skip: skip, Note: "empty chunk cache, gateway's data out of the page cache", Measure: f.readMount(true)},
-		{Name: "local dir", Baseline: true, Note: "out of the page cache", Measure: f.readLocal(true)},
-	}, ByThroughput)
+	defer func() {
+		for _, d := range peers {
+			os.RemoveAll(d)
+		}
+	}()
+	write := []Subject{{Name: "nas mount", Skip: skip, Note: "write, fsync (the gateway has it), close", Measure: f.write(f.mountPath, true)}}
+	cold := []Subject{{Name: "nas mount", Skip: skip, Note: "empty chunk cache, gateway's data out of the page cache", Measure: f.readMount(true)}}
+	warm := []Subject{{Name: "nas mount", Skip: skip, Note: "chunks in the host's chunk cache (the kernel's page cache is dropped at every open)", Measure: f.readMount(false)}}
+	for i, p := range e.MountPeers {
+		path := func(rep int) string { return filepath.Join(peers[i], fmt.Sprintf("seq-%d", rep)) }
+		write = append(write, Subject{Name: p.Name, Note: "write, fsync, close", Measure: f.write(path, true)})
+		cold = append(cold, Subject{Name: p.Name, Note: "out of the kernel's page cache (its own local cache, if it keeps one, is not emptied)", Measure: f.readPeer(peers[i], true)})
+		warm = append(warm, Subject{Name: p.Name, Note: "as it comes, after a first read", Measure: f.readPeer(peers[i], false)})
+	}
+	wrows, err := Compare(ctx, e.Profile.Reps, append(write,
+		Subject{Name: "local dir", Baseline: true, Note: "write, fsync, close", Measure: f.write(f.localPath, true)}), ByThroughput)
 	if err != nil {
 		return nil, err
 	}
-	warmRows, err := Compare(ctx, e.Profile.Reps, []Subject{
-		{Name: "nas mount", Skip: skip, Note: "chunks in the host's chunk cache (the kernel's page cache is dropped at every open)", Measure: f.readMount(false)},
-		{Name: "local dir", Baseline: true, Note: "in the page cache", Measure: f.readLocal(false)},
-	}, ByThroughput)
+	coldRows, err := Compare(ctx, e.Profile.Reps, append(cold,
+		Subject{Name: "local dir", Baseline: true, Note: "out of the page cache", Measure: f.readLocal(true)}), ByThroughput)
+	if err != nil {
+		return nil, err
+	}
+	warmRows, err := Compare(ctx, e.Profile.Reps, append(warm,
+		Subject{Name: "local dir", Baseline: true, Note: "in the page cache", Measure: f.readLocal(false)}), ByThroughput)
 	if err != nil {
 		return nil, err
 	}
@@ -308,6 +320,41 @@ func (f *seqFiles) readMount(evict bool) func(ctx context.Context, rep int) (Sam
 	}
 }
 
+// peerDirs makes each peer's directory of the workload.
+func (f *seqFiles) peerDirs() ([]string, error) {
+	var out []string
+	for _, p := range f.e.MountPeers {
+		d, err := f.e.PeerDir(p, "seq")
+		if err != nil {
+			for _, d := range out {
+				os.RemoveAll(d)
+			}
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// readPeer measures reading a peer's file of run 0 in dir, out of the
+// kernel's page cache when evict is set.
+func (f *seqFiles) readPeer(dir string, evict bool) func(ctx context.Context, rep int) (Sample, error) {
+	return func(ctx context.Context, rep int) (Sample, error) {
+		if evict {
+			if _, err := EvictDir(dir, f.e.DropCaches); err != nil {
+				return Sample{}, err
+			}
+		}
+		return Once(ctx, f.size, func(context.Context) error {
+			n, err := readFile(filepath.Join(dir, "seq-0"))
+			if err == nil && n != f.size {
+				err = fmt.Errorf("read %d bytes of %d", n, f.size)
+			}
+			return err
+		})
+	}
+}
+
 // readLocal measures reading the local file, out of the page cache when
 // evict is set.
 func (f *seqFiles) readLocal(evict bool) func(ctx context.Context, rep int) (Sample, error) {
@@ -361,6 +408,7 @@ func runMountSmall(ctx context.Context, e *Env) ([]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer removePeerDirs(trees, e)
 	b := &smallBench{e: e, trees: trees, n: sz.small}
 	created, err := b.phase(ctx, "create", func(t smallTree, rep int) func(int) error {
 		return func(i int) error { return writeFile(t.file(rep, i), content, uint64(rep<<32|i), 4096, t.sync) }
@@ -411,24 +459,53 @@ func runMountSmall(ctx context.Context, e *Env) ([]*Result, error) {
 type smallTree struct {
 	name, root string
 	sync       bool // fsync each file before close
+	syncEnd    bool // the phase ends with an fsync of root (it then has everything)
+	baseline   bool
 	skip, note string
 }
 
-// smallTrees are the subjects of mount-small: the mount and a second,
-// write-back mount of the same branch (skipped, with the reason skip,
-// when mt is nil), and local, with and without an fsync of each file.
+// Notes of the mount-small subjects.
+const (
+	noteWriteback = "close and unlink return once the mount has noted them; the phase ends after fsync of the mount root, which waits for the gateway and commits"
+	noteDurable   = "the default: close and unlink return once the gateway has the change"
+	notePeer      = "another file system on this machine, in the same run; the phase ends after fsync of its directory"
+)
+
+// smallTrees are the subjects of mount-small: the mount with durable
+// close (the default) and the mount with write-back
+// (both skipped, with the reason skip, when mt is nil), every peer, and a
+// local directory, with and without an fsync of each file.
 func smallTrees(ctx context.Context, e *Env, mt *mounted, skip, local string) ([]smallTree, error) {
-	trees := []smallTree{{name: "local dir", root: local}, {name: "local dir, fsync each", root: local, sync: true,
-		note: "each file fsynced before close, as the mount's close is durable"}}
+	var trees []smallTree
 	if mt == nil {
-		return append([]smallTree{{name: "nas mount", skip: skip}, {name: "nas mount --writeback", skip: skip}}, trees...), nil
+		trees = append(trees, smallTree{name: "nas mount", skip: skip}, smallTree{name: "nas mount --writeback", skip: skip})
+	} else {
+		wb, err := mt.again(ctx, e, true)
+		if err != nil {
+			return nil, err
+		}
+		trees = append(trees, smallTree{name: "nas mount", root: mt.dir, note: noteDurable},
+			smallTree{name: "nas mount --writeback", root: wb, syncEnd: true, note: noteWriteback})
 	}
-	wb, err := mt.again(ctx, e, true)
-	if err != nil {
-		return nil, err
+	for _, p := range e.MountPeers {
+		d, err := e.PeerDir(p, "small")
+		if err != nil {
+			return nil, err
+		}
+		trees = append(trees, smallTree{name: p.Name, root: d, syncEnd: true, note: notePeer})
 	}
-	return append([]smallTree{{name: "nas mount", root: mt.dir, note: "close returns once the gateway has the file"},
-		{name: "nas mount --writeback", root: wb, note: "close returns once the file is staged locally; the phase ends after fsync of the mount root"}}, trees...), nil
+	return append(trees, smallTree{name: "local dir", root: local, baseline: true},
+		smallTree{name: "local dir, fsync each", root: local, sync: true, baseline: true,
+			note: "each file fsynced before close, as the durable mount's close is"}), nil
+}
+
+// removePeerDirs removes what the FUSE workloads left in the peers.
+func removePeerDirs(trees []smallTree, e *Env) {
+	for _, t := range trees {
+		if slices.ContainsFunc(e.MountPeers, func(p MountPeer) bool { return p.Name == t.name }) {
+			os.RemoveAll(t.root)
+		}
+	}
 }
 
 // dir is t's directory of run rep: each subject has its own, as both
@@ -453,7 +530,7 @@ type smallBench struct {
 func (b *smallBench) phase(ctx context.Context, what string, fn func(t smallTree, rep int) func(i int) error) ([]Row, error) {
 	var subjects []Subject
 	for _, t := range b.trees {
-		subjects = append(subjects, Subject{Name: t.name, Skip: t.skip, Note: t.note, Baseline: !strings.HasPrefix(t.name, "nas mount"),
+		subjects = append(subjects, Subject{Name: t.name, Skip: t.skip, Note: t.note, Baseline: t.baseline,
 			Measure: func(ctx context.Context, rep int) (Sample, error) {
 				if what == "create" {
 					if err := os.MkdirAll(t.dir(rep), 0o755); err != nil {
@@ -461,7 +538,7 @@ func (b *smallBench) phase(ctx context.Context, what string, fn func(t smallTree
 					}
 				}
 				smp, err := smallPhase(ctx, b.n, fn(t, rep))
-				if err == nil && t.name == "nas mount --writeback" {
+				if err == nil && t.syncEnd {
 					// The phase is over when the gateway has it all.
 					begin := time.Now()
 					err = syncDir(t.root)

@@ -41,6 +41,7 @@ type benchOptions struct {
 	region      string
 	dir         string
 	dropCaches  bool
+	mountPeers  []string
 	list        bool
 	cpuProfile  string
 
@@ -165,6 +166,7 @@ func (o *benchOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.region, "region", "us-east-1", "region for signing requests to endpoint targets")
 	f.StringVar(&o.dir, "dir", "", "scratch directory for the in-process targets and the file baselines (default a new one under $TMPDIR; its file system is the one measured)")
 	f.BoolVar(&o.dropCaches, "drop-caches", false, "before cold reads, also empty the whole page cache through /proc/sys/vm/drop_caches (root; affects the whole machine)")
+	f.StringArrayVar(&o.mountPeers, "mount-peer", nil, "NAME=DIR: another file system mounted at DIR (JuiceFS, say) that the FUSE workloads measure beside our mount (repeatable)")
 	f.BoolVar(&o.list, "list", false, "list the workloads and exit")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the in-process gateway and the load generator) to this file")
 	f.IntVar(&o.reps, "reps", 0, "runs per subject and case (default: the mode's)")
@@ -196,6 +198,10 @@ func runBench(ctx context.Context, o benchOptions) error {
 	if err != nil {
 		return err
 	}
+	peers, err := o.peers()
+	if err != nil {
+		return err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find this binary (to start server processes): %w", err)
@@ -214,6 +220,7 @@ func runBench(ctx context.Context, o benchOptions) error {
 		Dir:        o.dir,
 		Log:        slog.New(slog.DiscardHandler),
 		DropCaches: o.dropCaches,
+		MountPeers: peers,
 		Command:    o.command,
 		Spawn: func(kind, dir, addr string) *exec.Cmd {
 			return exec.Command(exe, "--serve-child", kind+","+dir+","+addr)
@@ -458,6 +465,23 @@ func (o benchOptions) targetSpecs() ([]bench.TargetSpec, error) {
 		specs[i].PID = pid
 	}
 	return specs, nil
+}
+
+// peers are the --mount-peer file systems: each NAME=DIR a mounted
+// directory.
+func (o *benchOptions) peers() ([]bench.MountPeer, error) {
+	var out []bench.MountPeer
+	for _, v := range o.mountPeers {
+		name, dir, ok := strings.Cut(v, "=")
+		if !ok || name == "" || dir == "" {
+			return nil, usagef("--mount-peer %q: want NAME=DIR", v)
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, usagef("--mount-peer %s: %s is not a directory", name, dir)
+		}
+		out = append(out, bench.MountPeer{Name: name, Dir: dir})
+	}
+	return out, nil
 }
 
 // serveBenchChild is the process the memory workload starts and measures.
