@@ -16,6 +16,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/agentnas/nas/apiv1"
 )
 
 // Object names an object of a branch. Branch "" means the repository's
@@ -38,6 +40,9 @@ type Info struct {
 	VersionID string
 	// Header is the whole answer's header (budget headers among them).
 	Header http.Header
+	// Chunks is the new version's chunk map, when a Put asked for it
+	// (PutOptions.ChunkMap) and the gateway answered one.
+	Chunks []apiv1.Chunk
 }
 
 // objectURL is the path-style URL of o, its key escaped the way S3 SDKs
@@ -122,6 +127,9 @@ type PutOptions struct {
 	// Checksum sends the body's CRC32C, which the gateway verifies before
 	// it stores anything (one extra pass over body).
 	Checksum bool
+	// ChunkMap asks the gateway for the new version's chunk map
+	// (apiv1.ChunkMapHeader), answered in Info.Chunks.
+	ChunkMap bool
 }
 
 func (p PutOptions) header(h http.Header) {
@@ -130,6 +138,9 @@ func (p PutOptions) header(h http.Header) {
 	}
 	for k, v := range p.Meta {
 		h.Set("x-amz-meta-"+k, v)
+	}
+	if p.ChunkMap {
+		h.Set(apiv1.ChunkMapHeader, "1")
 	}
 }
 
@@ -151,6 +162,9 @@ func (c *Client) Put(ctx context.Context, o Object, body io.ReaderAt, size int64
 	err := c.do(ctx, r, func(resp *http.Response) error {
 		info = infoOf(resp.Header)
 		info.Size = size
+		if v := resp.Header.Get(apiv1.ChunkMapHeader); v != "" && opt.ChunkMap {
+			info.Chunks, _ = apiv1.ParseChunkMap(v) // a malformed map is none: the caller asks again
+		}
 		return nil
 	})
 	return info, err

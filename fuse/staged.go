@@ -207,17 +207,18 @@ func (st *staged) plan() []piece {
 	return out
 }
 
-// upload stores the file's bytes as a new version of key and returns it.
+// upload stores the file's bytes as a new version of key and returns it,
+// with its chunk map when the gateway answered one (a small file's PUT).
 // A few changed bytes over a base become a compose that reuses the
 // base's chunks; anything else a PUT of the whole file (reading in what
 // is still the base's first). The caller holds st.mu.
-func (m *Mount) upload(ctx context.Context, key string, st *staged, ct string, meta map[string]string) (*entry, error) {
+func (m *Mount) upload(ctx context.Context, key string, st *staged, ct string, meta map[string]string) (*entry, *content, error) {
 	size := st.size.Load()
 	if s := st.stream; s != nil {
 		st.stream = nil
 		if s.key == key {
 			if e, ok := m.finishStream(ctx, s, st, size, ct, meta); ok {
-				return e, nil
+				return e, nil, nil
 			}
 		} else {
 			s.abort() // renamed before its first upload: send it whole
@@ -230,25 +231,43 @@ func (m *Mount) upload(ctx context.Context, key string, st *staged, ct string, m
 				if p := &pieces[i]; p.data != nil {
 					p.data = make([]byte, p.n)
 					if _, err := st.f.ReadAt(p.data, p.off); err != nil && err != io.EOF {
-						return nil, fmt.Errorf("staging area: %w", err)
+						return nil, nil, fmt.Errorf("staging area: %w", err)
 					}
 				}
 			}
-			return m.r.compose(ctx, key, pieces, ct, meta)
+			e, err := m.r.compose(ctx, key, pieces, ct, meta)
+			return e, nil, err
 		}
 		if err := m.fill(ctx, st, pieces); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	return m.putWhole(ctx, key, st, size, ct, meta)
+}
+
+// putWhole PUTs the whole file, which the local file holds. A small one
+// (at most batchFileMax) asks for its chunk map and keeps its bytes in the
+// chunk cache under it, as a put-batch does, so reading it back asks the
+// gateway nothing it already said.
+func (m *Mount) putWhole(ctx context.Context, key string, st *staged, size int64, ct string, meta map[string]string) (*entry, *content, error) {
 	if err := st.f.Truncate(size); err != nil {
-		return nil, fmt.Errorf("staging area: %w", err)
+		return nil, nil, fmt.Errorf("staging area: %w", err)
 	}
-	inf, err := m.r.c.Put(ctx, m.r.obj(key), st.f, size, client.PutOptions{ContentType: ct, Meta: meta, Checksum: true})
+	small := size <= batchFileMax
+	inf, err := m.r.c.Put(ctx, m.r.obj(key), st.f, size, client.PutOptions{ContentType: ct, Meta: meta, Checksum: true, ChunkMap: small})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m.noteBudget(inf)
-	return &entry{Key: key, Size: size, ETag: inf.ETag, VersionID: inf.VersionID, ModTime: time.Now(), ContentType: ct, Meta: meta}, nil
+	e := &entry{Key: key, Size: size, ETag: inf.ETag, VersionID: inf.VersionID, ModTime: time.Now(), ContentType: ct, Meta: meta}
+	if !small || len(inf.Chunks) == 0 {
+		return e, nil, nil
+	}
+	data := make([]byte, size)
+	if n, err := st.f.ReadAt(data, 0); err != nil && err != io.EOF || int64(n) != size {
+		return e, nil, nil // stored all the same; the next open asks for the map
+	}
+	return e, m.keep(e, data, inf.Chunks), nil
 }
 
 // finishStream completes a streamed upload, then sets the metadata a
@@ -347,14 +366,14 @@ func (f *fileNode) flush(ctx context.Context) error {
 	if st.closed {
 		return nil
 	}
-	e, err := m.upload(ctx, key, st, ct, meta)
+	e, c, err := m.upload(ctx, key, st, ct, meta)
 	if err != nil {
 		if refused(err) {
 			f.discard(st, key, err)
 		}
 		return err
 	}
-	f.uploaded(st, e, nil)
+	f.uploaded(st, e, c)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
 	"github.com/agentnas/nas/cas"
@@ -204,9 +205,26 @@ func (s *Server) putObject(req *request) error {
 	out.Set("ETag", quote(stored.ETag))
 	out.Set("x-amz-version-id", stored.VersionID)
 	setChecksumHeaders(out, stored)
+	setChunkMap(req, in.content)
 	req.started = true
 	req.w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// setChunkMap answers the chunk map of what a PUT just stored when the
+// request asked for it (apiv1.ChunkMapHeader; the door refuses the header
+// unless the signature covers it), the content is not sealed and the map
+// is small.
+func setChunkMap(req *request, c *manifest.Content) {
+	if req.r.Header.Get(apiv1.ChunkMapHeader) != "1" || c == nil || c.Seal != nil ||
+		len(c.Chunks) == 0 || len(c.Chunks) > apiv1.MaxChunkMapChunks {
+		return
+	}
+	m := make([]apiv1.Chunk, len(c.Chunks))
+	for i, r := range c.Chunks {
+		m[i] = apiv1.Chunk{Hash: r.Hash.String(), Size: r.Size}
+	}
+	req.w.Header().Set(apiv1.ChunkMapHeader, apiv1.FormatChunkMap(m))
 }
 
 // stage stages the ingested body as a new version of the addressed key.
