@@ -190,9 +190,21 @@ func (c *Cache) Put(h chunk.Hash, data []byte) error {
 		return fmt.Errorf("chunk %s: %w", h, ErrMismatch)
 	}
 	if c.mem != nil && len(data) <= c.mem.chunkMax {
-		c.mem.put(h, data)
+		// What leaves memory goes to disk: a mount that wrote or read
+		// more small files than memory holds reads them back from
+		// files, not from the gateway.
+		for _, old := range c.mem.put(h, data) {
+			if err := c.putFile(old.h, old.data); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
+	return c.putFile(h, data)
+}
+
+// putFile stores verified data as chunk h's file.
+func (c *Cache) putFile(h chunk.Hash, data []byte) error {
 	p := c.path(h)
 	if _, err := os.Stat(p); err == nil {
 		return nil

@@ -12,9 +12,10 @@ import (
 // open, hash and touch a cache file for each of them, which costs more
 // than fetching the bytes. A chunk of at most chunkMax bytes is kept in
 // this process's memory (at most limit bytes in all, the least recently
-// used going first) and never written to the cache directory; larger
-// chunks go to disk as before. Memory holds only verified bytes, like
-// the directory, and is not shared with the host's other processes.
+// used going first, into the cache directory) and written to a file
+// only when it leaves memory; larger chunks go to disk as before. Memory
+// holds only verified bytes, like the directory, and is not shared with
+// the host's other processes.
 const (
 	MemChunkMax = 64 << 10 // the mount's bound of a chunk kept in memory
 	MemLimit    = 64 << 20 // the mount's bound of all of them
@@ -45,13 +46,14 @@ func newMemTier(chunkMax int, limit int64) *memTier {
 	return &memTier{chunkMax: chunkMax, order: list.New(), byKey: map[chunk.Hash]*list.Element{}, limit: limit}
 }
 
-// put keeps a copy of data (verified by the caller) as chunk h.
-func (m *memTier) put(h chunk.Hash, data []byte) {
+// put keeps a copy of data (verified by the caller) as chunk h and
+// returns the chunks it pushed out of memory, least recently used first.
+func (m *memTier) put(h chunk.Hash, data []byte) (out []*memChunk) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if el, ok := m.byKey[h]; ok {
 		m.order.MoveToFront(el)
-		return
+		return nil
 	}
 	m.byKey[h] = m.order.PushFront(&memChunk{h: h, data: append([]byte(nil), data...)})
 	m.size += int64(len(data))
@@ -61,7 +63,9 @@ func (m *memTier) put(h chunk.Hash, data []byte) {
 		m.order.Remove(last)
 		delete(m.byKey, c.h)
 		m.size -= int64(len(c.data))
+		out = append(out, c)
 	}
+	return out
 }
 
 // has reports whether chunk h is in memory.

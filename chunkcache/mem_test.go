@@ -12,7 +12,8 @@ import (
 // TestKeepSmall: with KeepSmall a small chunk is read back from memory
 // and never becomes a file; a larger one goes to disk; the least recently
 // used small chunks leave memory first once the limit is passed; a
-// mismatching chunk is refused as before.
+// mismatching chunk is refused as before. A chunk that leaves memory
+// goes to disk and reads back from there.
 func TestKeepSmall(t *testing.T) {
 	dir := t.TempDir()
 	c := open(t, dir, 0)
@@ -53,13 +54,19 @@ func TestKeepSmall(t *testing.T) {
 	if err := c.Put(h3, s3); err != nil {
 		t.Fatal(err)
 	}
-	if c.Has(h2) || !c.Has(hs) || !c.Has(h3) {
-		t.Fatalf("after the limit: h2 %v (want gone), hs %v, h3 %v", c.Has(h2), c.Has(hs), c.Has(h3))
+	if c.mem.has(h2) || !c.mem.has(hs) || !c.mem.has(h3) {
+		t.Fatalf("in memory after the limit: h2 %v (want gone), hs %v, h3 %v", c.mem.has(h2), c.mem.has(hs), c.mem.has(h3))
+	}
+	if _, err := os.Stat(c.path(h2)); err != nil {
+		t.Fatalf("a chunk that left memory is not on disk: %v", err)
+	}
+	if n, err := c.ReadAt(h2, got, 0); n != 1000 || err != nil || !bytes.Equal(got, s2) || !c.Has(h2) {
+		t.Fatalf("read back from disk after leaving memory: %d, %v", n, err)
 	}
 	if err := c.Put(h2, s3); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("a mismatching chunk: %v", err)
 	}
-	if entries, _ := filepath.Glob(filepath.Join(dir, "*", "*")); len(entries) != 1 {
-		t.Fatalf("files in the cache: %v; want the large chunk only", entries)
+	if entries, _ := filepath.Glob(filepath.Join(dir, "*", "*")); len(entries) != 2 {
+		t.Fatalf("files in the cache: %v; want the large chunk and the one that left memory", entries)
 	}
 }
