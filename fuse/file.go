@@ -38,6 +38,11 @@ type fileNode struct {
 	contentType string
 	opens       int      // open handles
 	content     *content // chunk map of e's version, once opened
+	// kernelVer is the version whose bytes the kernel may hold in its page
+	// cache from an earlier open or from this mount's own writes ("":
+	// none). An owner's open of that same version keeps the cache
+	// (keepCache); a lease's never does, since its reads are charged.
+	kernelVer string
 
 	// flushMu serializes uploads of this file.
 	flushMu sync.Mutex
@@ -317,7 +322,29 @@ func (f *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		}
 	}
 	f.opened()
-	return h, 0, 0
+	return h, f.keepCache(write), 0
+}
+
+// keepCache answers the open's flags: FOPEN_KEEP_CACHE when the kernel's
+// cached pages of the file are the bytes of the version this open sees
+// (the owner's mount, the file clean at the version the kernel last had),
+// so reading a file again costs no READ; otherwise the kernel drops its
+// pages and the version becomes the one it caches. A lease's open never
+// keeps the cache: each of its reads is authorized and charged.
+func (f *fileNode) keepCache(write bool) uint32 {
+	if f.m.opts.Client.Temporary() {
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.staged != nil || f.local || f.e == nil || f.e.VersionID == "" {
+		return 0
+	}
+	if f.kernelVer == f.e.VersionID && !write {
+		return gofuse.FOPEN_KEEP_CACHE
+	}
+	f.kernelVer = f.e.VersionID
+	return 0
 }
 
 // inlineOpen is the size up to which an open brings the file's bytes
@@ -534,6 +561,7 @@ func (f *fileNode) stage() (*staged, error) {
 		return f.staged, nil
 	}
 	f.staged = st
+	f.kernelVer = "" // the kernel's pages are the edit's until it is uploaded
 	f.mode, f.mtime = a.Mode, time.Unix(int64(a.Mtime), int64(a.Mtimensec))
 	if f.e != nil && f.e.ContentType != "" {
 		f.contentType = f.e.ContentType

@@ -3,10 +3,12 @@ package fuse_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -109,5 +111,45 @@ func TestPutChunkMap(t *testing.T) {
 	call(t, e.owner, "label/set", map[string]any{"repo": e.repo, "glob": "vault/**", "retention": "sensitive", "domain": "vault"}, nil)
 	if c := put("vault/secret.txt", body, true).Chunks; c != nil {
 		t.Fatalf("a sealed object's PUT answered its chunk map %v", c)
+	}
+}
+
+// TestKeepCacheSeesNewVersions: the owner's mount lets the kernel keep a
+// file's pages across opens only while the file is at the version the
+// kernel cached: a version written by another client (same size, so the
+// attributes alone cannot tell) reads back new after the TTL, as does
+// the mount's own rewrite.
+func TestKeepCacheSeesNewVersions(t *testing.T) {
+	e := newEnv(t)
+	e.fork(t, "dev", "main")
+	dir, _ := e.mount(t, mountOpts{})
+	p := filepath.Join(dir, "same-size.txt")
+	v1, v2, v3 := pattern(7, 8192), pattern(8, 8192), pattern(9, 8192)
+	writeFile(t, p, v1)
+	for range 2 {
+		if got := readFile(t, p); !bytes.Equal(got, v1) {
+			t.Fatal("the mount's own write did not read back")
+		}
+	}
+	// The same size and mtime: the kernel cannot tell by the attributes.
+	fi, err := os.Stat(p)
+	must(t, err)
+	mt := fi.ModTime()
+	_, err = e.owner.Put(context.Background(), client.Object{Repo: e.repo, Branch: "dev", Key: "same-size.txt"}, bytes.NewReader(v2), int64(len(v2)),
+		client.PutOptions{Meta: map[string]string{"mtime": fmt.Sprintf("%d.%09d", mt.Unix(), mt.Nanosecond())}})
+	must(t, err)
+	time.Sleep(300 * time.Millisecond) // past the mount's TTL
+	if fi, err := os.Stat(p); err != nil || !fi.ModTime().Equal(mt) {
+		t.Fatalf("the new version's mtime: %v, %v; want %v", fi.ModTime(), err, mt)
+	}
+	if got := readFile(t, p); !bytes.Equal(got, v2) {
+		t.Fatal("an open after another client's write read the kernel's old pages")
+	}
+	writeFile(t, p, v3)
+	if got := readFile(t, p); !bytes.Equal(got, v3) {
+		t.Fatal("the mount's rewrite did not read back")
+	}
+	if got, err := e.get(e.owner, "dev", "same-size.txt"); err != nil || !bytes.Equal(got, v3) {
+		t.Fatalf("the gateway has another version: %v", err)
 	}
 }

@@ -386,6 +386,8 @@ func (f *fileNode) uploaded(st *staged, e *entry, c *content) {
 		f.staged = nil
 	}
 	f.e, f.seen, f.local, f.content = e, time.Now(), false, c
+	// The kernel's pages are what was written through it: e's bytes.
+	f.kernelVer = e.VersionID
 	f.mu.Unlock()
 	st.close()
 	f.m.markClean(f)
@@ -430,7 +432,7 @@ func (f *fileNode) discard(st *staged, key string, err error) {
 	if gone {
 		f.unlinked = true
 	}
-	f.content = nil
+	f.content, f.kernelVer = nil, "" // the kernel's pages hold the refused bytes
 	f.mu.Unlock()
 	st.close()
 	f.m.markClean(f)
