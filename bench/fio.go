@@ -140,7 +140,7 @@ func fioSubjects(e *Env, mt *mounted, skip string) ([]fioSubject, func(), error)
 	} else {
 		f := &seqFiles{e: e, mt: mt}
 		out = append(out, fioSubject{name: "nas mount", dir: mt.dir, cold: f.cold,
-			note: "the default mount (write-back); the read starts with an empty chunk cache and the gateway's files out of the page cache"})
+			note: "the default mount (durable close); the read starts with an empty chunk cache and the gateway's files out of the page cache"})
 	}
 	for _, p := range e.MountPeers {
 		d, err := e.PeerDir(p, "fio")
