@@ -321,8 +321,9 @@ func (f *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 			h.reader().charge(c.VersionID, span{0, c.Size})
 		}
 	}
+	keep := f.keepCache(write) // before this handle counts as open
 	f.opened()
-	return h, f.keepCache(write), 0
+	return h, keep, 0
 }
 
 // keepCache answers the open's flags: FOPEN_KEEP_CACHE when the kernel's
@@ -340,10 +341,17 @@ func (f *fileNode) keepCache(write bool) uint32 {
 	if f.staged != nil || f.local || f.e == nil || f.e.VersionID == "" {
 		return 0
 	}
-	if f.kernelVer == f.e.VersionID && !write {
+	switch {
+	case f.kernelVer == f.e.VersionID && !write:
 		return gofuse.FOPEN_KEEP_CACHE
+	case f.opens > 0:
+		// A handle opened at another version may still be putting that
+		// version's bytes in the kernel's pages after this open drops
+		// them: what the kernel holds is known again once none is open.
+		f.kernelVer = ""
+	default:
+		f.kernelVer = f.e.VersionID
 	}
-	f.kernelVer = f.e.VersionID
 	return 0
 }
 

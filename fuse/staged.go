@@ -386,8 +386,12 @@ func (f *fileNode) uploaded(st *staged, e *entry, c *content) {
 		f.staged = nil
 	}
 	f.e, f.seen, f.local, f.content = e, time.Now(), false, c
-	// The kernel's pages are what was written through it: e's bytes.
-	f.kernelVer = e.VersionID
+	// The kernel's pages are what was written through it, e's bytes,
+	// unless another handle (a reader opened before) may add others.
+	f.kernelVer = ""
+	if f.opens <= 1 {
+		f.kernelVer = e.VersionID
+	}
 	f.mu.Unlock()
 	st.close()
 	f.m.markClean(f)
