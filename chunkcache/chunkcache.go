@@ -192,11 +192,10 @@ func (c *Cache) Put(h chunk.Hash, data []byte) error {
 	if c.mem != nil && len(data) <= c.mem.chunkMax {
 		// What leaves memory goes to disk: a mount that wrote or read
 		// more small files than memory holds reads them back from
-		// files, not from the gateway.
+		// files, not from the gateway. A chunk that cannot be written
+		// (a full disk) is only dropped, as a cache may: h itself is kept.
 		for _, old := range c.mem.put(h, data) {
-			if err := c.putFile(old.h, old.data); err != nil {
-				return err
-			}
+			_ = c.putFile(old.h, old.data)
 		}
 		return nil
 	}
