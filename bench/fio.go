@@ -88,11 +88,10 @@ func runMountFio(ctx context.Context, e *Env) ([]*Result, error) {
 	if mt != nil {
 		defer mt.close()
 	}
-	subjects, cleanup, err := fioSubjects(e, mt, skip)
+	subjects, err := fioSubjects(e, mt, skip)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
 	var writes, reads []Subject
 	for _, s := range subjects {
 		s.skip = cmp.Or(skipAll, s.skip)
@@ -126,38 +125,29 @@ func runMountFio(ctx context.Context, e *Env) ([]*Result, error) {
 }
 
 // fioSubjects are our mount, every peer and a local directory, each with
-// a directory of its own, and what removes the peers' directories.
-func fioSubjects(e *Env, mt *mounted, skip string) ([]fioSubject, func(), error) {
+// a directory of its own.
+func fioSubjects(e *Env, mt *mounted, skip string) ([]fioSubject, error) {
 	var out []fioSubject
-	var peerDirs []string
-	cleanup := func() {
-		for _, d := range peerDirs {
-			os.RemoveAll(d)
-		}
-	}
 	if mt == nil {
 		out = append(out, fioSubject{name: "nas mount", skip: skip})
 	} else {
 		f := &seqFiles{e: e, mt: mt}
 		out = append(out, fioSubject{name: "nas mount", dir: mt.dir, cold: f.cold,
-			note: "the default mount (durable close); the read starts with an empty chunk cache and the gateway's files out of the page cache"})
+			note: "the default mount (durable close); the read starts with an empty chunk cache and the gateway's files and the mount's pages out of the page cache"})
 	}
 	for _, p := range e.MountPeers {
 		d, err := e.PeerDir(p, "fio")
 		if err != nil {
-			cleanup()
-			return nil, nil, err
+			return nil, err
 		}
-		peerDirs = append(peerDirs, d)
 		out = append(out, fioSubject{name: p.Name, dir: d, note: "its file out of the kernel's page cache before the read (its own local cache is not emptied)",
 			cold: func() error { _, err := EvictDir(d, e.DropCaches); return err }})
 	}
 	local, err := e.TempDir("local-fio")
 	if err != nil {
-		cleanup()
-		return nil, nil, err
+		return nil, err
 	}
 	out = append(out, fioSubject{name: "local dir", dir: local, baseline: true, note: "out of the page cache before the read",
 		cold: func() error { _, err := EvictDir(local, e.DropCaches); return err }})
-	return out, cleanup, nil
+	return out, nil
 }

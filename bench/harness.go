@@ -149,9 +149,10 @@ type Env struct {
 	// Progress receives one line per step; nil discards.
 	Progress func(format string, args ...any)
 
-	runID string
-	seq   int
-	memo  map[string]memoized
+	runID    string
+	seq      int
+	memo     map[string]memoized
+	peerDirs []string // made by PeerDir, removed when the workload ends
 }
 
 // memoized is what a Memo function returned.
@@ -197,15 +198,24 @@ type MountPeer struct {
 	Name, Dir string
 }
 
-// PeerDir makes and returns a fresh directory of this run in peer p,
-// which the caller removes.
+// PeerDir makes and returns a fresh directory of this run in peer p; it
+// is removed when the workload ends.
 func (e *Env) PeerDir(p MountPeer, name string) (string, error) {
 	e.seq++
 	d := filepath.Join(p.Dir, fmt.Sprintf("nas-bench-%s-%03d-%s", e.runID, e.seq, name))
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return "", fmt.Errorf("peer %s: %w", p.Name, err)
 	}
+	e.peerDirs = append(e.peerDirs, d)
 	return d, nil
+}
+
+// removePeerDirs removes what the last workload left in the peers.
+func (e *Env) removePeerDirs() {
+	for _, d := range e.peerDirs {
+		os.RemoveAll(d)
+	}
+	e.peerDirs = nil
 }
 
 // Targets are started targets; Close stops them and removes what they left.
@@ -377,6 +387,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		env.Logf("workload %s: %s", w.Name, w.Doc)
 		start := time.Now()
 		results, err := w.Run(ctx, env)
+		env.removePeerDirs()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

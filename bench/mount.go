@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -220,13 +219,8 @@ func runMountSeq(ctx context.Context, e *Env) ([]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for _, d := range peers {
-			os.RemoveAll(d)
-		}
-	}()
 	write := []Subject{{Name: "nas mount", Skip: skip, Note: "write, fsync (the gateway has it), close", Measure: f.write(f.mountPath, true)}}
-	cold := []Subject{{Name: "nas mount", Skip: skip, Note: "empty chunk cache, gateway's data out of the page cache", Measure: f.readMount(true)}}
+	cold := []Subject{{Name: "nas mount", Skip: skip, Note: "empty chunk cache, the mount's pages and the gateway's data out of the page cache", Measure: f.readMount(true)}}
 	warm := []Subject{{Name: "nas mount", Skip: skip, Note: "after a first read: the kernel keeps its pages across opens while the file's version is unchanged (an owner's mount; a lease's reads come from the chunk cache)", Measure: f.readMount(false)}}
 	for i, p := range e.MountPeers {
 		path := func(rep int) string { return filepath.Join(peers[i], fmt.Sprintf("seq-%d", rep)) }
@@ -291,6 +285,11 @@ func (f *seqFiles) cold() error {
 	if f.mt == nil {
 		return nil
 	}
+	// The kernel keeps an owner's pages across opens of an unchanged
+	// file: they go first (an open for writing drops them).
+	if _, err := EvictDir(f.mt.dir, false); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(filepath.Join(f.mt.cache, "chunks")); err != nil {
 		return err
 	}
@@ -326,9 +325,6 @@ func (f *seqFiles) peerDirs() ([]string, error) {
 	for _, p := range f.e.MountPeers {
 		d, err := f.e.PeerDir(p, "seq")
 		if err != nil {
-			for _, d := range out {
-				os.RemoveAll(d)
-			}
 			return nil, err
 		}
 		out = append(out, d)
@@ -408,7 +404,6 @@ func runMountSmall(ctx context.Context, e *Env) ([]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer removePeerDirs(trees, e)
 	b := &smallBench{e: e, trees: trees, n: sz.small}
 	created, err := b.phase(ctx, "create", func(t smallTree, rep int) func(int) error {
 		return func(i int) error { return writeFile(t.file(rep, i), content, uint64(rep<<32|i), 4096, t.sync) }
@@ -497,15 +492,6 @@ func smallTrees(ctx context.Context, e *Env, mt *mounted, skip, local string) ([
 	return append(trees, smallTree{name: "local dir", root: local, baseline: true},
 		smallTree{name: "local dir, fsync each", root: local, sync: true, baseline: true,
 			note: "each file fsynced before close, as the durable mount's close is"}), nil
-}
-
-// removePeerDirs removes what the FUSE workloads left in the peers.
-func removePeerDirs(trees []smallTree, e *Env) {
-	for _, t := range trees {
-		if slices.ContainsFunc(e.MountPeers, func(p MountPeer) bool { return p.Name == t.name }) {
-			os.RemoveAll(t.root)
-		}
-	}
 }
 
 // dir is t's directory of run rep: each subject has its own, as both
