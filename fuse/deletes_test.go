@@ -3,9 +3,6 @@ package fuse_test
 import (
 	"bytes"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/agentnas/nas/client"
 )
@@ -45,10 +40,7 @@ func (g *deleteGate) release() {
 
 // client is the owner through the gate.
 func (g *deleteGate) client(t *testing.T, e *env) *client.Client {
-	u, err := url.Parse(e.srv.Endpoint)
-	must(t, err)
-	rp := httputil.NewSingleHostReverseProxy(u)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := e.ownerVia(t, func(r *http.Request) {
 		if r.Method == http.MethodPost && r.URL.Query().Has("delete") {
 			g.mu.Lock()
 			g.seen++
@@ -58,11 +50,9 @@ func (g *deleteGate) client(t *testing.T, e *env) *client.Client {
 				<-held
 			}
 		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { g.release(); srv.Close() })
-	return client.New(client.Config{Endpoint: srv.URL, Attempts: 2, Backoff: 20 * time.Millisecond,
-		Credentials: aws.Credentials{AccessKeyID: e.owner.Credentials().AccessKeyID, SecretAccessKey: e.owner.Credentials().SecretAccessKey}})
+	})
+	t.Cleanup(g.release) // before the proxy closes, which waits for held calls
+	return c
 }
 
 // TestWritebackDeletes: with write-back, unlink returns before the gateway

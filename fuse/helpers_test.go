@@ -6,6 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -251,4 +255,19 @@ func pattern(seed, n int) []byte {
 		b[i] = byte(x)
 	}
 	return b
+}
+
+// ownerVia is the owner's client through a proxy in front of the gateway
+// that calls before with every request it passes (to count or hold them).
+func (e *env) ownerVia(t *testing.T, before func(r *http.Request)) *client.Client {
+	u, err := url.Parse(e.srv.Endpoint)
+	must(t, err)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		before(r)
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return client.New(client.Config{Endpoint: srv.URL, Attempts: 2, Backoff: 20 * time.Millisecond,
+		Credentials: aws.Credentials{AccessKeyID: e.owner.Credentials().AccessKeyID, SecretAccessKey: e.owner.Credentials().SecretAccessKey}})
 }

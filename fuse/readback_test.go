@@ -5,9 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,7 +13,6 @@ import (
 
 	"github.com/agentnas/nas/chunk"
 	"github.com/agentnas/nas/client"
-	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
 // opCounter is a proxy in front of the gateway that counts the control
@@ -34,19 +30,12 @@ func (c *opCounter) count(op string) int {
 
 // client is the owner through the counter.
 func (c *opCounter) client(t *testing.T, e *env) *client.Client {
-	u, err := url.Parse(e.srv.Endpoint)
-	must(t, err)
 	c.ops = map[string]int{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return e.ownerVia(t, func(r *http.Request) {
 		c.mu.Lock()
 		c.ops[r.URL.Path]++
 		c.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return client.New(client.Config{Endpoint: srv.URL,
-		Credentials: aws.Credentials{AccessKeyID: e.owner.Credentials().AccessKeyID, SecretAccessKey: e.owner.Credentials().SecretAccessKey}})
+	})
 }
 
 const statPath = "/_nas/v1/object/stat"
