@@ -114,7 +114,10 @@ func TestWritebackDeletes(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("d after rmdir: %v", err)
 	}
-	if g.seen == 0 {
+	g.mu.Lock()
+	seen := g.seen
+	g.mu.Unlock()
+	if seen == 0 {
 		t.Fatal("no DeleteObjects call reached the gateway: the unlinks were not batched")
 	}
 }
