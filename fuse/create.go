@@ -41,7 +41,7 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *gofu
 	d.m.changedNow()
 	ch := d.childFor(ctx, name, in, out)
 	if nd, ok := ch.Operations().(*dirNode); ok && d.m.mayList() {
-		nd.keepNames(map[string]info{}) // made here: nothing is in it yet
+		nd.keepEmpty() // made here: nothing is in it yet
 	}
 	return ch, 0
 }

@@ -29,6 +29,14 @@ type dirNode struct {
 	listed     bool
 	listedSize int
 	misses     int // names asked one by one since the listing went stale
+	// listings counts listings in flight; notes holds what this mount
+	// changed meanwhile (a listing may have been read before the change
+	// reached the gateway), applied to each listing kept; forgets counts
+	// changes it cannot describe, after which a listing begun before one
+	// is not kept.
+	listings int
+	notes    map[string]info
+	forgets  uint64
 }
 
 // names is a complete listing of a directory, kept for TTL so lookups in a

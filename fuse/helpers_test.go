@@ -260,12 +260,32 @@ func pattern(seed, n int) []byte {
 // ownerVia is the owner's client through a proxy in front of the gateway
 // that calls before with every request it passes (to count or hold them).
 func (e *env) ownerVia(t *testing.T, before func(r *http.Request)) *client.Client {
+	return e.ownerAround(t, before, nil)
+}
+
+// ownerAround is ownerVia that also calls after, when not nil, once the
+// gateway has answered a request and before the answer is passed on (to
+// hold an answer the gateway gave).
+func (e *env) ownerAround(t *testing.T, before, after func(r *http.Request)) *client.Client {
 	u, err := url.Parse(e.srv.Endpoint)
 	must(t, err)
 	rp := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		before(r)
-		rp.ServeHTTP(w, r)
+		if before != nil {
+			before(r)
+		}
+		if after == nil {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		rp.ServeHTTP(rec, r)
+		after(r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
 	}))
 	t.Cleanup(srv.Close)
 	return client.New(client.Config{Endpoint: srv.URL, Attempts: 2, Backoff: 20 * time.Millisecond,

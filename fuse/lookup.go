@@ -141,6 +141,7 @@ func (d *dirNode) relist(ctx context.Context) bool {
 	prefix := d.prefix()
 	d.m.ns.RUnlock()
 	h := &dirHandle{d: d, prefix: prefix}
+	defer h.end()
 	if err := h.fetch(ctx); err != nil {
 		return false
 	}
@@ -160,6 +161,12 @@ func (d *dirNode) relist(ctx context.Context) bool {
 func (d *dirNode) noteName(name string, in info) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.listings > 0 {
+		if d.notes == nil {
+			d.notes = map[string]info{}
+		}
+		d.notes[name] = in
+	}
 	if d.names == nil {
 		return
 	}
@@ -175,6 +182,7 @@ func (d *dirNode) noteName(name string, in info) {
 func (d *dirNode) forgetNames() {
 	d.mu.Lock()
 	d.names = nil
+	d.forgets++
 	d.mu.Unlock()
 }
 

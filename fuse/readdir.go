@@ -35,8 +35,10 @@ type dirHandle struct {
 	cursor  string   // where the next page starts
 	more    bool     // more pages follow
 	started bool
-	extras  bool // the local names were appended
-	done    bool // the listing ended and was kept
+	begun   bool   // counted among the directory's listings in flight
+	forgets uint64 // the directory's forgets when the listing began
+	extras  bool   // the local names were appended
+	done    bool   // the listing ended and was kept
 	seen    map[string]info
 	off     uint64
 	last    dirent
@@ -53,6 +55,9 @@ const pageSize = 5000
 
 // fetch reads the next page of the listing into h.ents.
 func (h *dirHandle) fetch(ctx context.Context) error {
+	if !h.begun {
+		h.begun, h.forgets = true, h.d.beginListing()
+	}
 	p, err := h.d.m.r.list(ctx, h.prefix, h.cursor, pageSize)
 	if err != nil {
 		return err
@@ -155,16 +160,64 @@ func (h *dirHandle) finish() {
 	if h.seen == nil {
 		h.seen = map[string]info{}
 	}
-	h.d.keepNames(h.seen)
+	h.d.keepNames(h.seen, h.forgets)
 	h.seen = map[string]info{} // the kept map is no longer ours
+	h.end()
 }
 
-// keepNames keeps ents as the directory's complete listing, as of now.
-func (d *dirNode) keepNames(ents map[string]info) {
+// end takes the listing out of the directory's listings in flight.
+func (h *dirHandle) end() {
+	if h.begun {
+		h.begun = false
+		h.d.endListing()
+	}
+}
+
+// beginListing counts a listing in flight and returns the forgets so far.
+func (d *dirNode) beginListing() uint64 {
 	d.mu.Lock()
-	d.names = &names{at: time.Now(), ents: ents}
-	d.listed, d.listedSize, d.misses = true, len(ents), 0
+	defer d.mu.Unlock()
+	d.listings++
+	return d.forgets
+}
+
+// endListing ends a listing in flight; the notes kept for listings in
+// flight go with the last.
+func (d *dirNode) endListing() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.listings--; d.listings == 0 {
+		d.notes = nil
+	}
+}
+
+// keepEmpty keeps an empty listing of a directory just made.
+func (d *dirNode) keepEmpty() {
+	d.mu.Lock()
+	f := d.forgets
 	d.mu.Unlock()
+	d.keepNames(map[string]info{}, f)
+}
+
+// keepNames keeps ents, a complete listing begun when the directory had
+// seen forgets, with the changes this mount made since applied: a change
+// that reached the gateway after the listing read that part of it would
+// otherwise be lost for the TTL (a file just written looking absent).
+func (d *dirNode) keepNames(ents map[string]info, forgets uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for name, in := range d.notes {
+		if in.kind == 0 {
+			delete(ents, name)
+		} else {
+			ents[name] = in
+		}
+	}
+	d.listed, d.listedSize, d.misses = true, len(ents), 0
+	if forgets != d.forgets {
+		return // changed in a way the notes cannot replay
+	}
+	d.names = &names{at: time.Now(), ents: ents}
 }
 
 // Lookup answers READDIRPLUS for the name Readdirent just returned, from
@@ -187,6 +240,7 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *gofuse.EntryOu
 
 // Seekdir restarts the listing and skips to off (rewinddir is off 0).
 func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	h.end()
 	*h = dirHandle{d: h.d, prefix: h.prefix}
 	if err := h.fetch(ctx); err != nil {
 		return h.d.m.fail(err)
@@ -204,5 +258,5 @@ func (h *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
 	return h.d.Fsync(ctx, nil, flags)
 }
 
-// Releasedir has nothing to release: a listing holds no resources.
-func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) {}
+// Releasedir ends a listing closed before its end.
+func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) { h.end() }
