@@ -12,8 +12,8 @@ import (
 // bytes.Count over the same writes as a baseline for one pass of memory.
 func BenchmarkScanner(b *testing.B) {
 	const total, write = 64 << 20, 1 << 20
-	inputs := map[string][]byte{"prose": prose(write), "go": goSource(write)}
-	for _, name := range []string{"prose", "go"} {
+	inputs := map[string][]byte{"prose": prose(write), "go": goSource(write), "random": random(write)}
+	for _, name := range []string{"prose", "go", "random"} {
 		p := inputs[name]
 		b.Run(name+"/scanner", func(b *testing.B) {
 			b.SetBytes(total)
@@ -38,6 +38,21 @@ func BenchmarkScanner(b *testing.B) {
 			_ = n
 		})
 	}
+}
+
+// random returns n bytes of high-entropy data (compressed archives,
+// model weights, media), where every byte value is as likely and a
+// trigger byte comes every 43 bytes.
+func random(n int) []byte {
+	b := make([]byte, n)
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b[i] = byte(x >> 32)
+	}
+	return b
 }
 
 // goSource returns n bytes of the repository's ordinary Go code (the

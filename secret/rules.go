@@ -103,6 +103,81 @@ var triggers = [256][]trigger{
 // triggerBytes lists the bytes that have triggers.
 var triggerBytes = []byte("I_xJ=:")
 
+// neighbour is a cheap necessary condition of a trigger byte's literals,
+// tested before look: the byte at rel from the trigger byte (-1 or +1)
+// must be in ok. On high-entropy data (archives, weights, media) a
+// trigger byte comes every 43 bytes and almost none has the neighbour
+// its literal needs, so look runs on about one byte in 1,500.
+type neighbour struct {
+	rel int
+	ok  [256]bool
+}
+
+// neighbours holds each trigger byte's neighbour condition.
+var neighbours [256]neighbour
+
+// keyEnds are the bytes a keyword can end with, in either case: the
+// last byte of a key name before an assignment's separator.
+var keyEnds [256]bool
+
+func init() {
+	for _, r := range rules {
+		for _, kw := range r.keywords {
+			c := kw[len(kw)-1]
+			keyEnds[c], keyEnds[c&^0x20] = true, true
+		}
+	}
+	for _, b := range triggerBytes {
+		neighbours[b] = neighbourOf(triggers[b])
+	}
+}
+
+// neighbourOf derives the condition that holds wherever one of ts can
+// match: the byte before the trigger byte when every literal has one (an
+// assignment's separator follows a key name, a blank, a quote or the
+// ":" of ":="), else the byte after.
+func neighbourOf(ts []trigger) neighbour {
+	n := neighbour{rel: -1}
+	for _, t := range ts {
+		switch {
+		case t.rule.keywords != nil:
+			n.ok = orSet(n.ok, keyEnds)
+			for _, c := range []byte(" \t\"':") {
+				n.ok[c] = true
+			}
+		case t.off > 0:
+			n.ok[t.lit[t.off-1]] = true
+		default:
+			return nextOf(ts)
+		}
+	}
+	return n
+}
+
+// nextOf is the byte-after condition of literals that start at the
+// trigger byte; without one for every literal, every byte passes.
+func nextOf(ts []trigger) neighbour {
+	n := neighbour{rel: 1}
+	for _, t := range ts {
+		if t.rule.keywords != nil || len(t.lit) <= t.off+1 {
+			for i := range n.ok {
+				n.ok[i] = true
+			}
+			return n
+		}
+		n.ok[t.lit[t.off+1]] = true
+	}
+	return n
+}
+
+// orSet is the union of two byte sets.
+func orSet(a, b [256]bool) [256]bool {
+	for i := range a {
+		a[i] = a[i] || b[i]
+	}
+	return a
+}
+
 // keyName returns the name before the separator at j in buf (looking no
 // further left than lo), lower case and without "_" or "-", in the last
 // bytes of into. It skips a ":" of ":=", blanks and one closing quote,
@@ -118,13 +193,8 @@ func keyName(buf []byte, lo, j int, into *[24]byte) []byte {
 	if k >= lo && (buf[k] == '"' || buf[k] == '\'') {
 		k--
 	}
-	// Every keyword ends in d, t, y or n: most names of code stop here.
-	if k < lo {
-		return into[:0]
-	}
-	switch buf[k] | 0x20 {
-	case 'd', 't', 'y', 'n':
-	default:
+	// Most names of code end in a byte no keyword ends in: stop here.
+	if k < lo || !keyEnds[buf[k]] {
 		return into[:0]
 	}
 	n := len(into)

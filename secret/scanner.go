@@ -120,12 +120,16 @@ func (s *Scanner) final() uint64 {
 func scan(buf []byte, from, end int) uint64 {
 	var found uint64
 	for _, b := range triggerBytes {
+		nb := &neighbours[b]
 		for j := from; j < end; j++ {
 			i := bytes.IndexByte(buf[j:end], b)
 			if i < 0 {
 				break
 			}
 			j += i
+			if k := j + nb.rel; k < 0 || k >= len(buf) || !nb.ok[buf[k]] {
+				continue // no literal of b can be here
+			}
 			found |= look(buf, j, triggers[b], found)
 		}
 	}
