@@ -323,6 +323,11 @@ func (f *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 	}
 	keep := f.keepCache(write) // before this handle counts as open
 	f.opened()
+	if !write {
+		// Closing a handle that cannot write has nothing to make durable:
+		// the kernel skips its FLUSH, a round trip per read-only open.
+		keep |= gofuse.FOPEN_NOFLUSH
+	}
 	return h, keep, 0
 }
 
