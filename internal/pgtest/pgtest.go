@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -28,6 +29,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -154,7 +156,14 @@ func (c *Cluster) Stop() {
 // outage, for fault tests).
 func (c *Cluster) Restart() error {
 	c.Stop()
-	return c.start()
+	var err error
+	for range 10 { // the port may still be held a moment (TIME_WAIT, a client)
+		if err = c.start(); err == nil || !strings.Contains(err.Error(), "Address already in use") {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return err
 }
 
 // Remove stops the cluster and removes its directory.
@@ -293,14 +302,49 @@ func run(cred *syscall.Credential, dir, name string, args ...string) ([]byte, er
 	return command(cred, dir, name, args...).CombinedOutput()
 }
 
-// freePort is a TCP port of 127.0.0.1 free a moment ago.
+// freePort is a TCP port of 127.0.0.1 free a moment ago, below the
+// kernel's ephemeral range where it can be: the kernel gives ports of that
+// range to listeners on port 0 and to outgoing connections, and such a
+// port could be taken by one of them while the cluster is down between
+// Stop and Restart (CI once saw postgres fail to bind its port again).
 func freePort() (int, error) {
+	if lo := ephemeralLow(); lo > portFloor+100 {
+		for range 50 {
+			p := portFloor + rand.IntN(lo-portFloor)
+			if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
+				l.Close()
+				return p, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// portFloor is the lowest port freePort picks: above the well-known and
+// commonly configured service ports.
+const portFloor = 10000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (0 when
+// it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 0
+	}
+	return lo
 }
 
 // shared is the cluster Main started for the whole test binary.
