@@ -157,7 +157,7 @@ func (c *Cluster) Stop() {
 func (c *Cluster) Restart() error {
 	c.Stop()
 	var err error
-	for range 10 { // the port may still be held a moment (TIME_WAIT, a client)
+	for range 10 { // another socket may hold the port a moment (postgres's message names it)
 		if err = c.start(); err == nil || !strings.Contains(err.Error(), "Address already in use") {
 			return err
 		}
