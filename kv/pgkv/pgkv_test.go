@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/agentnas/nas/kv"
 	"github.com/agentnas/nas/kv/kvtest"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 var bg = context.Background()
@@ -410,5 +412,32 @@ func TestPipelinedWrites(t *testing.T) {
 	})
 	if want := n - n/100; err != nil || got != want {
 		t.Fatalf("%d keys, want %d: %v", got, want, err)
+	}
+}
+
+// TestClassify: the errors pgx returns when the server is gone are
+// ErrUnavailable however they are wrapped, and a query's own failure or
+// the caller's cancellation is not. (CI saw a PUT answered 500 during a
+// database restart: pgx deallocating a pooled connection's statements
+// found the connection closed, an error no other row matched.)
+func TestClassify(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a closed pooled connection", fmt.Errorf("failed to deallocate cached statement(s): %w", fmt.Errorf("x: %w", pgconn.ErrConnClosed)), true},
+		{"the server shutting down", &pgconn.PgError{Code: "57P01"}, true},
+		{"the server starting up", fmt.Errorf("connect: %w", &pgconn.PgError{Code: "57P03"}), true},
+		{"a connection exception", &pgconn.PgError{Code: "08006"}, true},
+		{"a refused dial", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), true},
+		{"a unique violation", &pgconn.PgError{Code: "23505"}, false},
+		{"the caller cancelled", fmt.Errorf("q: %w", context.Canceled), false},
+		{"a plain error", errors.New("boom"), false},
+	}
+	for _, c := range cases {
+		if got := errors.Is(classify(c.err), kv.ErrUnavailable); got != c.want {
+			t.Errorf("%s: ErrUnavailable %v, want %v (%v)", c.name, got, c.want, c.err)
+		}
 	}
 }
