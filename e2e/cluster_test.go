@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -251,6 +253,14 @@ func (ps *putStreams) run(t *testing.T, c *s3.Client, repo, while string, pause 
 			ps.mu.Unlock()
 		case code == "ServiceUnavailable" || code == "SlowDown":
 			ps.unavailable.Add(1)
+			time.Sleep(pause)
+		case errors.Is(err, net.ErrClosed):
+			// net/http closed the client's own connection under the
+			// answer (aws-sdk-go-v2 issues 1825 and 2737: its answer is
+			// to retry, and this suite asks for one attempt). The
+			// server answered and kept the connection; the outcome is
+			// unknown, so the key is neither acknowledged nor failed.
+			t.Logf("PUT %s %s: the client lost the answer: %v", key, while, err)
 			time.Sleep(pause)
 		default:
 			t.Errorf("PUT %s %s: %v", key, while, err)

@@ -24,6 +24,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -75,7 +77,7 @@ func newS3(t testing.TB, srv *nastest.Server, o clientOpts) *s3.Client {
 	cfg := aws.Config{
 		Region:                     o.region,
 		Credentials:                credentials.StaticCredentialsProvider{Value: o.creds},
-		RetryMaxAttempts:           1,
+		Retryer:                    lostAnswerRetryer,
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenSupported,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenSupported,
 	}
@@ -89,6 +91,20 @@ func newS3(t testing.TB, srv *nastest.Server, o clientOpts) *s3.Client {
 		so.UsePathStyle = !o.vhost
 		so.DisableLogOutputChecksumValidationSkipped = true
 	}}, o.s3Opts...)...)
+}
+
+// lostAnswerRetryer makes a second attempt only when net/http closed the
+// client's own connection under an answer (aws-sdk-go-v2 issues 1825 and
+// 2737; the SDK's default retryer retries it too). Every answer the
+// server gives, a 503 included, reaches the test on the first attempt.
+func lostAnswerRetryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = 2
+		o.RateLimiter = ratelimit.None
+		o.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+			return aws.BoolTernary(errors.Is(err, net.ErrClosed))
+		})}
+	})
 }
 
 // client is newS3 with the defaults.
