@@ -50,10 +50,9 @@ var scanPool = sync.Pool{New: func() any { b := make([]byte, 4*ChunkMax); return
 type Upload struct {
 	s *Store
 
-	seg     *os.File // segment being written, nil until the first large new chunk
+	seg     *segFile // segment being written, nil until the first large new chunk
 	segID   uint64
 	segSize int64
-	flushed int64 // bytes of seg whose writeback was started
 	synced  bool
 
 	recs     map[chunk.Hash]record // new chunks, written by Record
@@ -112,15 +111,11 @@ func (u *Upload) put(ctx context.Context, h chunk.Hash, data []byte) (chunk.Ref,
 	if err := u.openSegment(); err != nil {
 		return ref, err
 	}
-	if _, err := u.seg.Write(data); err != nil {
-		return ref, fmt.Errorf("write segment: %w", err)
+	if err := u.seg.write(data); err != nil {
+		return ref, err
 	}
 	u.recs[h] = record{kind: kindSegment, created: now(), seg: u.segID, off: u.segSize, size: int64(len(data))}
 	u.segSize += int64(len(data))
-	if u.segSize-u.flushed >= writebackStep {
-		startWriteback(u.seg, u.flushed, u.segSize-u.flushed)
-		u.flushed = u.segSize
-	}
 	return ref, nil
 }
 
@@ -138,7 +133,7 @@ func (u *Upload) openSegment() error {
 	if err != nil {
 		return fmt.Errorf("create segment: %w", err)
 	}
-	u.seg = f
+	u.seg = newSegFile(f)
 	u.s.mu.Lock()
 	u.s.open[u.segID] = struct{}{}
 	u.s.mu.Unlock()
@@ -379,11 +374,11 @@ func (u *Upload) Sync(ctx context.Context) error {
 	if u.s.remote != nil {
 		return u.syncRemote(ctx)
 	}
-	if err := u.seg.Sync(); err != nil {
-		return fmt.Errorf("sync segment: %w", err)
+	if err := u.seg.finish(true); err != nil {
+		return err
 	}
-	u.s.onSync(u.seg.Name())
-	if err := u.seg.Close(); err != nil {
+	u.s.onSync(u.seg.f.Name())
+	if err := u.seg.close(); err != nil {
 		return fmt.Errorf("close segment: %w", err)
 	}
 	dir := filepath.Dir(u.s.segPath(u.segID))
@@ -398,7 +393,10 @@ func (u *Upload) Sync(ctx context.Context) error {
 // syncRemote closes the staged segment and stores it remotely: the
 // remote object, not the staged file, is what makes it durable.
 func (u *Upload) syncRemote(ctx context.Context) error {
-	if err := u.seg.Close(); err != nil {
+	if err := u.seg.finish(false); err != nil {
+		return err
+	}
+	if err := u.seg.close(); err != nil {
 		return fmt.Errorf("close segment: %w", err)
 	}
 	if err := u.push(ctx); err != nil {
@@ -455,7 +453,7 @@ func (u *Upload) Close() {
 	}
 	u.closed = true
 	if u.seg != nil && !u.synced {
-		u.seg.Close()
+		u.seg.close()
 	}
 	if u.seg != nil && !u.recorded {
 		os.Remove(u.s.segPath(u.segID))

@@ -1,0 +1,73 @@
+package cas
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"unsafe"
+)
+
+// TestSegFileWritesEveryByte writes segments of several sizes in pieces
+// that straddle block boundaries, directly and through the page cache,
+// and reads each back byte for byte.
+func TestSegFileWritesEveryByte(t *testing.T) {
+	for _, direct := range []bool{true, false} {
+		for _, size := range []int{1, directBlock - 1, directBlock, directBlock + 1, 3*directBlock + 12345} {
+			old := directIO
+			directIO = direct
+			want := make([]byte, size)
+			rng := rand.New(rand.NewPCG(uint64(size), 7))
+			for i := range want {
+				want[i] = byte(rng.Uint32())
+			}
+			p := filepath.Join(t.TempDir(), "s.seg")
+			f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := newSegFile(f)
+			for rest := want; len(rest) > 0; {
+				n := min(len(rest), 1+rng.IntN(300<<10))
+				if err := w.write(rest[:n]); err != nil {
+					t.Fatal(err)
+				}
+				rest = rest[n:]
+			}
+			usedDirect := w.direct
+			if err := w.finish(true); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.close(); err != nil {
+				t.Fatal(err)
+			}
+			directIO = old
+			got, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("direct=%v size %d: read back %d bytes that differ from the %d written", direct, size, len(got), len(want))
+			}
+			if direct && size >= directBlock && !usedDirect {
+				t.Logf("size %d: the file system under %s refused O_DIRECT; the page-cache path wrote it", size, p)
+			}
+			if !direct && usedDirect {
+				t.Fatalf("size %d: O_DIRECT used while turned off", size)
+			}
+		}
+	}
+}
+
+func TestAlignedBlock(t *testing.T) {
+	for range 8 {
+		b := alignedBlock()
+		if len(*b) != directBlock || cap(*b) != directBlock {
+			t.Fatalf("len %d cap %d", len(*b), cap(*b))
+		}
+		if a := uintptr(unsafe.Pointer(&(*b)[0])) % directAlign; a != 0 {
+			t.Fatalf("misaligned by %d", a)
+		}
+	}
+}
