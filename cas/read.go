@@ -167,31 +167,71 @@ func (s *Store) load(ctx context.Context, hs *chunk.Hasher, p piece) loaded {
 		}
 		return loaded{data: rec.data[p.off : p.off+p.n]}
 	}
+	if !whole {
+		return s.loadPart(f, rec, p)
+	}
+	return s.loadWhole(hs, f, h, rec)
+}
+
+// loadPart reads part of a segment chunk, unverified.
+func (s *Store) loadPart(f io.ReaderAt, rec record, p piece) loaded {
 	buf := getChunkBuf(int(p.n))
 	data := (*buf)[:p.n]
+	if err := readSteps(f, data, rec.off+p.off, nil); err != nil {
+		putChunkBuf(buf)
+		return loaded{err: fmt.Errorf("chunk %s in segment %016x: %w", p.ref.Hash, rec.seg, err)}
+	}
+	return loaded{data: data, buf: buf}
+}
+
+// loadWhole reads segment chunk h and verifies it with hs, unless the
+// verifiedSet spares it that.
+func (s *Store) loadWhole(hs *chunk.Hasher, f io.ReaderAt, h chunk.Hash, rec record) loaded {
+	buf := getChunkBuf(int(rec.size))
+	data := (*buf)[:rec.size]
 	hs.Reset()
+	ctime, known := changeTime(f)
+	done := 0
+	if known && s.verified.fresh(h, rec, ctime, time.Now()) {
+		done = readCached(f, data, rec.off)
+		if done == len(data) {
+			return loaded{data: data, buf: buf}
+		}
+		hs.Write(data[:done])
+	}
+	err := readSteps(f, data[done:], rec.off+int64(done), hs)
+	if err == nil && hs.Sum() != h {
+		err = ErrCorrupt
+	}
+	if err != nil {
+		putChunkBuf(buf)
+		return loaded{err: fmt.Errorf("chunk %s in segment %016x: %w", h, rec.seg, err)}
+	}
+	if known {
+		s.verified.add(h, rec, ctime, time.Now())
+	}
+	return loaded{data: data, buf: buf}
+}
+
+// readSteps fills data from f at off, readStep bytes at a time, each
+// written to hs (when not nil) while still in the CPU's cache. A file
+// that ends early is ErrCorrupt.
+func readSteps(f io.ReaderAt, data []byte, off int64, hs *chunk.Hasher) error {
 	for done := 0; done < len(data); {
 		k := min(readStep, len(data)-done)
-		m, err := f.ReadAt(data[done:done+k], rec.off+p.off+int64(done))
+		m, err := f.ReadAt(data[done:done+k], off+int64(done))
 		if m < k {
-			putChunkBuf(buf)
 			if errors.Is(err, io.EOF) {
-				err = fmt.Errorf("chunk %s in segment %016x: short read: %w", h, rec.seg, ErrCorrupt)
-			} else {
-				err = fmt.Errorf("chunk %s: %w", h, err)
+				return fmt.Errorf("short read: %w", ErrCorrupt)
 			}
-			return loaded{err: err}
+			return err
 		}
-		if whole {
+		if hs != nil {
 			hs.Write(data[done : done+k])
 		}
 		done += k
 	}
-	if whole && hs.Sum() != h {
-		putChunkBuf(buf)
-		return loaded{err: fmt.Errorf("chunk %s in segment %016x: %w", h, rec.seg, ErrCorrupt)}
-	}
-	return loaded{data: data, buf: buf}
+	return nil
 }
 
 // locate finds chunk h: its index record and, for a segment chunk, the

@@ -26,12 +26,14 @@ const keyPrefix = keyspace.Chunk
 
 // Store is the chunk store: an index in kv plus segment files in a directory.
 type Store struct {
-	db     kv.DB
-	dir    string // segment root: dir/<hh>/<id>.seg
-	files  *fileCache
-	log    *slog.Logger
-	onSync func(path string)
-	obs    Observer
+	db    kv.DB
+	dir   string // segment root: dir/<hh>/<id>.seg
+	files *fileCache
+	// verified spares a hot chunk the hash of every read (verifiedSet).
+	verified *verifiedSet
+	log      *slog.Logger
+	onSync   func(path string)
+	obs      Observer
 
 	remote Remote // where sealed segments live (nil: dir)
 
@@ -93,7 +95,7 @@ func Open(dir string, db kv.DB, o Options) (*Store, error) {
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
-	return &Store{db: db, dir: dir, files: newFileCache(128), log: o.Log, onSync: o.OnSync, obs: o.Observer,
+	return &Store{db: db, dir: dir, files: newFileCache(128), verified: newVerifiedSet(), log: o.Log, onSync: o.OnSync, obs: o.Observer,
 		remote: o.Remote, pins: map[chunk.Hash]int{}, open: map[uint64]struct{}{}}, nil
 }
 
