@@ -8,51 +8,51 @@ import (
 	"unsafe"
 )
 
-// directBlock is the size of the writes a segment file gets once it is
-// larger than one block, and the alignment of their buffers; a multiple of
-// every logical block size in use (512 B, 4 KiB).
-const directBlock = 1 << 20
+// SegmentBlock is the buffer an Upload holds while it writes a segment,
+// and the size of the writes a segment file gets once it is larger than
+// one block: a multiple of every logical block size in use (512 B, 4 KiB).
+const SegmentBlock = 1 << 20
 
 // directAlign is the alignment of a direct write's buffer.
 const directAlign = 4096
 
-// directPool holds directBlock-sized buffers aligned to directAlign.
+// directPool holds SegmentBlock-sized buffers aligned to directAlign.
 var directPool = sync.Pool{New: func() any { return alignedBlock() }}
 
-// alignedBlock allocates a directBlock-sized buffer at a directAlign
+// alignedBlock allocates a SegmentBlock-sized buffer at a directAlign
 // boundary.
 func alignedBlock() *[]byte {
-	b := make([]byte, directBlock+directAlign)
+	b := make([]byte, SegmentBlock+directAlign)
 	off := int(uintptr(unsafe.Pointer(&b[0])) & (directAlign - 1))
 	if off != 0 {
 		off = directAlign - off
 	}
-	b = b[off : off+directBlock : off+directBlock]
+	b = b[off : off+SegmentBlock : off+SegmentBlock]
 	return &b
 }
 
-// segFile appends to a segment file through an aligned block buffer. A
-// segment no larger than one block is written once, through the page
-// cache, when it is finished. A larger one is written a block at a time
-// with O_DIRECT where the file system takes it: the bytes go from the
-// buffer to the disk without a page-cache copy, and without the dirty-page
-// throttling that makes concurrent large uploads wait in write(2) (the
-// page-cache copy and the wait were 42% of the gateway's time under 8
-// concurrent 64 MiB PUTs). Where O_DIRECT is refused, the blocks go through
-// the page cache with a hint to start writing them out. Durability comes
-// from finish's fsync either way.
+// segFile appends to a segment file. Its first SegmentBlock bytes go
+// through the page cache as they come, so a small upload holds no buffer.
+// Past them, the bytes go through an aligned block buffer and are written
+// a block at a time with O_DIRECT where the file system takes it: from
+// the buffer to the disk without a page-cache copy, and without the
+// dirty-page throttling that makes concurrent large uploads wait in
+// write(2) (the page-cache copy and the wait were 42% of the gateway's
+// time under 8 concurrent 64 MiB PUTs). Where O_DIRECT is refused, every
+// byte goes through the page cache, with a hint to start writing it out.
+// Durability comes from finish's fsync either way.
 type segFile struct {
 	f       *os.File
-	buf     *[]byte // from directPool
+	buf     *[]byte // from directPool once direct writes start; nil before
 	n       int     // bytes in buf not yet written
 	written int64   // bytes written to f
 	hinted  int64   // bytes of f whose writeback was started (page-cache path)
 	direct  bool    // f is in O_DIRECT mode
-	noDir   bool    // O_DIRECT was refused; stay on the page cache
+	noDir   bool    // O_DIRECT is off or was refused: page cache only
 }
 
 func newSegFile(f *os.File) *segFile {
-	return &segFile{f: f, buf: directPool.Get().(*[]byte), noDir: !directIO}
+	return &segFile{f: f, noDir: !directIO}
 }
 
 // directIO says whether segment files try O_DIRECT (tests turn it off to
@@ -61,11 +61,25 @@ var directIO = true
 
 // write appends data.
 func (w *segFile) write(data []byte) error {
+	if w.buf == nil {
+		k := len(data)
+		if !w.noDir && w.written+int64(k) >= SegmentBlock {
+			// Only up to an aligned offset: the blocks start there.
+			k = min(k, int((directAlign-w.written%directAlign)%directAlign))
+		}
+		if err := w.pass(data[:k]); err != nil {
+			return err
+		}
+		if data = data[k:]; len(data) == 0 {
+			return nil
+		}
+		w.buf = directPool.Get().(*[]byte)
+	}
 	for len(data) > 0 {
 		c := copy((*w.buf)[w.n:], data)
 		w.n += c
 		data = data[c:]
-		if w.n == directBlock {
+		if w.n == SegmentBlock {
 			if err := w.flushBlock(); err != nil {
 				return err
 			}
@@ -74,32 +88,59 @@ func (w *segFile) write(data []byte) error {
 	return nil
 }
 
-// flushBlock writes the full buffer, directly unless that was refused.
-func (w *segFile) flushBlock() error {
-	if !w.direct && !w.noDir {
-		w.direct = setDirect(w.f, true) == nil
-		w.noDir = !w.direct
+// pass writes p through the page cache, hinting the kernel to start
+// writing out every writebackStep bytes.
+func (w *segFile) pass(p []byte) error {
+	if len(p) == 0 {
+		return nil
 	}
-	_, err := w.f.Write(*w.buf)
-	if err != nil && w.direct && errors.Is(err, errDirectRefused) {
-		// The file system took the flag but not the write: nothing was
-		// written, so the page cache can take the same block.
-		w.direct, w.noDir = false, true
-		if serr := setDirect(w.f, false); serr != nil {
-			return fmt.Errorf("write segment: %w (and clearing O_DIRECT: %w)", err, serr)
-		}
-		_, err = w.f.Write(*w.buf)
-	}
-	if err != nil {
+	if _, err := w.f.Write(p); err != nil {
 		return fmt.Errorf("write segment: %w", err)
 	}
-	w.written += directBlock
-	w.n = 0
-	if !w.direct && w.written-w.hinted >= writebackStep {
+	w.written += int64(len(p))
+	if w.written-w.hinted >= writebackStep {
 		startWriteback(w.f, w.hinted, w.written-w.hinted)
 		w.hinted = w.written
 	}
 	return nil
+}
+
+// flushBlock writes the full buffer directly, or, where that is refused,
+// through the page cache from then on.
+func (w *segFile) flushBlock() error {
+	if !w.direct {
+		if setDirect(w.f, true) != nil {
+			return w.fallBack()
+		}
+		w.direct = true
+	}
+	_, err := w.f.Write(*w.buf)
+	if err != nil && errors.Is(err, errDirectRefused) {
+		// The file system took the flag but not the write: nothing was
+		// written, so the page cache can take the same block.
+		w.direct = false
+		if serr := setDirect(w.f, false); serr != nil {
+			return fmt.Errorf("write segment: %w (and clearing O_DIRECT: %w)", err, serr)
+		}
+		return w.fallBack()
+	}
+	if err != nil {
+		return fmt.Errorf("write segment: %w", err)
+	}
+	w.written += SegmentBlock
+	w.n = 0
+	return nil
+}
+
+// fallBack writes what the buffer holds through the page cache, gives the
+// buffer back and stays on the page cache.
+func (w *segFile) fallBack() error {
+	w.noDir = true
+	err := w.pass((*w.buf)[:w.n])
+	w.n = 0
+	directPool.Put(w.buf)
+	w.buf = nil
+	return err
 }
 
 // finish writes the buffered tail through the page cache (it need not be
@@ -111,11 +152,10 @@ func (w *segFile) finish(sync bool) error {
 		}
 		w.direct = false
 	}
-	if w.n > 0 {
-		if _, err := w.f.Write((*w.buf)[:w.n]); err != nil {
-			return fmt.Errorf("write segment: %w", err)
+	if w.buf != nil {
+		if err := w.pass((*w.buf)[:w.n]); err != nil {
+			return err
 		}
-		w.written += int64(w.n)
 		w.n = 0
 	}
 	if !sync {

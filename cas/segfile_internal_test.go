@@ -11,10 +11,11 @@ import (
 
 // TestSegFileWritesEveryByte writes segments of several sizes in pieces
 // that straddle block boundaries, directly and through the page cache,
-// and reads each back byte for byte.
+// and reads each back byte for byte. A segment smaller than a block, or
+// one with direct writes off, never holds a block buffer.
 func TestSegFileWritesEveryByte(t *testing.T) {
 	for _, direct := range []bool{true, false} {
-		for _, size := range []int{1, directBlock - 1, directBlock, directBlock + 1, 3*directBlock + 12345} {
+		for _, size := range []int{1, SegmentBlock - 1, SegmentBlock, SegmentBlock + 1, 3*SegmentBlock + 12345} {
 			old := directIO
 			directIO = direct
 			want := make([]byte, size)
@@ -36,6 +37,9 @@ func TestSegFileWritesEveryByte(t *testing.T) {
 				rest = rest[n:]
 			}
 			usedDirect := w.direct
+			if held := w.buf != nil; held && (!direct || size < SegmentBlock) {
+				t.Fatalf("direct=%v size %d: holds a block buffer", direct, size)
+			}
 			if err := w.finish(true); err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +54,7 @@ func TestSegFileWritesEveryByte(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("direct=%v size %d: read back %d bytes that differ from the %d written", direct, size, len(got), len(want))
 			}
-			if direct && size >= directBlock && !usedDirect {
+			if direct && size >= 2*SegmentBlock+directAlign && !usedDirect {
 				t.Logf("size %d: the file system under %s refused O_DIRECT; the page-cache path wrote it", size, p)
 			}
 			if !direct && usedDirect {
@@ -63,7 +67,7 @@ func TestSegFileWritesEveryByte(t *testing.T) {
 func TestAlignedBlock(t *testing.T) {
 	for range 8 {
 		b := alignedBlock()
-		if len(*b) != directBlock || cap(*b) != directBlock {
+		if len(*b) != SegmentBlock || cap(*b) != SegmentBlock {
 			t.Fatalf("len %d cap %d", len(*b), cap(*b))
 		}
 		if a := uintptr(unsafe.Pointer(&(*b)[0])) % directAlign; a != 0 {

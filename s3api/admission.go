@@ -9,15 +9,15 @@ import (
 // DefaultMaxLargeBodies is how many request bodies larger than
 // cas.ChunkMin the endpoint ingests at once unless Config.MaxLargeBodies
 // says otherwise; with LargeBodyMemory each, their buffers take at most
-// 320 MiB.
+// 328 MiB.
 const DefaultMaxLargeBodies = 8
 
 // LargeBodyMemory is the most buffer memory one large body's ingestion
 // holds (cas.Upload.IngestTee): the chunker's read-ahead window of four
-// cas.ChunkMax and at most six chunk buffers of cas.ChunkMax between the
-// reading, hashing and digest stages. Measured, a part in flight holds
-// about 27 MiB of it.
-const LargeBodyMemory = 10 * cas.ChunkMax
+// cas.ChunkMax, at most six chunk buffers of cas.ChunkMax between the
+// reading, hashing and digest stages, and the segment's write block
+// (cas.SegmentBlock). Measured, a part in flight holds about 27 MiB of it.
+const LargeBodyMemory = 10*cas.ChunkMax + cas.SegmentBlock
 
 // admission is the ceiling on large bodies ingested at once: a PUT or
 // UploadPart past it waits, before its body is read, until one ends or
