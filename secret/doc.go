@@ -13,7 +13,11 @@
 // bytes with bytes.IndexByte, checks the literal around each, and only
 // then runs the rule's expression, anchored at the literal, on at most
 // WindowRight bytes. Plain text therefore costs a few IndexByte passes,
-// not a regular expression.
+// not a regular expression. Every match is at least 15 bytes of ASCII
+// around its trigger byte, so those passes run only over runs of ASCII
+// that hold an aligned 8-byte word of it, found by testing 8 bytes at a
+// time: high-entropy data (archives, model weights, media) has such a
+// word once in about 2 KiB, where it has a trigger byte every 43.
 //
 // # Rules
 //

@@ -15,7 +15,6 @@ type rule struct {
 	name     string
 	re       *regexp.Regexp
 	word     bool     // the literal must start a word: no letter, digit or "_" before it
-	left     int      // if not 0, re is not anchored and sees this many bytes before the literal
 	keywords []string // normalized (lower case, no "_" or "-") name endings; nil for literal rules
 	value    int      // submatch holding the value to test with plausible; 0 for none
 	bit      uint64   // the rule's bit in a found set, 1<<(index in rules)
@@ -30,8 +29,8 @@ type trigger struct {
 }
 
 // Window sizes around a trigger byte: WindowLeft covers the key name of
-// an assignment and the "-----BEGIN OPENSSH " before "PRIVATE KEY";
-// WindowRight the longest token the rules need to see.
+// an assignment (and the start of a literal, at most 10 bytes before its
+// trigger byte); WindowRight the longest token the rules need to see.
 const (
 	WindowLeft  = 64
 	WindowRight = 512
@@ -56,8 +55,8 @@ var (
 	awsSecret = &rule{name: "aws-secret-access-key",
 		re:       regexp.MustCompile(assign + `["']?[A-Za-z0-9/+]{40}(?:[^A-Za-z0-9/+=]|$)`),
 		keywords: []string{"secretaccesskey"}}
-	privateKey = &rule{name: "private-key", left: 24,
-		re: regexp.MustCompile(`-----BEGIN (?:(?:RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----`)}
+	privateKey = &rule{name: "private-key",
+		re: regexp.MustCompile(`^-----BEGIN (?:(?:RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----`)}
 	github = &rule{name: "github-token", word: true,
 		re: regexp.MustCompile(`^(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)}
 	slack = &rule{name: "slack-token", word: true,
@@ -88,10 +87,10 @@ func init() {
 
 // triggers maps each searched byte to the literals that contain it. The
 // bytes are chosen to be rare in prose and code and shared ("I" of AKIA,
-// ASIA, AIza and PRIVATE, "_" of most token prefixes, "J" of eyJ), so a
+// ASIA, AIza and BEGIN, "_" of most token prefixes, "J" of eyJ), so a
 // few IndexByte passes skip most input; "=" and ":" are common in code and are filtered by the key name.
 var triggers = [256][]trigger{
-	'I': {{"AKIA", 2, awsKeyID}, {"ASIA", 2, awsKeyID}, {"AIza", 1, google}, {"PRIVATE KEY", 2, privateKey}},
+	'I': {{"AKIA", 2, awsKeyID}, {"ASIA", 2, awsKeyID}, {"AIza", 1, google}, {"-----BEGIN ", 8, privateKey}},
 	'_': {{"ghp_", 3, github}, {"gho_", 3, github}, {"ghu_", 3, github}, {"ghs_", 3, github}, {"ghr_", 3, github},
 		{"github_pat_", 6, github}, {"sk_live_", 2, stripe}, {"rk_live_", 2, stripe}, {"nasmcp_", 6, nasMCP}},
 	'x': {{"xox", 0, slack}},
@@ -266,7 +265,7 @@ func (r *rule) matches(buf []byte, i int, name []byte) bool {
 	if r.keywords != nil && !r.keyed(name) {
 		return false
 	}
-	win := buf[max(i-r.left, 0):min(i+WindowRight, len(buf))]
+	win := buf[i:min(i+WindowRight, len(buf))]
 	if r.value == 0 {
 		return r.re.Match(win)
 	}
