@@ -31,16 +31,22 @@ func alignedBlock() *[]byte {
 	return &b
 }
 
-// segFile appends to a segment file. Its first SegmentBlock bytes go
-// through the page cache as they come, so a small upload holds no buffer.
-// Past them, the bytes go through an aligned block buffer and are written
-// a block at a time with O_DIRECT where the file system takes it: from
-// the buffer to the disk without a page-cache copy, and without the
-// dirty-page throttling that makes concurrent large uploads wait in
-// write(2) (the page-cache copy and the wait were 42% of the gateway's
-// time under 8 concurrent 64 MiB PUTs). Where O_DIRECT is refused, every
-// byte goes through the page cache, with a hint to start writing it out.
-// Durability comes from finish's fsync either way.
+// segFile appends to a segment file. By default every byte goes through
+// the page cache, with a hint to start writing it out every
+// writebackStep bytes, so a read soon after the write finds the bytes in
+// memory. With direct writes (Options.DirectWrites), the first
+// SegmentBlock bytes go through the page cache as they come, so a small
+// upload holds no buffer; past them, the bytes go through an aligned
+// block buffer and are written a block at a time with O_DIRECT where the
+// file system takes it: from the buffer to the disk without a page-cache
+// copy, and without the dirty-page throttling that makes concurrent large
+// uploads wait in write(2) (the copy and the wait were 42% of the
+// gateway's time under 8 concurrent 64 MiB PUTs). The trade, measured in
+// bench/RESULTS.md: 8 concurrent 64 MiB PUTs go 1.07-1.21x faster, but
+// rounds of PUT, GET and DELETE 0.80-0.92x as fast, the GETs reading from
+// the disk what the page cache would have held. Where O_DIRECT is
+// refused, the page cache takes every byte. Durability comes from
+// finish's fsync either way.
 type segFile struct {
 	f       *os.File
 	buf     *[]byte // from directPool once direct writes start; nil before
@@ -51,13 +57,11 @@ type segFile struct {
 	noDir   bool    // O_DIRECT is off or was refused: page cache only
 }
 
-func newSegFile(f *os.File) *segFile {
-	return &segFile{f: f, noDir: !directIO}
+// newSegFile appends to f, with O_DIRECT past the first block if direct
+// (Options.DirectWrites).
+func newSegFile(f *os.File, direct bool) *segFile {
+	return &segFile{f: f, noDir: !direct}
 }
-
-// directIO says whether segment files try O_DIRECT (tests turn it off to
-// cover the page-cache path).
-var directIO = true
 
 // write appends data.
 func (w *segFile) write(data []byte) error {

@@ -16,8 +16,6 @@ import (
 func TestSegFileWritesEveryByte(t *testing.T) {
 	for _, direct := range []bool{true, false} {
 		for _, size := range []int{1, SegmentBlock - 1, SegmentBlock, SegmentBlock + 1, 3*SegmentBlock + 12345} {
-			old := directIO
-			directIO = direct
 			want := make([]byte, size)
 			rng := rand.New(rand.NewPCG(uint64(size), 7))
 			for i := range want {
@@ -28,7 +26,7 @@ func TestSegFileWritesEveryByte(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := newSegFile(f)
+			w := newSegFile(f, direct)
 			for rest := want; len(rest) > 0; {
 				n := min(len(rest), 1+rng.IntN(300<<10))
 				if err := w.write(rest[:n]); err != nil {
@@ -46,7 +44,6 @@ func TestSegFileWritesEveryByte(t *testing.T) {
 			if err := w.close(); err != nil {
 				t.Fatal(err)
 			}
-			directIO = old
 			got, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)

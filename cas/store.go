@@ -36,6 +36,7 @@ type Store struct {
 	obs      Observer
 
 	remote Remote // where sealed segments live (nil: dir)
+	direct bool   // Options.DirectWrites
 
 	mu      sync.Mutex              // guards the fields below
 	pins    map[chunk.Hash]int      // chunks referenced by open Uploads
@@ -63,6 +64,12 @@ type Options struct {
 	// Remote, if set, keeps the segments (an S3 bucket gateways share);
 	// the directory then only stages the segments uploads write.
 	Remote Remote
+	// DirectWrites writes a segment's bytes past its first SegmentBlock
+	// with O_DIRECT (segFile): less CPU per byte and no dirty-page
+	// throttling under concurrent large uploads, but the bytes are not in
+	// the page cache, so a read soon after the write goes to the disk.
+	// Off, every byte goes through the page cache.
+	DirectWrites bool
 }
 
 // Observer is told how long the store's reads and writes took and how
@@ -96,7 +103,7 @@ func Open(dir string, db kv.DB, o Options) (*Store, error) {
 		o.Observer = nopObserver{}
 	}
 	return &Store{db: db, dir: dir, files: newFileCache(128), verified: newVerifiedSet(), log: o.Log, onSync: o.OnSync, obs: o.Observer,
-		remote: o.Remote, pins: map[chunk.Hash]int{}, open: map[uint64]struct{}{}}, nil
+		remote: o.Remote, direct: o.DirectWrites, pins: map[chunk.Hash]int{}, open: map[uint64]struct{}{}}, nil
 }
 
 // Close releases open segment files.

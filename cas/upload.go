@@ -133,7 +133,7 @@ func (u *Upload) openSegment() error {
 	if err != nil {
 		return fmt.Errorf("create segment: %w", err)
 	}
-	u.seg = newSegFile(f)
+	u.seg = newSegFile(f, u.s.direct)
 	u.s.mu.Lock()
 	u.s.open[u.segID] = struct{}{}
 	u.s.mu.Unlock()

@@ -73,6 +73,9 @@ type Config struct {
 	// (s3seg.Config: s3://BUCKET/PREFIX, endpoint, keys); ChunksDir then
 	// only stages the segments this gateway's uploads write.
 	Chunks *s3seg.Config
+	// DirectWrites writes large segments with O_DIRECT
+	// (cas.Options.DirectWrites; nas serve --direct-writes).
+	DirectWrites bool
 	// Checks tunes pre-merge checks: the folder command checks run from
 	// (--check-commands), timeouts, retries.
 	Checks check.Options
@@ -164,7 +167,7 @@ func Open(c Config) (g *Gateway, err error) {
 	if err != nil {
 		return nil, err
 	}
-	chunks, err := cas.Open(c.ChunksDir, kdb, cas.Options{Log: c.Log, OnSync: c.OnSync, Observer: m.Chunks(), Remote: remote})
+	chunks, err := cas.Open(c.ChunksDir, kdb, cas.Options{Log: c.Log, OnSync: c.OnSync, Observer: m.Chunks(), Remote: remote, DirectWrites: c.DirectWrites})
 	if err != nil {
 		return nil, err
 	}

@@ -91,6 +91,8 @@ type Options struct {
 	// Checks tunes pre-merge checks (a command folder; tests poll and
 	// back off fast).
 	Checks check.Options
+	// DirectWrites is gateway.Config's (nas serve --direct-writes).
+	DirectWrites bool
 }
 
 // Start starts a gateway and stops it when the test ends. With
@@ -133,7 +135,7 @@ func startOne(t testing.TB, o Options) *Server {
 		Sources: o.Sources,
 		Hooks:   o.Hooks,
 		Meta:    o.Meta, ChunksDir: o.ChunksDir, KeysDir: o.KeysDir, Chunks: o.Chunks,
-		Checks: o.Checks, ClockSkew: o.ClockSkew,
+		Checks: o.Checks, ClockSkew: o.ClockSkew, DirectWrites: o.DirectWrites,
 	})
 	if err != nil {
 		t.Fatalf("open gateway: %v", err)

@@ -16,7 +16,9 @@ const DefaultMaxLargeBodies = 8
 // holds (cas.Upload.IngestTee): the chunker's read-ahead window of four
 // cas.ChunkMax, at most six chunk buffers of cas.ChunkMax between the
 // reading, hashing and digest stages, and the segment's write block
-// (cas.SegmentBlock). Measured, a part in flight holds about 27 MiB of it.
+// (cas.SegmentBlock, held only with cas.Options.DirectWrites; counted
+// always, so the ceiling does not depend on the option). Measured, a
+// part in flight holds about 27 MiB of it.
 const LargeBodyMemory = 10*cas.ChunkMax + cas.SegmentBlock
 
 // admission is the ceiling on large bodies ingested at once: a PUT or
