@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -142,25 +144,43 @@ func startOne(t testing.TB, o Options) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{DataDir: o.DataDir, Gateway: g, cancel: cancel, done: make(chan error, 1)}
-	ready := make(chan net.Addr, 1)
-	handler := g.Handler()
 	g.Start()
-	go func() {
-		s.done <- gateway.Serve(ctx, handler, gateway.ServeOptions{Addr: o.Addr, Ready: func(a net.Addr) { ready <- a }}, o.Log)
-	}()
-	select {
-	case a := <-ready:
-		s.Addr = a.String()
-		s.Endpoint = "http://" + s.Addr
-	case err := <-s.done:
+	a, err := serve(ctx, s, g.Handler(), o)
+	if err != nil {
 		cancel()
 		g.Close()
 		t.Fatalf("serve: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("gateway did not start")
 	}
+	s.Addr = a.String()
+	s.Endpoint = "http://" + s.Addr
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// serve starts serving h on o.Addr, its result going to s.done, and
+// returns the address once it listens. A test that restarts a gateway
+// on the address it just closed can find the port taken for a moment
+// (the kernel may give it to an outgoing connection meanwhile): a busy
+// fixed address is tried again for up to 10 s.
+func serve(ctx context.Context, s *Server, h http.Handler, o Options) (net.Addr, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ready := make(chan net.Addr, 1)
+		go func() {
+			s.done <- gateway.Serve(ctx, h, gateway.ServeOptions{Addr: o.Addr, Ready: func(a net.Addr) { ready <- a }}, o.Log)
+		}()
+		select {
+		case a := <-ready:
+			return a, nil
+		case err := <-s.done:
+			if !errors.Is(err, syscall.EADDRINUSE) || strings.HasSuffix(o.Addr, ":0") || time.Now().After(deadline) {
+				return nil, err
+			}
+			time.Sleep(100 * time.Millisecond)
+		case <-time.After(time.Until(deadline)):
+			return nil, errors.New("gateway did not start")
+		}
+	}
 }
 
 // Stop shuts the server down and closes its data directory; it is safe to
