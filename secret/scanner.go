@@ -134,8 +134,9 @@ func scan(buf []byte, from, end int) uint64 {
 	return found
 }
 
-// minMatch is the fewest bytes any rule matches: "xoxb-" and ten more. A
-// test checks it against every rule's shortest example.
+// minMatch is the fewest consecutive ASCII bytes any rule's match holds
+// around its trigger byte: "xoxb-" and ten more. TestMinMatch derives
+// each rule's bound from its expression and keywords.
 const minMatch = 15
 
 // hiBits selects the top bit of each byte of a little-endian word.
