@@ -24,9 +24,10 @@
 // are pure and safe for concurrent use.
 //
 // MD5 of concurrent uploads: a large body (its first write at least 64 KiB,
-// a chunk) hashed while two or more others are takes a lane of one shared
+// a chunk) hashed while eight or more others are takes a lane of one shared
 // github.com/minio/md5-simd server, whose goroutine hashes up to 16 bodies
 // at once on one core; fewer bodies, and small ones, use crypto/md5 on the
-// writer's goroutine, which is faster for one body alone. Lanes are reused,
-// never closed, and bounded (maxLanes); Close gives a Set's lane back.
+// writer's goroutine, which costs less unless many bodies' blocks reach the
+// server together. Lanes are reused, never closed, and bounded (maxLanes);
+// Close gives a Set's lane back.
 package checksum

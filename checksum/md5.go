@@ -9,20 +9,26 @@ import (
 	md5simd "github.com/minio/md5-simd"
 )
 
-// The MD5 of a large body is computed by crypto/md5 when few large bodies
-// are being hashed, and in a lane of a shared md5-simd server when more
-// are: that server hashes up to 16 bodies at once on one core (AVX-512; 8
-// with AVX2), about four times the bytes per second of crypto/md5 on this
-// package's parallel benchmark, but it is slower for one body alone
-// (every block goes through its goroutine).
+// The MD5 of a large body is computed by crypto/md5 unless many large
+// bodies are being hashed, and then in a lane of a shared md5-simd server:
+// that server hashes up to 16 bodies at once on one core (AVX-512; 8 with
+// AVX2), about four times the bytes per second of crypto/md5 when every
+// lane has a block ready at the same moment, but a pass of its kernel costs
+// the same however few lanes are filled, and it fills only the lanes whose
+// blocks have arrived. Bodies arriving over the network rarely line up:
+// with lanes from the third large body, 8 concurrent 64 MiB PUTs ran
+// 1.07-1.23x faster with crypto/md5 for all (bench/RESULTS.md, "MD5 lanes
+// only past eight bodies"), and 32 concurrent 1 MiB PUTs up to 1.08x faster
+// with lanes.
 const (
 	// laneMinWrite is the first write from which a body counts as large: a
 	// chunk (cas.ChunkMin is 256 KiB); small bodies arrive in one shorter
 	// write.
 	laneMinWrite = 64 << 10
 	// laneFrom is how many large bodies must be hashed at once (this one
-	// included) before a new one takes a lane.
-	laneFrom = 3
+	// included) before a new one takes a lane: the first eight keep
+	// crypto/md5.
+	laneFrom = 9
 	// maxLanes bounds the hashers made. A closed md5-simd hasher stays
 	// registered with its server for good (v1.1.2), so hashers are reset
 	// and reused rather than closed; a body finding every lane taken uses
