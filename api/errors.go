@@ -8,6 +8,7 @@ import (
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/evidence"
 	"github.com/agentnas/nas/gate"
@@ -91,6 +92,10 @@ func toError(err error) *Error {
 		return mk(http.StatusForbidden, apiv1.CodeQuotaExceeded, false)
 	case errors.Is(err, branch.ErrNothingToCommit):
 		return mk(http.StatusConflict, apiv1.CodeNothingToCommit, false)
+	case cas.IsStorageFull(err):
+		// Not err's text: it names the gateway's directories.
+		return &Error{Status: http.StatusInsufficientStorage, Code: apiv1.CodeStorageFull,
+			Message: "the gateway's storage is full (or at its free-space floor): nothing of this write was stored; retry once space has been freed"}
 	case errors.Is(err, kv.ErrUnavailable):
 		return mk(http.StatusServiceUnavailable, "ServiceUnavailable", true)
 	case errors.Is(err, branch.ErrConflict), errors.Is(err, kv.ErrConflict):

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/check"
 	"github.com/agentnas/nas/evidence"
 	"github.com/agentnas/nas/gate"
@@ -70,6 +74,8 @@ func TestToError(t *testing.T) {
 		{branch.ErrNothingToCommit, 409, apiv1.CodeNothingToCommit, "", false},
 		{kv.ErrConflict, 409, apiv1.CodeConflict, "", true},
 		{kv.ErrUnavailable, 503, "ServiceUnavailable", "", true},
+		{fmt.Errorf("ingest: %w: 0 bytes free under /srv/nas", cas.ErrStorageFull), 507, apiv1.CodeStorageFull, "", false},
+		{fmt.Errorf("segment: %w", &os.PathError{Op: "write", Path: "/srv/nas/x.seg", Err: syscall.ENOSPC}), 507, apiv1.CodeStorageFull, "", false},
 		{lease.ErrWider, 400, apiv1.CodeInvalidArgument, "", false},
 		{lease.ErrMalformedPolicy, 400, apiv1.CodeInvalidArgument, "", false},
 		{lease.ErrNotFound, 404, apiv1.CodeNotFound, "", false},
@@ -88,6 +94,9 @@ func TestToError(t *testing.T) {
 		}
 		if r, _ := e.Details["reason"].(string); r != tc.reason {
 			t.Errorf("%v: reason %q, want %q", tc.err, r, tc.reason)
+		}
+		if tc.code == apiv1.CodeStorageFull && strings.Contains(e.Message, "/srv/nas") {
+			t.Errorf("a full disk's answer names the gateway's directories: %q", e.Message)
 		}
 		if tc.code == apiv1.CodeInternalError && e.Message != "internal error" {
 			t.Errorf("an internal error leaks its text: %q", e.Message)

@@ -69,4 +69,8 @@ const (
 	// CodeChecksFailed (409) is a merge whose target requires a check
 	// that failed or ended in error on its digest.
 	CodeChecksFailed = "ChecksFailed"
+	// CodeStorageFull (507) is a write refused because the gateway's disk
+	// is full or at its free-space floor (nas serve --min-free); nothing
+	// of it was stored.
+	CodeStorageFull = "StorageFull"
 )

@@ -37,6 +37,7 @@ type Store struct {
 
 	remote Remote // where sealed segments live (nil: dir)
 	direct bool   // Options.DirectWrites
+	space  *space // the free-space floor (Options.MinFree)
 
 	mu      sync.Mutex              // guards the fields below
 	pins    map[chunk.Hash]int      // chunks referenced by open Uploads
@@ -70,6 +71,15 @@ type Options struct {
 	// the page cache, so a read soon after the write goes to the disk.
 	// Off, every byte goes through the page cache.
 	DirectWrites bool
+	// MinFree is the free space, in bytes, uploads leave on the file
+	// system of the store's directory and of each of FreeDirs: a write
+	// that finds less fails with ErrStorageFull. 0 is the default, the
+	// smaller of 1 GiB and 5% of each file system; negative turns the
+	// check off.
+	MinFree int64
+	// FreeDirs are more directories whose file systems MinFree guards
+	// (the metadata store's).
+	FreeDirs []string
 }
 
 // Observer is told how long the store's reads and writes took and how
@@ -103,7 +113,7 @@ func Open(dir string, db kv.DB, o Options) (*Store, error) {
 		o.Observer = nopObserver{}
 	}
 	return &Store{db: db, dir: dir, files: newFileCache(128), verified: newVerifiedSet(), log: o.Log, onSync: o.OnSync, obs: o.Observer,
-		remote: o.Remote, direct: o.DirectWrites, pins: map[chunk.Hash]int{}, open: map[uint64]struct{}{}}, nil
+		remote: o.Remote, direct: o.DirectWrites, space: newSpace(append([]string{dir}, o.FreeDirs...), o.MinFree), pins: map[chunk.Hash]int{}, open: map[uint64]struct{}{}}, nil
 }
 
 // Close releases open segment files.

@@ -34,6 +34,10 @@ const (
 // disk writes overlap its hashing instead of all waiting for Sync.
 const writebackStep = 8 << 20
 
+// spaceStep is how many bytes a segment grows between two checks of the
+// free-space floor (space.check), besides the one when it is created.
+const spaceStep = writebackStep
+
 // bufPool holds ChunkMax-sized buffers for chunks in flight.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, ChunkMax); return &b }}
 
@@ -115,7 +119,13 @@ func (u *Upload) put(ctx context.Context, h chunk.Hash, data []byte) (chunk.Ref,
 		return ref, err
 	}
 	u.recs[h] = record{kind: kindSegment, created: now(), seg: u.segID, off: u.segSize, size: int64(len(data))}
+	before := u.segSize
 	u.segSize += int64(len(data))
+	if before/spaceStep != u.segSize/spaceStep {
+		if err := u.s.space.check(); err != nil {
+			return ref, err
+		}
+	}
 	return ref, nil
 }
 
@@ -123,6 +133,9 @@ func (u *Upload) put(ctx context.Context, h chunk.Hash, data []byte) (chunk.Ref,
 func (u *Upload) openSegment() error {
 	if u.seg != nil {
 		return nil
+	}
+	if err := u.s.space.check(); err != nil {
+		return err
 	}
 	u.segID = newSegmentID()
 	p := u.s.segPath(u.segID)
@@ -246,6 +259,9 @@ type ingestStages struct {
 	jobs  chan *chunkJob // to the hashing stage
 	djobs chan *chunkJob // to the digest stage; nil without a digest
 	users int32          // stages each chunk goes to
+	// failed is set by a stage's first error: the reader stops reading
+	// (the rest of a body a failed upload cannot keep is not worth it).
+	failed atomic.Bool
 	// Written by the stages, read after wg.Wait.
 	refs []chunk.Ref
 	werr error // the hashing stage's
@@ -278,6 +294,9 @@ func (p *ingestStages) hash(ctx context.Context, u *Upload, hasher *chunk.Hasher
 			var ref chunk.Ref
 			ref, p.werr = u.put(ctx, hasher.Sum(), j.data)
 			p.refs = append(p.refs, ref)
+			if p.werr != nil {
+				p.failed.Store(true)
+			}
 		}
 		j.done()
 	}
@@ -291,6 +310,7 @@ func (p *ingestStages) digest(w io.Writer) {
 		if p.derr == nil {
 			if _, err := w.Write(j.data); err != nil {
 				p.derr = fmt.Errorf("digest: %w", err)
+				p.failed.Store(true)
 			}
 		}
 		j.done()
@@ -298,10 +318,11 @@ func (p *ingestStages) digest(w io.Writer) {
 }
 
 // feed reads the chunks of ch and hands each to the stages until ch ends,
-// ctx is done or a hand-over fails. It returns the number of bytes read.
+// ctx is done, a hand-over fails or a stage has failed (its error is the
+// ingest's). It returns the number of bytes read.
 func (p *ingestStages) feed(ctx context.Context, ch *chunkers.Chunker) (int64, error) {
 	var total int64
-	for {
+	for !p.failed.Load() {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
@@ -320,6 +341,7 @@ func (p *ingestStages) feed(ctx context.Context, ch *chunkers.Chunker) (int64, e
 			return total, nil
 		}
 	}
+	return total, nil
 }
 
 // handOff copies data into a pooled buffer and sends it to each stage in
@@ -416,6 +438,11 @@ func (u *Upload) Record(txn kv.Txn) error {
 	}
 	if u.s.fence != nil {
 		if err := u.s.fence(); err != nil {
+			return err
+		}
+	}
+	if len(u.recs) > 0 {
+		if err := u.s.space.check(); err != nil {
 			return err
 		}
 	}

@@ -52,6 +52,8 @@ func errno(err error) syscall.Errno {
 		return syscall.EACCES
 	case "QuotaExceeded":
 		return syscall.EDQUOT
+	case "StorageFull":
+		return syscall.ENOSPC
 	case "PreconditionFailed", "AlreadyExists":
 		return syscall.EEXIST
 	case "EntityTooLarge":

@@ -28,6 +28,7 @@ func TestErrno(t *testing.T) {
 		{gw(404, "NotFound", ""), syscall.ENOENT},
 		{gw(403, "AccessDenied", ""), syscall.EACCES},
 		{gw(403, "QuotaExceeded", ""), syscall.EDQUOT},
+		{gw(507, "StorageFull", ""), syscall.ENOSPC},
 		{gw(400, "ExpiredToken", ""), syscall.ESTALE},
 		{gw(403, "InvalidAccessKeyId", ""), syscall.ESTALE},
 		{gw(403, "Unauthenticated", "expired"), syscall.ESTALE},

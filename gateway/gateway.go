@@ -76,6 +76,11 @@ type Config struct {
 	// DirectWrites writes large segments with O_DIRECT
 	// (cas.Options.DirectWrites; nas serve --direct-writes).
 	DirectWrites bool
+	// MinFree is the free space uploads leave on the file systems of the
+	// data directory and of ChunksDir (cas.Options.MinFree; nas serve
+	// --min-free): 0 the default, the smaller of 1 GiB and 5% of each;
+	// negative, no floor.
+	MinFree int64
 	// Checks tunes pre-merge checks: the folder command checks run from
 	// (--check-commands), timeouts, retries.
 	Checks check.Options
@@ -167,7 +172,8 @@ func Open(c Config) (g *Gateway, err error) {
 	if err != nil {
 		return nil, err
 	}
-	chunks, err := cas.Open(c.ChunksDir, kdb, cas.Options{Log: c.Log, OnSync: c.OnSync, Observer: m.Chunks(), Remote: remote, DirectWrites: c.DirectWrites})
+	chunks, err := cas.Open(c.ChunksDir, kdb, cas.Options{Log: c.Log, OnSync: c.OnSync, Observer: m.Chunks(), Remote: remote, DirectWrites: c.DirectWrites,
+		MinFree: c.MinFree, FreeDirs: []string{c.DataDir}})
 	if err != nil {
 		return nil, err
 	}

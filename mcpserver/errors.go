@@ -25,6 +25,8 @@ const (
 	CodeQuotaExceeded = "QuotaExceeded"
 	// CodeExpiredToken is returned when the lease expired or was revoked.
 	CodeExpiredToken = "ExpiredToken"
+	// CodeStorageFull is returned when the gateway's disk is full.
+	CodeStorageFull = "StorageFull"
 )
 
 // codes is the one translation table of this edge: a gateway error code
@@ -40,6 +42,7 @@ var codes = map[string]string{
 	"QuotaExceeded":      CodeQuotaExceeded,
 	"ExpiredToken":       CodeExpiredToken,
 	"InvalidAccessKeyId": CodeExpiredToken,
+	"StorageFull":        CodeStorageFull,
 }
 
 // hints say what an agent can do about each code.
@@ -48,6 +51,7 @@ var hints = map[string]string{
 	CodeAccessDenied:  "the lease does not allow this action here",
 	CodeQuotaExceeded: "a budget of the lease is spent; ask for a new lease or stop",
 	CodeExpiredToken:  "the lease has expired or was revoked; ask for a new lease",
+	CodeStorageFull:   "the gateway's storage is full; nothing was written, retry later or tell a person",
 }
 
 // toolError is a refused call as the agent sees it: a code of the

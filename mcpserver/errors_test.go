@@ -20,6 +20,7 @@ func TestRefusal(t *testing.T) {
 		{&client.Error{Status: 404, Code: "NoSuchBucket"}, "NotFound: ", ""},
 		{&client.Error{Status: 403, Code: "AccessDenied", Message: "no write"}, "AccessDenied: read x: the lease does not allow", ""},
 		{&client.Error{Status: 429, Code: "QuotaExceeded", Message: "read budget"}, "QuotaExceeded: read x: a budget", ""},
+		{&client.Error{Status: 507, Code: "StorageFull", Message: "no room"}, "StorageFull: read x: the gateway's storage is full", ""},
 		{&client.Error{Status: 403, Code: "ExpiredToken"}, "ExpiredToken: ", ""},
 		{&client.Error{Status: 403, Code: "InvalidAccessKeyId"}, "ExpiredToken: ", ""},
 		{&client.Error{Status: 401, Code: "Unauthenticated", Reason: "revoked"}, "ExpiredToken: ", ""},

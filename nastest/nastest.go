@@ -94,6 +94,8 @@ type Options struct {
 	Checks check.Options
 	// DirectWrites is gateway.Config's (nas serve --direct-writes).
 	DirectWrites bool
+	// MinFree is gateway.Config's (nas serve --min-free).
+	MinFree int64
 }
 
 // Start starts a gateway and stops it when the test ends. With
@@ -136,7 +138,7 @@ func startOne(t testing.TB, o Options) *Server {
 		Sources: o.Sources,
 		Hooks:   o.Hooks,
 		Meta:    o.Meta, ChunksDir: o.ChunksDir, KeysDir: o.KeysDir, Chunks: o.Chunks,
-		Checks: o.Checks, ClockSkew: o.ClockSkew, DirectWrites: o.DirectWrites,
+		Checks: o.Checks, ClockSkew: o.ClockSkew, DirectWrites: o.DirectWrites, MinFree: o.MinFree,
 	})
 	if err != nil {
 		t.Fatalf("open gateway: %v", err)

@@ -227,6 +227,7 @@ var s3Codes = []s3Code{
 	{is: kv.ErrUnavailable, status: http.StatusServiceUnavailable, code: "ServiceUnavailable", msg: "The gateway's metadata store cannot be reached. Please retry later."},
 	{is: kv.ErrTooBig, status: http.StatusBadRequest, code: "InvalidRequest", msg: "the request touches too many keys at once: ", detail: errorText},
 	{is: cas.ErrCorrupt, status: http.StatusInternalServerError, code: "InternalError", msg: msgInternal},
+	{match: cas.IsStorageFull, status: http.StatusInsufficientStorage, code: "StorageFull", msg: "The gateway's storage is full (or at its free-space floor): nothing of this write was stored. Retry once space has been freed."},
 
 	// Sealed (sensitive) content.
 	{is: keyring.ErrDestroyed, status: http.StatusForbidden, code: "InvalidObjectState", msg: "This object is sensitive and its key domain was destroyed by a forget: its bytes can no longer be read by anyone."},
