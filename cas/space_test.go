@@ -43,7 +43,7 @@ func TestStorageFloorRefusesWrites(t *testing.T) {
 	s, db, _ := openFloor(t, math.MaxInt64)
 
 	u := s.NewUpload()
-	refs, _, err := u.Ingest(ctx, bytes.NewReader(randBytes(1, 3<<20)))
+	_, _, err := u.Ingest(ctx, bytes.NewReader(randBytes(1, 3<<20)))
 	if !errors.Is(err, cas.ErrStorageFull) || !cas.IsStorageFull(err) {
 		t.Fatalf("large upload under the floor: %v, want ErrStorageFull", err)
 	}
@@ -51,7 +51,7 @@ func TestStorageFloorRefusesWrites(t *testing.T) {
 
 	small := randBytes(2, 1000)
 	u = s.NewUpload()
-	refs, _, err = u.Ingest(ctx, bytes.NewReader(small))
+	refs, _, err := u.Ingest(ctx, bytes.NewReader(small))
 	if err != nil {
 		t.Fatal(err)
 	}
