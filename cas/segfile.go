@@ -87,6 +87,9 @@ func (w *segFile) write(data []byte) error {
 			if err := w.flushBlock(); err != nil {
 				return err
 			}
+			if w.buf == nil { // direct writes refused: page cache from now on
+				return w.pass(data)
+			}
 		}
 	}
 	return nil

@@ -15,7 +15,7 @@ import (
 // one with direct writes off, never holds a block buffer.
 func TestSegFileWritesEveryByte(t *testing.T) {
 	for _, direct := range []bool{true, false} {
-		for _, size := range []int{1, SegmentBlock - 1, SegmentBlock, SegmentBlock + 1, 3*SegmentBlock + 12345} {
+		for _, size := range []int{1, SegmentBlock - 1, SegmentBlock, SegmentBlock + 1, 3*SegmentBlock + 12345, 7 * SegmentBlock} {
 			want := make([]byte, size)
 			rng := rand.New(rand.NewPCG(uint64(size), 7))
 			for i := range want {
@@ -58,6 +58,47 @@ func TestSegFileWritesEveryByte(t *testing.T) {
 				t.Fatalf("size %d: O_DIRECT used while turned off", size)
 			}
 		}
+	}
+}
+
+// TestSegFileRefusedMidWrite: when the file system takes O_DIRECT but
+// refuses a block (here: the file offset is not aligned, as no segment's
+// is, so the write is refused with EINVAL), that block and the rest of
+// the same write go through the page cache, and every byte reads back.
+func TestSegFileRefusedMidWrite(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.seg")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newSegFile(f, true)
+	want := make([]byte, 1+SegmentBlock+20)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	if err := w.pass(want[:1]); err != nil { // the offset is now 1
+		t.Fatal(err)
+	}
+	w.buf = directPool.Get().(*[]byte)
+	w.n = copy(*w.buf, want[1:SegmentBlock-9])
+	if err := w.write(want[SegmentBlock-9:]); err != nil {
+		t.Fatal(err)
+	}
+	if w.buf != nil || w.direct {
+		t.Fatal("still on the direct path after a refused block")
+	}
+	if err := w.finish(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read back %d bytes that differ from the %d written", len(got), len(want))
 	}
 }
 
