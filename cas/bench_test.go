@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"path/filepath"
 	"testing"
 
 	chunkers "github.com/PlakarKorp/go-cdc-chunkers"
@@ -74,21 +73,7 @@ func BenchmarkSum(b *testing.B) {
 	}
 }
 
-func benchStore(b *testing.B) (*Store, kv.DB) {
-	b.Helper()
-	dir := b.TempDir()
-	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	s, err := Open(filepath.Join(dir, "chunks"), db, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { s.Close() })
-	return s, db
-}
+func benchStore(b *testing.B) (*Store, kv.DB) { return testStore(b, Options{}) }
 
 // BenchmarkIngest chunks, hashes and stores 16 MiB: new data (written to a
 // segment in the page cache; Sync is left out, so the disk is not

@@ -124,17 +124,26 @@ func TestAbandonedUploadLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.Close()
+	wantNothingKept(t, s, refs, "an abandoned upload")
+}
+
+// wantNothingKept checks that uploads that were not recorded (what
+// names them) left none of refs visible, and no chunk or segment in the
+// store.
+func wantNothingKept(t *testing.T, s *cas.Store, refs []chunk.Ref, what string) {
+	t.Helper()
+	ctx := context.Background()
 	for _, r := range refs {
 		if ok, _ := s.Has(ctx, r.Hash); ok {
-			t.Fatal("chunk of an unrecorded upload is visible")
+			t.Fatalf("a chunk of %s is visible", what)
 		}
 	}
 	st, err := s.Check(ctx, func(p cas.Problem) { t.Error(p) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Segments != 0 {
-		t.Fatalf("abandoned upload left %d segments", st.Segments)
+	if st.Segments != 0 || st.Chunks != 0 {
+		t.Fatalf("%s left %d segments, %d chunks", what, st.Segments, st.Chunks)
 	}
 }
 

@@ -2,6 +2,7 @@ package cas
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -38,19 +39,7 @@ func TestSegFileWritesEveryByte(t *testing.T) {
 			if held := w.buf != nil; held && (!direct || size < SegmentBlock) {
 				t.Fatalf("direct=%v size %d: holds a block buffer", direct, size)
 			}
-			if err := w.finish(true); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.close(); err != nil {
-				t.Fatal(err)
-			}
-			got, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("direct=%v size %d: read back %d bytes that differ from the %d written", direct, size, len(got), len(want))
-			}
+			closeAndCompare(t, w, p, want, fmt.Sprintf("direct=%v size %d", direct, size))
 			if direct && size >= 2*SegmentBlock+directAlign && !usedDirect {
 				t.Logf("size %d: the file system under %s refused O_DIRECT; the page-cache path wrote it", size, p)
 			}
@@ -87,6 +76,13 @@ func TestSegFileRefusedMidWrite(t *testing.T) {
 	if w.buf != nil || w.direct {
 		t.Fatal("still on the direct path after a refused block")
 	}
+	closeAndCompare(t, w, p, want, "after a refused block")
+}
+
+// closeAndCompare finishes and closes w, then checks that the segment
+// at p holds want; what names the case in a failure.
+func closeAndCompare(t *testing.T, w *segFile, p string, want []byte, what string) {
+	t.Helper()
 	if err := w.finish(true); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +94,7 @@ func TestSegFileRefusedMidWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("read back %d bytes that differ from the %d written", len(got), len(want))
+		t.Fatalf("%s: read back %d bytes that differ from the %d written", what, len(got), len(want))
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/agentnas/nas/kv"
 )
 
 // TestStorageFloorMidUpload: the floor is checked again as a segment
@@ -16,17 +14,7 @@ import (
 // reaches the floor, within spaceStep bytes, without reading the rest of
 // its body.
 func TestStorageFloorMidUpload(t *testing.T) {
-	dir := t.TempDir()
-	db, err := kv.OpenBadger(dir+"/kv", kv.BadgerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, err := Open(dir+"/chunks", db, Options{MinFree: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := testStore(t, Options{MinFree: -1})
 	const reach = 12 << 20
 	body := &floorAt{r: rand.New(rand.NewPCG(1, 2)), left: 1 << 30, at: reach, trip: func() {
 		s.space.min.Store(math.MaxInt64)

@@ -7,30 +7,20 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 
 	"github.com/agentnas/nas/cas"
+	"github.com/agentnas/nas/cas/castest"
 	"github.com/agentnas/nas/kv"
 )
 
 // openFloor opens a store under a new directory with the free-space floor
-// minFree, watching dir/kv too.
-func openFloor(t *testing.T, minFree int64) (*cas.Store, kv.DB, string) {
+// minFree.
+func openFloor(t *testing.T, minFree int64) (*cas.Store, kv.DB) {
 	t.Helper()
-	dir := t.TempDir()
-	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	s, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{MinFree: minFree, FreeDirs: []string{filepath.Join(dir, "kv")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, db, dir
+	s, db, _ := castest.OpenWith(t, cas.Options{MinFree: minFree})
+	return s, db
 }
 
 // TestStorageFloorRefusesWrites: with a floor above any disk's free
@@ -40,7 +30,7 @@ func openFloor(t *testing.T, minFree int64) (*cas.Store, kv.DB, string) {
 // writes pass.
 func TestStorageFloorRefusesWrites(t *testing.T) {
 	ctx := context.Background()
-	s, db, _ := openFloor(t, math.MaxInt64)
+	s, db := openFloor(t, math.MaxInt64)
 
 	u := s.NewUpload()
 	_, _, err := u.Ingest(ctx, bytes.NewReader(randBytes(1, 3<<20)))
@@ -63,20 +53,9 @@ func TestStorageFloorRefusesWrites(t *testing.T) {
 		t.Fatalf("small upload's Record under the floor: %v, want ErrStorageFull", err)
 	}
 	u.Close()
-	for _, r := range refs {
-		if ok, _ := s.Has(ctx, r.Hash); ok {
-			t.Fatal("a refused upload's chunk is in the store")
-		}
-	}
-	st, err := s.Check(ctx, func(p cas.Problem) { t.Error(p) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Segments != 0 || st.Chunks != 0 {
-		t.Fatalf("refused uploads left %d segments, %d chunks", st.Segments, st.Chunks)
-	}
+	wantNothingKept(t, s, refs, "refused uploads")
 
-	off, offDB, _ := openFloor(t, -1)
+	off, offDB := openFloor(t, -1)
 	for _, data := range [][]byte{randBytes(3, 3<<20), small} {
 		refs, _ := ingest(t, off, offDB, data)
 		if got := readAll(t, off, refs); !bytes.Equal(got, data) {
@@ -89,7 +68,7 @@ func TestStorageFloorRefusesWrites(t *testing.T) {
 // 1 GiB and 5% of the disk) lets writes through on a test machine's disk
 // that has room.
 func TestStorageFloorDefault(t *testing.T) {
-	s, db, _ := openFloor(t, 0)
+	s, db := openFloor(t, 0)
 	data := randBytes(4, 2<<20)
 	refs, _ := ingest(t, s, db, data)
 	if got := readAll(t, s, refs); !bytes.Equal(got, data) {

@@ -6,29 +6,17 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentnas/nas/chunk"
-	"github.com/agentnas/nas/kv"
 )
 
 // storedChunk stores 3 MiB of random bytes and returns the store and its
 // first chunk with its record.
 func storedChunk(t *testing.T) (*Store, chunk.Ref, record) {
 	t.Helper()
-	dir := t.TempDir()
-	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	s, err := Open(filepath.Join(dir, "chunks"), db, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, db := testStore(t, Options{})
 	data := make([]byte, 3<<20)
 	rng := rand.New(rand.NewPCG(3, 3))
 	for i := range data {

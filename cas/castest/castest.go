@@ -20,13 +20,19 @@ import (
 // are closed when tb ends, the store first.
 func Open(tb testing.TB) (*cas.Store, kv.DB, string) {
 	tb.Helper()
+	return OpenWith(tb, cas.Options{})
+}
+
+// OpenWith is Open with the store's options o.
+func OpenWith(tb testing.TB, o cas.Options) (*cas.Store, kv.DB, string) {
+	tb.Helper()
 	dir := tb.TempDir()
 	db, err := kv.OpenBadger(filepath.Join(dir, "kv"), kv.BadgerOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	s, err := cas.Open(filepath.Join(dir, "chunks"), db, cas.Options{})
+	s, err := cas.Open(filepath.Join(dir, "chunks"), db, o)
 	if err != nil {
 		tb.Fatal(err)
 	}
