@@ -9,11 +9,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/agentnas/nas/nastest"
 )
@@ -26,9 +30,26 @@ func wantFull(t *testing.T, what string, err error) {
 	}
 }
 
+// countAttempts gives one call the SDK's default retryer (these tests'
+// clients retry only lost answers) and counts its attempts, retries
+// included: a middleware after the retry loop runs once per attempt.
+func countAttempts(n *atomic.Int32) func(*s3.Options) {
+	return func(o *s3.Options) {
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxBackoff = 10 * time.Millisecond })
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Finalize.Add(middleware.FinalizeMiddlewareFunc("countAttempts",
+				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					n.Add(1)
+					return next.HandleFinalize(ctx, in)
+				}), middleware.After)
+		})
+	}
+}
+
 // TestStorageFull restarts a gateway with a free-space floor above any
 // disk's free space: every write of new bytes (a PUT small or large, a
-// multipart part) is refused with 507 StorageFull, while reads, listings
+// multipart part) is refused with 507 StorageFull, which the SDK does not
+// retry, while reads, listings
 // and deletes go on; restarted with the default floor, the objects
 // written before are intact and writes pass again.
 func TestStorageFull(t *testing.T) {
@@ -46,8 +67,13 @@ func TestStorageFull(t *testing.T) {
 	full := nastest.Start(t, nastest.Options{Gateways: 1, DataDir: srv.DataDir, MinFree: math.MaxInt64})
 	c = client(t, full)
 	for _, n := range []int{100, 3 << 20} {
-		_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(fmt.Sprint("new/", n)), Body: bytes.NewReader(randBytes("new", n))})
+		var attempts atomic.Int32
+		_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(fmt.Sprint("new/", n)), Body: bytes.NewReader(randBytes("new", n))},
+			countAttempts(&attempts))
 		wantFull(t, fmt.Sprintf("PUT of %d bytes", n), err)
+		if a := attempts.Load(); a != 1 {
+			t.Fatalf("the SDK sent a PUT refused with StorageFull %d times, want once (not retried)", a)
+		}
 	}
 	_, err := createMPU(t, c, b, "mpu").tryPart(1, randBytes("part", 5<<20))
 	wantFull(t, "UploadPart", err)
