@@ -1,10 +1,15 @@
 package checksum
 
 import (
+	"crypto/md5"
 	"fmt"
+	"hash"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"testing"
+
+	md5simd "github.com/minio/md5-simd"
 )
 
 // Microbenchmarks of the hashing every upload pays, comparable with
@@ -121,4 +126,37 @@ func BenchmarkSetWriterParallel(b *testing.B) {
 			s.Close()
 		}
 	})
+}
+
+// BenchmarkMD5Lanes hashes n bodies of 1 MiB at the same moment, each in
+// one write, with crypto/md5 and in lanes of one md5-simd server: the
+// best case for the lanes, every body's blocks reaching the server
+// together. Run it on one core to compare the CPU each spends:
+//
+//	GOMAXPROCS=1 go test -run '^$' -bench MD5Lanes ./checksum
+func BenchmarkMD5Lanes(b *testing.B) {
+	data := benchData(1 << 20)
+	srv := md5simd.NewServer()
+	for _, n := range []int{1, 2, 3, 4, 8, 12, 16} {
+		for _, impl := range []string{"crypto", "lanes"} {
+			b.Run(fmt.Sprintf("bodies=%d/%s", n, impl), func(b *testing.B) {
+				hs := make([]hash.Hash, n)
+				for i := range hs {
+					if impl == "crypto" {
+						hs[i] = md5.New()
+					} else {
+						hs[i] = srv.NewHash()
+					}
+				}
+				b.SetBytes(int64(len(data)) * int64(n))
+				for b.Loop() {
+					var wg sync.WaitGroup
+					for _, h := range hs {
+						wg.Go(func() { h.Write(data) })
+					}
+					wg.Wait()
+				}
+			})
+		}
+	}
 }
