@@ -376,3 +376,24 @@ func TestPrefetchStopsOnRemove(t *testing.T) {
 		t.Fatalf("fsck: %v", rep.Problems)
 	}
 }
+
+// TestPrefetchOutcomeStays: once a poller sees a prefetch end, every later
+// status says it ended; none goes back to running while the outcome is
+// being stored. Many quick jobs, polled without a pause, make the window
+// between the job's end and its stored outcome likely to be hit.
+func TestPrefetchOutcomeStays(t *testing.T) {
+	t.Parallel()
+	rm := startRemote(t)
+	dataset(t, rm, []int{10, 20})
+	gw := startGateway(t, source.Options{})
+	gw.mkRepo(t, "data")
+	id := gw.attach(t, "data", "ds/", "s3://remote/p", rm.URL, nil)["id"].(string)
+	for i := range 60 {
+		gw.prefetch(t, map[string]any{"id": id})
+		for st := gw.status(t, id, false); st.Prefetch.State == source.PrefetchRunning; st = gw.status(t, id, false) {
+		}
+		if st := gw.status(t, id, false); st.Prefetch.State != source.PrefetchDone {
+			t.Fatalf("job %d: seen done, then %+v", i, st.Prefetch)
+		}
+	}
+}

@@ -31,12 +31,16 @@ type Status struct {
 // a chunk. Without scan it costs one record read: what a poller of a
 // prefetch wants.
 func (r *Registry) Status(ctx context.Context, id string, scan bool) (*Status, error) {
+	// The job is looked up before the record: a job leaves the registry
+	// only once its outcome is stored, so a record read after finding no
+	// job holds that outcome (read first, it could still say running).
+	j := r.prefetchOf(id)
 	rec, err := r.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	st := &Status{Source: rec.Info, Prefetch: rec.Prefetch}
-	if j := r.prefetchOf(id); j != nil {
+	if j != nil {
 		st.Prefetch = j.snapshot()
 	}
 	st.Source.Prefetch = nil
