@@ -114,13 +114,18 @@ func (b *Badger) endRead(ts uint64) {
 	}
 }
 
-// sync makes every write completed so far durable.
-func (b *Badger) sync() error {
+// sync makes every write completed so far durable; vlog says the
+// caller's write put a value in the value log.
+func (b *Badger) sync(vlog bool) error {
 	if b.syncer == nil {
 		return nil
 	}
-	return b.syncer.wait()
+	return b.syncer.wait(vlog)
 }
+
+// inValueLog reports whether Badger keeps a value of n bytes in the value
+// log rather than in the LSM (whose write-ahead log every round syncs).
+func inValueLog(n int) bool { return n >= valueThreshold }
 
 // beginCommit hands out the next commit timestamp.
 func (b *Badger) beginCommit() uint64 {
@@ -203,13 +208,14 @@ func (b *Badger) update(fn func(Txn) error) error {
 	defer b.endRead(rts)
 	txn := b.db.NewTransactionAt(rts, true)
 	defer txn.Discard()
-	if err := fn(badgerTxn{txn: txn}); err != nil {
+	t := badgerTxn{txn: txn, vlog: new(bool)}
+	if err := fn(t); err != nil {
 		return err
 	}
 	cts := b.beginCommit()
 	err := txn.CommitAt(cts, nil)
 	if err == nil {
-		err = b.sync()
+		err = b.sync(*t.vlog)
 	}
 	// Only now may snapshots include the commit: reads see durable data.
 	b.commits.Done(cts)
@@ -226,7 +232,10 @@ func (b *Badger) Batch(ctx context.Context) Batch {
 	return &badgerBatch{b: b}
 }
 
-type badgerTxn struct{ txn *badger.Txn }
+type badgerTxn struct {
+	txn  *badger.Txn
+	vlog *bool // a value set went to the value log (nil: a read)
+}
 
 func (t badgerTxn) Get(key []byte) ([]byte, error) {
 	item, err := t.txn.Get(key)
@@ -243,6 +252,9 @@ func (t badgerTxn) Set(key, value []byte) error {
 	// Badger keeps the slices until commit; callers may reuse theirs.
 	k := append([]byte(nil), key...)
 	v := append([]byte(nil), value...)
+	if inValueLog(len(v)) && t.vlog != nil {
+		*t.vlog = true
+	}
 	if err := t.txn.Set(k, v); err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return fmt.Errorf("%w: %w", ErrTooBig, err)
@@ -349,9 +361,11 @@ func (w *badgerBatch) Flush() error {
 	}
 	ts := w.b.beginCommit()
 	wb := w.b.db.NewWriteBatchAt(ts)
+	vlog := false
 	err := func() error {
 		for _, op := range ops {
 			var err error
+			vlog = vlog || inValueLog(len(op.value))
 			if op.del {
 				err = wb.Delete(op.key)
 			} else {
@@ -365,7 +379,7 @@ func (w *badgerBatch) Flush() error {
 		if err := wb.Flush(); err != nil {
 			return err
 		}
-		return w.b.sync()
+		return w.b.sync(vlog)
 	}()
 	w.b.commits.Done(ts)
 	if err != nil {

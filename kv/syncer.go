@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +15,17 @@ import (
 // synchronous mode syncs its write-ahead log once per transaction, one after
 // the other, so concurrent commits never share an fsync; instead Badger runs
 // with asynchronous writes and every committer waits for one sync round that
-// started after its write completed. One round fsyncs every memtable WAL
-// (*.mem, including ones rotated since the write) and value log (*.vlog) and
-// the directory, so it also covers files Badger created or rotated meanwhile.
-// Tables (*.sst) and the MANIFEST are synced by Badger itself.
+// started after its write completed.
+//
+// A round syncs the data of every memtable WAL (*.mem, including ones
+// rotated since the write); the value logs (*.vlog) only when a write since
+// the last round put a value in one (Badger writes nothing else there, see
+// valueThreshold); and, with every log, the directory whenever the set of
+// logs changed since the last round that succeeded, so it also covers files
+// Badger created or rotated meanwhile. A flush costs the same whether the
+// file had anything to write or not, so a round of one small commit is one
+// flush, not three. Tables (*.sst) and the MANIFEST are synced by Badger
+// itself.
 type syncer struct {
 	dir string
 
@@ -28,7 +36,13 @@ type syncer struct {
 	running  bool
 	errRound uint64 // last round that failed, and why
 	err      error
-	files    map[string]*os.File // open handles of log files; used by the leader only
+	vlog     bool // a write since the last round began put a value in a value log
+
+	// Used by the round's leader only:
+	files map[string]*os.File // open handles of log files
+	known map[string]bool     // the logs as of the last round that succeeded (nil: none yet)
+	// synced, when set, is told each file a round syncs (tests).
+	synced func(name string)
 }
 
 func newSyncer(dir string) *syncer {
@@ -38,10 +52,14 @@ func newSyncer(dir string) *syncer {
 }
 
 // wait returns once a sync round that began after the call has completed.
-// The first waiter to find no round running performs it for everyone.
-func (s *syncer) wait() error {
+// vlog says the caller's write put a value in a value log. The first waiter
+// to find no round running performs it for everyone.
+func (s *syncer) wait(vlog bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Set before want is taken: the first round to begin after this point,
+	// the one that consumes the mark, began after the caller's write.
+	s.vlog = s.vlog || vlog
 	want := s.started + 1
 	for s.finished < want {
 		if s.running {
@@ -50,14 +68,16 @@ func (s *syncer) wait() error {
 		}
 		s.running = true
 		s.started++
-		round := s.started
+		round, withVlog := s.started, s.vlog
+		s.vlog = false
 		s.mu.Unlock()
-		err := s.round()
+		err := s.round(withVlog)
 		s.mu.Lock()
 		s.running = false
 		s.finished = round
 		if err != nil {
 			s.errRound, s.err = round, err
+			s.vlog = s.vlog || withVlog // the next round tries again
 		}
 		s.cond.Broadcast()
 	}
@@ -67,32 +87,26 @@ func (s *syncer) wait() error {
 	return nil
 }
 
-// round fsyncs the logs and the directory.
-func (s *syncer) round() error {
+// round syncs the logs, and the directory when its logs changed.
+func (s *syncer) round(vlog bool) (err error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("kv sync: %w", err)
 	}
 	present := map[string]bool{}
 	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".mem") && !strings.HasSuffix(name, ".vlog") {
+		if name := e.Name(); strings.HasSuffix(name, ".mem") || strings.HasSuffix(name, ".vlog") {
+			present[name] = true
+		}
+	}
+	changed := !maps.Equal(present, s.known)
+	s.known = nil // until this round succeeds
+	for name := range present {
+		if strings.HasSuffix(name, ".vlog") && !vlog && !changed {
 			continue
 		}
-		present[name] = true
-		f, ok := s.files[name]
-		if !ok {
-			f, err = os.Open(filepath.Join(s.dir, name))
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // flushed and removed since the listing
-			}
-			if err != nil {
-				return fmt.Errorf("kv sync: %w", err)
-			}
-			s.files[name] = f
-		}
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("kv sync %s: %w", name, err)
+		if err := s.syncFile(name); err != nil {
+			return err
 		}
 	}
 	for name, f := range s.files {
@@ -101,11 +115,49 @@ func (s *syncer) round() error {
 			delete(s.files, name)
 		}
 	}
+	if changed {
+		if err := s.syncDir(); err != nil {
+			return err
+		}
+	}
+	s.known = present
+	return nil
+}
+
+// syncFile makes the data of log name durable; a log removed since the
+// listing (flushed into a table) needs nothing.
+func (s *syncer) syncFile(name string) error {
+	f, ok := s.files[name]
+	if !ok {
+		var err error
+		f, err = os.Open(filepath.Join(s.dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("kv sync: %w", err)
+		}
+		s.files[name] = f
+	}
+	if s.synced != nil {
+		s.synced(name)
+	}
+	if err := syncData(f); err != nil {
+		return fmt.Errorf("kv sync %s: %w", name, err)
+	}
+	return nil
+}
+
+// syncDir makes the directory's entries durable.
+func (s *syncer) syncDir() error {
 	d, err := os.Open(s.dir)
 	if err != nil {
 		return fmt.Errorf("kv sync: %w", err)
 	}
 	defer d.Close()
+	if s.synced != nil {
+		s.synced(".")
+	}
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("kv sync dir: %w", err)
 	}
