@@ -2,10 +2,13 @@ package fuse_test
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -143,4 +146,49 @@ func syncRoot(t *testing.T, mnt string) {
 	must(t, err)
 	defer root.Close()
 	must(t, root.Sync())
+}
+
+// TestUnlinkAsksForEmptinessOnlyAtTheEnd: removing the files of a
+// directory that exists only through its keys asks the gateway whether
+// it emptied only when the mount's fresh listing names no other object
+// (the gateway's answer skips every delete staged before it, so asking at
+// each unlink made rm of n files cost n^2); the emptied directory still
+// stays until rmdir.
+func TestUnlinkAsksForEmptinessOnlyAtTheEnd(t *testing.T) {
+	e := newEnv(t)
+	e.fork(t, "dev", "main")
+	const n = 30
+	for i := range n {
+		e.put(t, "dev", fmt.Sprintf("imp/f%02d", i), []byte("x"))
+	}
+	var mu sync.Mutex
+	asked := 0
+	c := e.ownerVia(t, func(r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/object/list") {
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if bytes.Contains(b, []byte(`"limit":2}`)) {
+			mu.Lock()
+			asked++
+			mu.Unlock()
+		}
+	})
+	mnt, _ := e.mount(t, mountOpts{c: c})
+	dir := filepath.Join(mnt, "imp")
+	if got := names(t, dir); len(got) != n {
+		t.Fatalf("listing: %d names", len(got))
+	}
+	for i := range n {
+		must(t, os.Remove(filepath.Join(dir, fmt.Sprintf("f%02d", i))))
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("the emptied directory: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked == 0 || asked > 3 {
+		t.Fatalf("the gateway was asked %d times whether imp/ emptied during %d unlinks; want once or a few (the TTL)", asked, n)
+	}
 }

@@ -8,6 +8,8 @@ import (
 
 // Rmdir removes an empty directory (ENOTEMPTY otherwise).
 func (d *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
+	ctx, cancel := uninterrupted(ctx) // a change is not half made
+	defer cancel()
 	if d.isRoot() && name == ctlName {
 		return syscall.EACCES
 	}
@@ -68,6 +70,8 @@ func (m *Mount) emptyDir(ctx context.Context, prefix string) (bool, error) {
 // Unlink removes a file or symbolic link. An open file stays readable
 // (at the version it was opened at) and writable, but is not uploaded.
 func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
+	ctx, cancel := uninterrupted(ctx) // a change is not half made
+	defer cancel()
 	if err := d.m.writable(); err != nil {
 		return errno(err)
 	}
@@ -104,12 +108,32 @@ func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 // (no marker) from vanishing when its last key goes: POSIX keeps an
 // empty directory until rmdir. The caller holds m.ns.
 func (d *dirNode) keepImplicit(ctx context.Context) {
-	if d.hasMarker() || d.key == "" || d.m.viewDir(ctx, d.prefix()) {
+	if d.hasMarker() || d.key == "" || d.holdsStored() || d.m.viewDir(ctx, d.prefix()) {
 		return
 	}
 	if err := d.markIfEmpty(ctx, d.key); err != nil {
 		d.m.log.Warn("keeping an emptied directory", "dir", d.key, "err", err)
 	}
+}
+
+// holdsStored reports whether the directory's listing, while fresh (as
+// lookups trust it, for the TTL), names an object the gateway described
+// (a subdirectory may be only a lease's glob, a new file only local).
+// Then the key just removed was not the last, and an unlink need not ask
+// the gateway, whose answer costs more with every delete staged before
+// it (its listing skips them).
+func (d *dirNode) holdsStored() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.names == nil || time.Since(d.names.at) > d.m.ttl {
+		return false
+	}
+	for _, in := range d.names.ents {
+		if in.e != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // markIfEmpty stores a marker for d at key when nothing lies under key
