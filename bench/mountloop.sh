@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # One program's view of the mount: a fresh gateway and a mount of it, then
-# 10,000 files of 4 KiB created, read back twice and stat'ed by a loop of
-# open/write|read/close (Python), one rate per phase. For an A/B of two
-# builds of nas run it once with each (NAS=path); `nas-bench --workloads
-# mount-small` is the record with peers and dropped caches, this is the
-# quick loop behind the same-build comparisons in RESULTS.md.
+# 10,000 files of 4 KiB created, read back twice, stat'ed and deleted by a
+# loop of open/write|read/close and unlink (Python), one rate per phase.
+# For an A/B of two builds of nas run it once with each (NAS=path);
+# `nas-bench --workloads mount-small` is the record with peers and dropped
+# caches, this is the quick loop behind the same-build comparisons in
+# RESULTS.md.
 #
 # Usage: bench/mountloop.sh [--writeback]   (env: NAS, the nas binary,
 #        default: built from this tree; DIR, scratch, default a new one)
@@ -45,4 +46,5 @@ os.sync(); time.sleep(3)
 phase("read", read)
 phase("read", read)
 phase("stat", os.stat)
+phase("delete", os.unlink)
 PY

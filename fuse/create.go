@@ -16,6 +16,8 @@ import (
 
 // Mkdir makes an empty directory: a marker object key+"/".
 func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	ctx, cancel := uninterrupted(ctx) // a change is not half made
+	defer cancel()
 	if d.isRoot() && name == ctlName {
 		return nil, syscall.EEXIST
 	}
@@ -103,6 +105,8 @@ func contentTypeOf(name string) string {
 
 // Symlink stores a symbolic link: an object holding the target.
 func (d *dirNode) Symlink(ctx context.Context, target, name string, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	ctx, cancel := uninterrupted(ctx) // a change is not half made
+	defer cancel()
 	if err := d.m.writable(); err != nil {
 		return nil, errno(err)
 	}

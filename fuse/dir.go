@@ -143,6 +143,8 @@ func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint3
 
 // Setattr keeps a directory's mode and times in its marker object.
 func (d *dirNode) Setattr(ctx context.Context, fh fs.FileHandle, in *gofuse.SetAttrIn, out *gofuse.AttrOut) syscall.Errno {
+	ctx, cancel := uninterrupted(ctx) // a change is not half made
+	defer cancel()
 	mode, setMode := in.GetMode()
 	mt, setTime := in.GetMTime()
 	if uid, ok := in.GetUID(); ok && uid != d.m.opts.UID {

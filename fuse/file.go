@@ -422,6 +422,8 @@ func (f *fileNode) openContent(ctx context.Context) (c *content, inlined bool, e
 // unsaved changes they wait for the upload; on a clean one they are
 // applied at once (a metadata-only copy, or a compose for truncation).
 func (f *fileNode) Setattr(ctx context.Context, fh fs.FileHandle, in *gofuse.SetAttrIn, out *gofuse.AttrOut) syscall.Errno {
+	ctx, cancel := uninterrupted(ctx) // a change is not half made
+	defer cancel()
 	if uid, ok := in.GetUID(); ok && uid != f.m.opts.UID {
 		return syscall.EPERM
 	}

@@ -14,6 +14,8 @@ const renameNoReplace = 1
 
 // Rename moves a file or a whole directory without copying bytes.
 func (d *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	ctx, cancel := uninterrupted(ctx) // a change is not half made
+	defer cancel()
 	np, ch, e := d.renameArgs(name, newParent, newName, flags)
 	if e != 0 {
 		return e

@@ -404,6 +404,11 @@ func (f *fileNode) uploaded(st *staged, e *entry, c *content) {
 }
 
 // uninterrupted is ctx without its cancellation, keeping its deadline.
+// Every operation that changes the gateway runs under it: a signal to the
+// calling program (Go's scheduler sends them all the time) makes the
+// kernel interrupt the request, and answering EINTR once the gateway may
+// have made the change turns the program's retry into a wrong answer
+// (ENOENT for an unlink that happened, EEXIST for a mkdir).
 func uninterrupted(ctx context.Context) (context.Context, context.CancelFunc) {
 	d := context.WithoutCancel(ctx)
 	if dl, ok := ctx.Deadline(); ok {
