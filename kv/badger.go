@@ -14,7 +14,8 @@ import (
 	"github.com/dgraph-io/ristretto/v2/z"
 )
 
-// Badger is the embedded DB backed by Badger with synchronous writes.
+// Badger is the embedded DB backed by Badger, durable on commit (its own
+// writes are asynchronous; the group-commit syncer makes them durable).
 //
 // It runs Badger in managed mode and hands out timestamps itself, so that
 // readers never wait for a writer's fsync: a reader's snapshot is the

@@ -11,9 +11,9 @@
 //
 // The interface is deliberately small (get, set, delete, ordered scan, atomic
 // multi-key transaction) so that a distributed engine can sit behind it. The
-// embedded default is Badger with synchronous writes: a committed Update is
-// on stable storage before it returns, and concurrent commits share one
-// fsync (Badger's write channel groups them). kv/pgkv is the PostgreSQL
+// embedded default is Badger, durable on commit: a committed Update is on
+// stable storage before it returns, and concurrent commits share one sync
+// round of its logs (the group-commit syncer, syncer.go). kv/pgkv is the PostgreSQL
 // engine, for several gateways sharing one database. kvtest.TestDB is the
 // contract every engine passes; the gaps an engine is known to have (such
 // as Badger's phantoms: it tracks conflicts per key read, not per range
