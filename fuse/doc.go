@@ -37,7 +37,10 @@
 // outside the lease ENOENT; visible but refused EACCES (EROFS on a
 // read-only mount); budget spent EDQUOT; lease expired or revoked ESTALE,
 // after which the mount is read-only; gateway unreachable or failing EIO
-// after bounded retries. Never ENOSYS.
+// after bounded retries. Never ENOSYS. Never EINTR once the gateway may
+// have made a change: an operation that changes it (close, fsync, mkdir,
+// symlink, unlink, rmdir, rename, setattr) finishes when the caller is
+// signalled, since a retry would find the change made.
 //
 // Concurrency: each node's mutex guards its attributes and staged
 // changes; Mount.ns orders renames against uploads and lookups, so an
