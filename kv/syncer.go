@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // syncer makes Badger's logs durable with group commit. Badger's own
@@ -39,14 +40,20 @@ type syncer struct {
 	vlog     bool // a write since the last round began put a value in a value log
 
 	// Used by the round's leader only:
-	files map[string]*os.File // open handles of log files
-	known map[string]bool     // the logs as of the last round that succeeded (nil: none yet)
-	// synced, when set, is told each file a round syncs (tests).
+	files     map[string]*os.File // open handles of log files
+	known     map[string]bool     // the logs as of the last round that succeeded (nil: none yet)
+	stamp     dirStamp            // the directory as of the last listing
+	quiet     bool                // it had been unchanged for quietFor then
+	quietFor  time.Duration       // quietDir (shorter in tests)
+	stampable bool                // its file system keeps change times itself (not a network one)
+	// synced and listed, when set, are told each file a round syncs and
+	// each listing of the directory (tests).
 	synced func(name string)
+	listed func()
 }
 
 func newSyncer(dir string) *syncer {
-	s := &syncer{dir: dir, files: map[string]*os.File{}}
+	s := &syncer{dir: dir, files: map[string]*os.File{}, quietFor: quietDir, stampable: stampable(dir)}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -89,15 +96,9 @@ func (s *syncer) wait(vlog bool) error {
 
 // round syncs the logs, and the directory when its logs changed.
 func (s *syncer) round(vlog bool) (err error) {
-	entries, err := os.ReadDir(s.dir)
+	present, err := s.logs()
 	if err != nil {
-		return fmt.Errorf("kv sync: %w", err)
-	}
-	present := map[string]bool{}
-	for _, e := range entries {
-		if name := e.Name(); strings.HasSuffix(name, ".mem") || strings.HasSuffix(name, ".vlog") {
-			present[name] = true
-		}
+		return err
 	}
 	changed := !maps.Equal(present, s.known)
 	s.known = nil // until this round succeeds
@@ -122,6 +123,44 @@ func (s *syncer) round(vlog bool) (err error) {
 	}
 	s.known = present
 	return nil
+}
+
+// quietDir is how long the directory must have gone unchanged before a
+// listing of it may stand for later rounds: far longer than the coarse
+// clock tick of its change time, so that a change after the listing
+// cannot carry the same time.
+const quietDir = time.Second
+
+// logs returns the directory's logs. Listing it costs more than a flush's
+// share of a round (every table is named), so a round whose directory
+// fstat says is as it was at the last listing, which came after it had
+// been quiet for quietDir, reuses what that listing found. Any entry
+// added, removed or renamed changes the directory's change time.
+func (s *syncer) logs() (map[string]bool, error) {
+	now := time.Now()
+	st, ok := dirStamp{}, false
+	if s.stampable {
+		st, ok = statDir(s.dir)
+	}
+	if ok && s.quiet && st == s.stamp && s.known != nil {
+		return s.known, nil
+	}
+	if s.listed != nil {
+		s.listed()
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		s.quiet = false
+		return nil, fmt.Errorf("kv sync: %w", err)
+	}
+	present := map[string]bool{}
+	for _, e := range entries {
+		if name := e.Name(); strings.HasSuffix(name, ".mem") || strings.HasSuffix(name, ".vlog") {
+			present[name] = true
+		}
+	}
+	s.stamp, s.quiet = st, ok && now.Sub(st.changed()) > s.quietFor
+	return present, nil
 }
 
 // syncFile makes the data of log name durable; a log removed since the

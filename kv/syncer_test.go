@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // syncLog records the files each sync round syncs.
@@ -166,3 +167,38 @@ func TestLargeValueMarksTheValueLog(t *testing.T) {
 }
 
 func runtimeGosched() { runtime.Gosched() }
+
+// TestQuietDirectoryIsNotListed: once the directory has been unchanged
+// for the quiet time, rounds reuse the last listing; a log created after
+// it is still found (and synced, with the directory) by the next round.
+func TestQuietDirectoryIsNotListed(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, filepath.Join(dir, "00001.mem"))
+	s := newSyncer(dir)
+	defer s.close()
+	s.quietFor = 50 * time.Millisecond
+	s.stampable = true // whatever file system the test's directory is on
+	var log syncLog
+	listings := 0
+	s.synced, s.listed = log.add, func() { listings++ }
+	round := func(what string, wantListings int, want ...string) {
+		t.Helper()
+		listings = 0
+		if err := s.wait(false); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got := log.take(); listings != wantListings || !slices.Equal(got, want) {
+			t.Fatalf("%s: %d listings, synced %v; want %d, %v", what, listings, got, wantListings, want)
+		}
+	}
+	round("first", 1, ".", "00001.mem")
+	round("just changed: listed again", 1, "00001.mem")
+	time.Sleep(100 * time.Millisecond)
+	round("quiet, but stamped before", 1, "00001.mem")
+	round("quiet and stamped", 0, "00001.mem")
+	round("again", 0, "00001.mem")
+	touch(t, filepath.Join(dir, "00002.mem"))
+	round("a new log", 1, ".", "00001.mem", "00002.mem")
+	os.Remove(filepath.Join(dir, "00001.mem"))
+	round("a log gone", 1, ".", "00002.mem")
+}
