@@ -260,9 +260,7 @@ func TestObjectEventPages(t *testing.T) {
 	must(t, err)
 	_, err = rec.Append(ctx, record.Event{Kind: record.KindCommit, Repo: "data", Branch: "run", Subject: record.Subject{Commit: "c1"}})
 	must(t, err)
-	dctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go hook.NewDispatcher(st, hook.Options{Poll: 5 * time.Millisecond, Backoff: 10 * time.Millisecond, Changes: list, Region: "eu-1"}).Run(dctx)
+	runUntilEnd(t, hook.NewDispatcher(st, hook.Options{Poll: 5 * time.Millisecond, Backoff: 10 * time.Millisecond, Changes: list, Region: "eu-1"}))
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		mu.Lock()
@@ -323,12 +321,25 @@ func TestSlowReceiverAlone(t *testing.T) {
 	must(t, err)
 	_, err = rec.Append(ctx, record.Event{Kind: record.KindCommit, Repo: "data", Subject: record.Subject{Commit: "c"}})
 	must(t, err)
-	dctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go hook.NewDispatcher(st, hook.Options{Poll: 5 * time.Millisecond, Timeout: time.Minute}).Run(dctx)
+	runUntilEnd(t, hook.NewDispatcher(st, hook.Options{Poll: 5 * time.Millisecond, Timeout: time.Minute}))
 	select {
 	case <-got:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the fast receiver waited for the slow one")
 	}
+}
+
+// runUntilEnd runs d until the test ends, and waits for it to stop before
+// the store it reads closes (a round after that panics in Badger).
+func runUntilEnd(t *testing.T, d *hook.Dispatcher) {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
 }
