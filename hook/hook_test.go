@@ -103,10 +103,7 @@ func TestDeliveries(t *testing.T) {
 		_, err := rec.Append(ctx, e)
 		must(t, err)
 	}
-	dctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	d := hook.NewDispatcher(st, hook.Options{Poll: 5 * time.Millisecond, Backoff: 20 * time.Millisecond})
-	go func() { d.Run(dctx); close(done) }()
+	stop := runUntilEnd(t, hook.NewDispatcher(st, hook.Options{Poll: 5 * time.Millisecond, Backoff: 20 * time.Millisecond}))
 	deadline := time.Now().Add(10 * time.Second)
 	for len(rc.payloads()) < 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -143,7 +140,6 @@ func TestDeliveries(t *testing.T) {
 	must(t, err)
 	time.Sleep(100 * time.Millisecond)
 	stop()
-	<-done
 	if n := len(rc.payloads()); n != 3 {
 		t.Errorf("a removed hook got %d deliveries", n)
 	}
@@ -329,17 +325,20 @@ func TestSlowReceiverAlone(t *testing.T) {
 	}
 }
 
-// runUntilEnd runs d until the test ends, and waits for it to stop before
-// the store it reads closes (a round after that panics in Badger).
-func runUntilEnd(t *testing.T, d *hook.Dispatcher) {
-	ctx, stop := context.WithCancel(context.Background())
+// runUntilEnd runs d until the test ends, or until the stop it returns is
+// called, and waits for it to stop before the store it reads closes (a
+// round after that panics in Badger), a failing test included.
+func runUntilEnd(t *testing.T, d *hook.Dispatcher) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		d.Run(ctx)
 	}()
-	t.Cleanup(func() {
-		stop()
+	stop = func() {
+		cancel()
 		<-done
-	})
+	}
+	t.Cleanup(stop)
+	return stop
 }
