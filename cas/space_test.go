@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -73,6 +74,23 @@ func TestStorageFloorDefault(t *testing.T) {
 	refs, _ := ingest(t, s, db, data)
 	if got := readAll(t, s, refs); !bytes.Equal(got, data) {
 		t.Fatal("read back differs")
+	}
+}
+
+// TestStorageFloorWatchesFreeDirs: the floor guards each of FreeDirs
+// (the gateway's metadata directory) as well as the store's own: a
+// directory whose file system reports nothing free (/proc) refuses an
+// upload that the store's disk has room for, and the error names it.
+func TestStorageFloorWatchesFreeDirs(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc here")
+	}
+	s, _, _ := castest.OpenWith(t, cas.Options{MinFree: 1, FreeDirs: []string{"/proc"}})
+	u := s.NewUpload()
+	defer u.Close()
+	_, _, err := u.Ingest(context.Background(), bytes.NewReader(randBytes(5, 3<<20)))
+	if !errors.Is(err, cas.ErrStorageFull) || !strings.Contains(err.Error(), "/proc") {
+		t.Fatalf("upload with /proc watched: %v, want ErrStorageFull naming /proc", err)
 	}
 }
 
