@@ -307,11 +307,7 @@ func TestPrefetchOutage(t *testing.T) {
 // TestPrefetchArguments: what source/prefetch and source/status refuse.
 func TestPrefetchArguments(t *testing.T) {
 	t.Parallel()
-	rm := startRemote(t)
-	dataset(t, rm, []int{10, 20})
-	gw := startGateway(t, source.Options{})
-	gw.mkRepo(t, "data")
-	id := gw.attach(t, "data", "ds/", "s3://remote/p", rm.URL, nil)["id"].(string)
+	gw, id := twoObjectSource(t)
 	for _, c := range []struct {
 		op   string
 		args map[string]any
@@ -383,17 +379,29 @@ func TestPrefetchStopsOnRemove(t *testing.T) {
 // between the job's end and its stored outcome likely to be hit.
 func TestPrefetchOutcomeStays(t *testing.T) {
 	t.Parallel()
-	rm := startRemote(t)
-	dataset(t, rm, []int{10, 20})
-	gw := startGateway(t, source.Options{})
-	gw.mkRepo(t, "data")
-	id := gw.attach(t, "data", "ds/", "s3://remote/p", rm.URL, nil)["id"].(string)
+	gw, id := twoObjectSource(t)
+	deadline := time.Now().Add(time.Minute)
 	for i := range 60 {
 		gw.prefetch(t, map[string]any{"id": id})
-		for st := gw.status(t, id, false); st.Prefetch.State == source.PrefetchRunning; st = gw.status(t, id, false) {
+		for gw.status(t, id, false).Prefetch.State == source.PrefetchRunning {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %d still running", i)
+			}
 		}
 		if st := gw.status(t, id, false); st.Prefetch.State != source.PrefetchDone {
 			t.Fatalf("job %d: seen done, then %+v", i, st.Prefetch)
 		}
 	}
+}
+
+// twoObjectSource starts a gateway with repository "data" and, attached
+// at ds/, a remote bucket of two small objects; it returns the source's
+// id.
+func twoObjectSource(t *testing.T) (*testGW, string) {
+	t.Helper()
+	rm := startRemote(t)
+	dataset(t, rm, []int{10, 20})
+	gw := startGateway(t, source.Options{})
+	gw.mkRepo(t, "data")
+	return gw, gw.attach(t, "data", "ds/", "s3://remote/p", rm.URL, nil)["id"].(string)
 }
