@@ -20,7 +20,7 @@ func syncData(f *os.File) error {
 	}
 }
 
-// dirStamp is what fstat says of a directory that any change of its
+// dirStamp is what stat says of a directory that any change of its
 // entries changes.
 type dirStamp struct {
 	ino, nlink   uint64

@@ -133,7 +133,7 @@ const quietDir = time.Second
 
 // logs returns the directory's logs. Listing it costs more than a flush's
 // share of a round (every table is named), so a round whose directory
-// fstat says is as it was at the last listing, which came after it had
+// stat says is as it was at the last listing, which came after it had
 // been quiet for quietDir, reuses what that listing found. Any entry
 // added, removed or renamed changes the directory's change time.
 func (s *syncer) logs() (map[string]bool, error) {
