@@ -8,7 +8,11 @@
 # RESULTS.md.
 #
 # Usage: bench/mountloop.sh [--writeback]   (env: NAS, the nas binary,
-#        default: built from this tree; DIR, scratch, default a new one)
+#        default: built from this tree; DIR, scratch, default a new one;
+#        PROF, a directory: CPU profiles of the gateway and of the mount
+#        over the first 6 s of the create and delete phases, as
+#        PROF/create.gw.prof, PROF/create.mnt.prof and so on; read them
+#        with go tool pprof -top -cum)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 dir=${DIR:-$(mktemp -d)}
@@ -20,23 +24,36 @@ fi
 port=$((20000 + RANDOM % 10000))
 export NAS_ACCESS_KEY=loopowner NAS_SECRET_KEY=loopownersecret0123456789 NAS_ENDPOINT=http://127.0.0.1:$port
 mkdir -p "$dir/mnt"
-"$nas" serve --addr "127.0.0.1:$port" --data "$dir/data" --log-level warn >"$dir/serve.log" 2>&1 &
+prof=()
+if [ -n "${PROF:-}" ]; then mkdir -p "$PROF"; fi
+[ -n "${PROF:-}" ] && prof=(--pprof-addr "127.0.0.1:$((port + 1))")
+"$nas" serve --addr "127.0.0.1:$port" --data "$dir/data" --log-level warn "${prof[@]}" >"$dir/serve.log" 2>&1 &
 serve=$!
 trap 'fusermount3 -u "$dir/mnt" 2>/dev/null || umount -l "$dir/mnt" 2>/dev/null || true; kill $serve 2>/dev/null || true' EXIT
 for _ in $(seq 50); do "$nas" repo list >/dev/null 2>&1 && break; sleep 0.2; done
 "$nas" repo create loop --unprotected >/dev/null   # main writable, as `aws s3 mb` makes it
-"$nas" mount "$dir/mnt" --repo loop --branch main --cache-dir "$dir/cache" "$@" >"$dir/mount.log" 2>&1 &
+[ -n "${PROF:-}" ] && prof=(--pprof-addr "127.0.0.1:$((port + 2))")
+"$nas" mount "$dir/mnt" --repo loop --branch main --cache-dir "$dir/cache" "${prof[@]}" "$@" >"$dir/mount.log" 2>&1 &
 for _ in $(seq 50); do mountpoint -q "$dir/mnt" && break; sleep 0.2; done
-python3 - "$dir/mnt/r1" <<'PY'
-import os, sys, time
-d, n = sys.argv[1], 10000
+python3 - "$dir/mnt/r1" "${PROF:-}" "$port" <<'PY'
+import os, subprocess, sys, time
+d, prof, port, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), 10000
 os.makedirs(d, exist_ok=True)
 data = os.urandom(4096)
+def profile(name):
+    if not prof or name not in ("create", "delete"):
+        return []
+    return [subprocess.Popen(["curl", "-s", "-o", os.path.join(prof, "%s.%s.prof" % (name, who)),
+                              "http://127.0.0.1:%d/debug/pprof/profile?seconds=6" % (port + off)])
+            for who, off in (("gw", 1), ("mnt", 2))]
 def phase(name, op):
+    curls = profile(name)
     t = time.time()
     for i in range(n):
         op(os.path.join(d, "f%05d" % i))
     print("%-8s %6.0f files/s" % (name, n / (time.time() - t)), flush=True)
+    for c in curls:
+        c.wait()
 def create(p):
     with open(p, "wb") as f: f.write(data)
 def read(p):
