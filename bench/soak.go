@@ -146,13 +146,15 @@ type soakPhase struct {
 }
 
 // soakPhases are the soak's loads: 4 KiB objects, then objects of large
-// bytes (Profile.SoakLarge: 64 MiB, less in the tiny mode of tests).
+// bytes (Profile.SoakLarge: 64 MiB, less in the tiny mode of tests; 0
+// leaves that phase out).
 func soakPhases(cl *Client, bucket string, large int64) []soakPhase {
-	return []soakPhase{
-		{name: "soak-4k", title: "4 KiB PUT/GET, 8 clients", op: smallSoakOp(cl, bucket)},
-		{name: fmt.Sprintf("soak-%dm", large>>20), op: largeSoakOp(cl, bucket, large),
-			title: FormatSize(large) + " multipart PUT, GET and DELETE, 8 clients"},
+	phases := []soakPhase{{name: "soak-4k", title: "4 KiB PUT/GET, 8 clients", op: smallSoakOp(cl, bucket)}}
+	if large <= 0 {
+		return phases
 	}
+	return append(phases, soakPhase{name: fmt.Sprintf("soak-%dm", large>>20), op: largeSoakOp(cl, bucket, large),
+		title: FormatSize(large) + " multipart PUT, GET and DELETE, 8 clients"})
 }
 
 // smallSoakOp alternates, per client, a PUT of a new 4 KiB object and a

@@ -65,3 +65,12 @@ func TestDrawTrace(t *testing.T) {
 		t.Fatalf("WritePlots: %v %v", files, err)
 	}
 }
+
+func TestSoakPhases(t *testing.T) {
+	if got := soakPhases(nil, "", 64<<20); len(got) != 2 || got[1].name != "soak-64m" {
+		t.Fatalf("64 MiB: phases %+v", got)
+	}
+	if got := soakPhases(nil, "", 0); len(got) != 1 || got[0].name != "soak-4k" {
+		t.Fatalf("no large size: phases %+v, want the 4 KiB phase alone", got)
+	}
+}

@@ -28,6 +28,7 @@ type Badger struct {
 	db     *badger.DB
 	closer *z.Closer
 	syncer *syncer // nil in memory
+	pager  *pager  // nil in memory, or when mapped pages are the kernel's to manage
 
 	mu      sync.Mutex   // guards next and the order of Begin calls on the marks
 	next    uint64       // next commit timestamp
@@ -82,6 +83,7 @@ func OpenBadger(dir string, o BadgerOptions) (*Badger, error) {
 		commits: &y.WaterMark{Name: "kv.commits"}, reads: &y.WaterMark{Name: "kv.reads"}}
 	if !o.InMemory {
 		b.syncer = newSyncer(dir)
+		b.pager = startPager(dir, sz.MappedResident, o.Logger)
 	}
 	b.commits.Init(b.closer)
 	b.reads.Init(b.closer)
@@ -141,6 +143,7 @@ func (b *Badger) beginCommit() uint64 {
 // Close flushes and closes the store.
 func (b *Badger) Close() error {
 	b.closer.SignalAndWait()
+	b.pager.close()
 	if b.syncer != nil {
 		defer b.syncer.close()
 	}

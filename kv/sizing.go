@@ -60,6 +60,11 @@ type BadgerSizing struct {
 	NumCompactors int
 	// Compression Snappy-compresses table blocks.
 	Compression bool
+	// MappedResident is how far, in bytes, the store's mapped files (its
+	// tables and logs, which Badger reads through the mapping) may grow
+	// the process's resident set before they are paged out; negative
+	// leaves them to the kernel (see pager).
+	MappedResident int64
 }
 
 // blockSize is the size of a table block. Badger's 4 KiB holds a single
@@ -80,7 +85,8 @@ const builderPool = 8
 
 // BadgerSizingFor splits a memory budget in bytes: an eighth to each of
 // three memtables, a quarter to the block cache, an eighth to the index
-// cache and a sixty-fourth to the table size, with two compactors. The
+// cache and a sixty-fourth to the table size, with two compactors, and
+// lets the mapped files grow the resident set by half of it. The
 // budget is what the memtables and caches take (three quarters of it)
 // plus room for flushing; BadgerSizing.Ceiling adds the compaction
 // working set. A budget below MinBadgerMemory is an error.
@@ -95,6 +101,7 @@ func BadgerSizingFor(budget int64) (BadgerSizing, error) {
 		IndexCacheSize: budget / 8,
 		BaseTableSize:  max(budget/64, 1<<20),
 		NumCompactors:  2,
+		MappedResident: budget / 2,
 	}, nil
 }
 
@@ -110,6 +117,7 @@ func (s BadgerSizing) withDefaults() BadgerSizing {
 	fill(&s.BlockCacheSize, d.BlockCacheSize)
 	fill(&s.IndexCacheSize, d.IndexCacheSize)
 	fill(&s.BaseTableSize, d.BaseTableSize)
+	fill(&s.MappedResident, d.MappedResident)
 	if s.NumMemtables == 0 {
 		s.NumMemtables = d.NumMemtables
 	}
@@ -138,10 +146,10 @@ func (s BadgerSizing) check() error {
 // Ceiling is the most memory in bytes Badger's buffers and caches take
 // under s: the memtables, the caches, one memtable's flush (a builder
 // of twice its size), the compactions' builders (twice the table size
-// each) and the builder pool. It leaves out the Go runtime's overhead
-// (the garbage collector lets the heap grow past the live data, by GOGC,
-// up to the process's memory limit) and pages of table files the kernel
-// maps in, which it can drop.
+// each) and the builder pool: what Badger allocates. It leaves out the Go
+// runtime's overhead (the garbage collector lets the heap grow past the
+// live data, by GOGC, up to the process's memory limit) and the pages of
+// the mapped files, which MappedResident bounds apart.
 func (s BadgerSizing) Ceiling() int64 {
 	s = s.withDefaults()
 	memtables := int64(s.NumMemtables) * s.MemTableSize

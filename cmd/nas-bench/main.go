@@ -53,6 +53,7 @@ type benchOptions struct {
 	concurrency []int
 	sizes       []string
 	soak        time.Duration
+	soakLarge   string
 
 	serveChild string // hidden: run as a spawned server (kind,dir,addr)
 	command    string
@@ -176,6 +177,7 @@ func (o *benchOptions) addFlags(cmd *cobra.Command) {
 	f.IntSliceVar(&o.concurrency, "concurrency", nil, "PUT/GET client counts, e.g. 1,8,32 (default: the mode's)")
 	f.StringSliceVar(&o.sizes, "sizes", nil, "PUT/GET object sizes, e.g. 4KiB,1MiB,64MiB (default: the mode's)")
 	f.DurationVar(&o.soak, "soak", 0, "length of each phase of the soak workload, per server (default: the mode's, 10s quick, 10m full)")
+	f.StringVar(&o.soakLarge, "soak-large", "", "object size of the soak's multipart phase, e.g. 64MiB (default: the mode's; 0 skips that phase)")
 	f.StringVar(&o.serveChild, "serve-child", "", "")
 	_ = f.MarkHidden("serve-child")
 }
@@ -388,6 +390,13 @@ func (o benchOptions) override(p *bench.Profile) error {
 	}
 	if o.soak > 0 {
 		p.SoakDuration = o.soak
+	}
+	if o.soakLarge != "" {
+		v, err := bytesize.Parse(o.soakLarge)
+		if err != nil {
+			return fmt.Errorf("--soak-large: %w", err)
+		}
+		p.SoakLarge = v
 	}
 	if len(o.sizes) == 0 && len(o.concurrency) == 0 {
 		return nil

@@ -1,0 +1,114 @@
+package kv
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// canPageOut reports whether the kernel knows MADV_PAGEOUT (Linux 5.4):
+// advising an empty range answers EINVAL where it does not.
+func canPageOut() bool {
+	_, _, e := unix.Syscall(unix.SYS_MADVISE, 0, 0, unix.MADV_PAGEOUT)
+	return e == 0
+}
+
+// residentFile is the process's resident pages of mapped files in bytes
+// (RssFile in /proc/self/status; 0 if unknown).
+func residentFile() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	return statusKiB(b, "RssFile:") << 10
+}
+
+// statusKiB reads the value in KiB of field (with its colon) from the
+// text of /proc/PID/status (0 if absent).
+func statusKiB(status []byte, field string) int64 {
+	for line := range bytes.Lines(status) {
+		rest, ok := bytes.CutPrefix(line, []byte(field))
+		if !ok {
+			continue
+		}
+		f := strings.Fields(string(rest))
+		if len(f) == 0 {
+			return 0
+		}
+		n, _ := strconv.ParseInt(f[0], 10, 64)
+		return n
+	}
+	return 0
+}
+
+// pageOut asks the kernel to page out every mapping of a file under dir
+// (MADV_PAGEOUT) and returns how many it advised. A mapping unmapped
+// since /proc/self/maps was read answers ENOMEM and is skipped; whatever
+// took its place is not harmed, as paging out only ever moves pages out
+// of the resident set (without swap, anonymous pages stay).
+func pageOut(dir string) (int, error) {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return 0, fmt.Errorf("page out: %w", err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		start, end, ok := mappingUnder(sc.Text(), dir)
+		if !ok {
+			continue
+		}
+		_, _, e := unix.Syscall(unix.SYS_MADVISE, start, end-start, unix.MADV_PAGEOUT)
+		if e != 0 && e != unix.ENOMEM {
+			return n, fmt.Errorf("page out %x-%x: %w", start, end, e)
+		}
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		return n, fmt.Errorf("page out: %w", err)
+	}
+	return n, nil
+}
+
+// errNotMapping is a line of /proc/PID/maps that does not parse.
+var errNotMapping = errors.New("not a mapping")
+
+// mappingUnder parses a line of /proc/PID/maps ("start-end perms offset
+// dev inode path") and reports its range when it maps a file under dir.
+func mappingUnder(line, dir string) (start, end uintptr, ok bool) {
+	f := strings.SplitN(line, " ", 6)
+	if len(f) < 6 {
+		return 0, 0, false
+	}
+	path := strings.TrimLeft(f[5], " ")
+	if !strings.HasPrefix(path, dir+"/") {
+		return 0, 0, false
+	}
+	start, end, err := parseRange(f[0])
+	if err != nil || end <= start {
+		return 0, 0, false
+	}
+	return start, end, true
+}
+
+// parseRange parses "start-end" in hexadecimal.
+func parseRange(s string) (start, end uintptr, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		return 0, 0, errNotMapping
+	}
+	x, err1 := strconv.ParseUint(a, 16, 64)
+	y, err2 := strconv.ParseUint(b, 16, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, errNotMapping
+	}
+	return uintptr(x), uintptr(y), nil
+}
