@@ -23,9 +23,11 @@
 // Get returns a copy.
 //
 // Memory: BadgerSizing bounds what Badger holds (memtables, caches, the
-// table builders of flushes and compactions), 264 MiB by default
+// table builders of flushes and compactions), 500 MiB by default
 // (DefaultBadgerMemory, BadgerSizing.Ceiling). Badger also maps its table
-// files, so recently used parts of the store are resident as mapped file
-// pages, which the kernel reclaims; that part grows with the store, not
-// with the configuration.
+// files and reads through the mapping, so recently used parts of the store
+// become resident as mapped file pages; on Linux a pager pages them out
+// (MADV_PAGEOUT) whenever they have grown the process's resident set by
+// BadgerSizing.MappedResident (half the budget) since it last did, so that
+// part follows the configuration too, not the store's size.
 package kv

@@ -8,7 +8,7 @@ import (
 )
 
 // pagerTick is how often the pager looks at the process's resident set.
-var pagerTick = time.Second
+var pagerTick = 100 * time.Millisecond
 
 // pager keeps the store's mapped files from growing the process's
 // resident set past a budget. Badger maps every table file (and its logs)
@@ -61,6 +61,7 @@ func (p *pager) run() {
 	tick := time.NewTicker(pagerTick)
 	defer tick.Stop()
 	floor := residentFile()
+	tables := map[string]int64{} // where each table's index starts (see pageOut)
 	for {
 		select {
 		case <-p.stop:
@@ -70,7 +71,7 @@ func (p *pager) run() {
 		if residentFile()-floor <= p.budget {
 			continue
 		}
-		n, err := pageOut(p.dir)
+		n, err := pageOut(p.dir, tables)
 		if err != nil {
 			p.log.Warn("kv: paging out mapped files", "dir", p.dir, "err", err)
 		}

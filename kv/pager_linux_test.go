@@ -106,7 +106,7 @@ func residentUnder(t *testing.T, dir string) int64 {
 		switch {
 		case len(f) == 0:
 		case !strings.HasSuffix(f[0], ":"): // a mapping's first line
-			_, _, in = mappingUnder(line, dir)
+			_, _, _, in = mappingUnder(line, dir)
 		case in && f[0] == "Rss:":
 			sum += statusKiB([]byte(line), "Rss:") << 10
 		}
@@ -127,7 +127,7 @@ func TestPageOutLeavesTheResidentSet(t *testing.T) {
 		t.Fatalf("the store's mappings hold %d KiB resident after writing and reading 48 MiB; the test needs more than 16 MiB to mean anything", before>>10)
 	}
 	abs, _ := filepath.EvalSymlinks(dir)
-	n, err := pageOut(abs)
+	n, err := pageOut(abs, map[string]int64{})
 	if err != nil || n == 0 {
 		t.Fatalf("pageOut advised %d mappings: %v", n, err)
 	}
@@ -179,9 +179,36 @@ func TestMappingUnder(t *testing.T) {
 		{"7ffd5e813000-7ffd5e7f2000 rw-p 00000000 00:00 0  /d/kv/x", false, 0},
 		{"", false, 0},
 	} {
-		start, _, ok := mappingUnder(tc.line, "/d/kv")
+		start, _, _, ok := mappingUnder(tc.line, "/d/kv")
 		if ok != tc.ok || start != tc.start {
 			t.Errorf("%q: %x %v, want %x %v", tc.line, start, ok, tc.start, tc.ok)
 		}
+	}
+}
+
+// TestIndexStart: the footer read finds each table's index where Badger
+// says it is: its index size before the checksum and the two lengths.
+func TestIndexStart(t *testing.T) {
+	db, dir := openPaged(t, -1)
+	infos := db.db.Tables()
+	if len(infos) == 0 {
+		t.Fatal("no tables after 48 MiB")
+	}
+	for _, ti := range infos {
+		path := filepath.Join(dir, fmt.Sprintf("%06d.sst", ti.ID))
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := indexStart(path)
+		if tail := fi.Size() - at - int64(ti.IndexSz); at <= 0 || tail < 8 || tail > 64 {
+			t.Errorf("table %d: index at %d of %d bytes, index %d bytes: %d bytes of footer", ti.ID, at, fi.Size(), ti.IndexSz, tail)
+		}
+	}
+	if at := indexStart(filepath.Join(dir, "MANIFEST")); at < 0 {
+		t.Errorf("a file that is not a table: %d", at)
+	}
+	if at := indexStart(filepath.Join(dir, "absent.sst")); at != 0 {
+		t.Errorf("an absent table: %d, want 0", at)
 	}
 }

@@ -12,14 +12,15 @@ import (
 const valueThreshold = 1 << 20
 
 // DefaultBadgerMemory is the memory budget of the embedded store when none
-// is given: 128 MiB, split by BadgerSizingFor into 48 MiB of memtables,
+// is given: 128 MiB, split by BadgerSizingFor into 32 MiB of memtables,
 // 32 MiB of block cache, 16 MiB of index cache and 2 MiB tables, whose
-// ceiling (BadgerSizing.Ceiling) is 264 MiB.
+// ceiling (BadgerSizing.Ceiling) is 500 MiB, and 64 MiB of mapped files
+// left resident.
 const DefaultBadgerMemory = 128 << 20
 
-// MinBadgerMemory is the smallest budget BadgerSizingFor accepts: below it
-// a memtable (budget/8) could not hold a batch with a value just under the
-// 1 MiB value threshold (Badger caps a batch at 15% of a memtable).
+// MinBadgerMemory is the smallest budget BadgerSizingFor accepts: its
+// caches and table size are already small, and its memtables are at
+// their minimum (minMemTable).
 const MinBadgerMemory = 64 << 20
 
 // BadgerSizing is what Badger may hold in memory. Badger's memory is its
@@ -83,20 +84,23 @@ const compactionBuilders = 8 + 5
 // reuse (z.NewAllocatorPool(8) in db.go).
 const builderPool = 8
 
-// BadgerSizingFor splits a memory budget in bytes: an eighth to each of
-// three memtables, a quarter to the block cache, an eighth to the index
-// cache and a sixty-fourth to the table size, with two compactors, and
-// lets the mapped files grow the resident set by half of it. The
-// budget is what the memtables and caches take (three quarters of it)
-// plus room for flushing; BadgerSizing.Ceiling adds the compaction
-// working set. A budget below MinBadgerMemory is an error.
+// BadgerSizingFor splits a memory budget in bytes: a sixteenth to each of
+// four memtables (at least 8 MiB each), a quarter to the block cache, an
+// eighth to the index cache and a sixty-fourth to the table size, with
+// two compactors, and lets the mapped files grow the resident set by half
+// of it. Memtables of 8 MiB rather than 16 halved the resident set of 8
+// clients of 4 KiB PUTs (bench/RESULTS.md, "Memory under load"): a
+// memtable's flush grows its table builder's buffers to about one and a
+// half times the memtable, and Badger keeps up to eight used builders'
+// buffers for reuse. BadgerSizing.Ceiling is the sum of the worst cases.
+// A budget below MinBadgerMemory is an error.
 func BadgerSizingFor(budget int64) (BadgerSizing, error) {
 	if budget < MinBadgerMemory {
 		return BadgerSizing{}, fmt.Errorf("kv memory %d bytes: want at least %d (64 MiB)", budget, MinBadgerMemory)
 	}
 	return BadgerSizing{
-		MemTableSize:   budget / 8,
-		NumMemtables:   3,
+		MemTableSize:   max(budget/16, minMemTable),
+		NumMemtables:   4,
 		BlockCacheSize: budget / 4,
 		IndexCacheSize: budget / 8,
 		BaseTableSize:  max(budget/64, 1<<20),
@@ -104,6 +108,11 @@ func BadgerSizingFor(budget int64) (BadgerSizing, error) {
 		MappedResident: budget / 2,
 	}, nil
 }
+
+// minMemTable is the smallest memtable BadgerSizingFor gives: Badger caps
+// a batch at 15% of a memtable, which must hold a value just under the
+// 1 MiB value threshold.
+const minMemTable = 8 << 20
 
 // withDefaults fills the zero fields of s from the default budget.
 func (s BadgerSizing) withDefaults() BadgerSizing {
@@ -131,7 +140,7 @@ func (s BadgerSizing) withDefaults() BadgerSizing {
 func (s BadgerSizing) check() error {
 	switch {
 	case s.MemTableSize*15/100 < valueThreshold:
-		return fmt.Errorf("memtable size %d: want at least %d, so a batch holds a value below the 1 MiB value threshold", s.MemTableSize, MinBadgerMemory/8)
+		return fmt.Errorf("memtable size %d: want at least %d, so a batch holds a value below the 1 MiB value threshold", s.MemTableSize, minMemTable)
 	case s.NumMemtables < 2:
 		return fmt.Errorf("%d memtables: want at least 2 (one written, one flushing)", s.NumMemtables)
 	case s.NumCompactors < 2:
@@ -144,23 +153,38 @@ func (s BadgerSizing) check() error {
 }
 
 // Ceiling is the most memory in bytes Badger's buffers and caches take
-// under s: the memtables, the caches, one memtable's flush (a builder
-// of twice its size), the compactions' builders (twice the table size
-// each) and the builder pool: what Badger allocates. It leaves out the Go
-// runtime's overhead (the garbage collector lets the heap grow past the
-// live data, by GOGC, up to the process's memory limit) and the pages of
-// the mapped files, which MappedResident bounds apart.
+// under s: the memtables, the caches, and the table builders' buffers: a
+// memtable's flush, the compactions' builders and the pool of used ones
+// Badger keeps, each at most what a flush grows one to (see
+// flushBuffers). It leaves out the Go runtime's overhead (the garbage
+// collector lets the heap grow past the live data, by GOGC, up to the
+// process's memory limit) and the pages of the mapped files, which
+// MappedResident bounds apart.
 func (s BadgerSizing) Ceiling() int64 {
 	s = s.withDefaults()
 	memtables := int64(s.NumMemtables) * s.MemTableSize
 	caches := s.BlockCacheSize + s.IndexCacheSize
-	flush := 2 * s.MemTableSize
-	builders := int64(s.NumCompactors*compactionBuilders+builderPool) * 2 * s.BaseTableSize
+	builder := max(s.flushBuffers(), 2*s.BaseTableSize)
 	if s.Compression {
 		// Snappy writes each block again into the same builder.
-		builders *= 2
+		builder *= 2
 	}
-	return memtables + caches + flush + builders
+	return memtables + caches + int64(s.NumCompactors*compactionBuilders+1+builderPool)*builder
+}
+
+// flushBuffers is what a table builder's buffers grow to while it writes
+// a memtable's table: they start at twice the table size and each new
+// one doubles the last, until they hold the memtable and an eighth more
+// for the table's index and filter (ristretto's z.Allocator under
+// Badger's table.Builder). A builder returned to Badger's pool keeps
+// them, so a compaction that reuses it holds as much.
+func (s BadgerSizing) flushBuffers() int64 {
+	need := s.MemTableSize + s.MemTableSize/8
+	var total int64
+	for page := 2 * s.BaseTableSize; total < need; page *= 2 {
+		total += page
+	}
+	return total
 }
 
 // apply sets s on Badger's options.

@@ -9,17 +9,17 @@ func TestBadgerSizingFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := BadgerSizing{MemTableSize: 16 << 20, NumMemtables: 3, BlockCacheSize: 32 << 20, IndexCacheSize: 16 << 20,
+	want := BadgerSizing{MemTableSize: 8 << 20, NumMemtables: 4, BlockCacheSize: 32 << 20, IndexCacheSize: 16 << 20,
 		BaseTableSize: 2 << 20, NumCompactors: 2, MappedResident: 64 << 20}
 	if s != want {
 		t.Fatalf("BadgerSizingFor(128 MiB) = %+v, want %+v", s, want)
 	}
 	// The ceiling DefaultBadgerMemory's doc comment and the README state.
-	if got := s.Ceiling(); got != 264<<20 {
-		t.Fatalf("default ceiling %d MiB, want 264", got>>20)
+	if got := s.Ceiling(); got != 500<<20 {
+		t.Fatalf("default ceiling %d MiB, want 500", got>>20)
 	}
-	if got := (BadgerSizing{}).Ceiling(); got != 264<<20 {
-		t.Fatalf("zero sizing's ceiling %d MiB, want the default's 264", got>>20)
+	if got := (BadgerSizing{}).Ceiling(); got != 500<<20 {
+		t.Fatalf("zero sizing's ceiling %d MiB, want the default's 500", got>>20)
 	}
 	if _, err := BadgerSizingFor(MinBadgerMemory - 1); err == nil {
 		t.Fatal("a budget below the minimum was accepted")
@@ -30,6 +30,21 @@ func TestBadgerSizingFor(t *testing.T) {
 	}
 	if err := small.withDefaults().check(); err != nil {
 		t.Fatalf("the minimum budget's sizing fails its own check: %v", err)
+	}
+}
+
+// TestFlushBuffers: a flush's builder starts at twice the table size and
+// doubles its buffers until they hold the memtable and its index.
+func TestFlushBuffers(t *testing.T) {
+	for _, tc := range []struct{ mem, table, want int64 }{
+		{8 << 20, 2 << 20, 12 << 20},  // 4 + 8
+		{16 << 20, 2 << 20, 28 << 20}, // 4 + 8 + 16: the sizing before memtables of 8 MiB
+		{8 << 20, 8 << 20, 16 << 20},  // one buffer of twice the table holds it
+	} {
+		s := BadgerSizing{MemTableSize: tc.mem, BaseTableSize: tc.table}
+		if got := s.flushBuffers(); got != tc.want {
+			t.Errorf("memtable %d MiB, tables %d MiB: %d MiB, want %d", tc.mem>>20, tc.table>>20, got>>20, tc.want>>20)
+		}
 	}
 }
 

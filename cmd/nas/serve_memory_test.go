@@ -45,8 +45,8 @@ func TestServeMemoryFlags(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != 512<<20 {
 		t.Errorf("explicit --memory-limit 512MiB set %d", got)
 	}
-	if c.KV.MemTableSize != 32<<20 {
-		t.Errorf("--kv-memory 256MiB: memtable %d, want 32 MiB", c.KV.MemTableSize)
+	if c.KV.MemTableSize != 16<<20 {
+		t.Errorf("--kv-memory 256MiB: memtable %d, want 16 MiB", c.KV.MemTableSize)
 	}
 
 	debug.SetMemoryLimit(prev)
