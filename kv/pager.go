@@ -26,6 +26,7 @@ var pagerTick = 100 * time.Millisecond
 type pager struct {
 	dir    string // absolute, symbolic links resolved: as the kernel names mappings
 	budget int64
+	tick   time.Duration
 	log    *slog.Logger
 	stop   chan struct{}
 	done   sync.WaitGroup
@@ -48,7 +49,7 @@ func startPager(dir string, budget int64, log *slog.Logger) *pager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &pager{dir: abs, budget: budget, log: log, stop: make(chan struct{})}
+	p := &pager{dir: abs, budget: budget, tick: pagerTick, log: log, stop: make(chan struct{})}
 	p.done.Add(1)
 	go p.run()
 	return p
@@ -58,7 +59,7 @@ func startPager(dir string, budget int64, log *slog.Logger) *pager {
 // budget since the last time, until close.
 func (p *pager) run() {
 	defer p.done.Done()
-	tick := time.NewTicker(pagerTick)
+	tick := time.NewTicker(p.tick)
 	defer tick.Stop()
 	floor := residentFile()
 	tables := map[string]int64{} // where each table's index starts (see pageOut)

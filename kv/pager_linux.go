@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -142,9 +141,6 @@ func indexStart(path string) int64 {
 	return max(pos, 0)
 }
 
-// errNotMapping is a line of /proc/PID/maps that does not parse.
-var errNotMapping = errors.New("not a mapping")
-
 // mappingUnder parses a line of /proc/PID/maps ("start-end perms offset
 // dev inode path") and reports its range and path when it maps a file
 // under dir.
@@ -157,23 +153,11 @@ func mappingUnder(line, dir string) (start, end uintptr, path string, ok bool) {
 	if !strings.HasPrefix(path, dir+"/") {
 		return 0, 0, "", false
 	}
-	start, end, err := parseRange(f[0])
-	if err != nil || end <= start {
-		return 0, 0, "", false
-	}
-	return start, end, path, true
-}
-
-// parseRange parses "start-end" in hexadecimal.
-func parseRange(s string) (start, end uintptr, err error) {
-	a, b, ok := strings.Cut(s, "-")
-	if !ok {
-		return 0, 0, errNotMapping
-	}
+	a, b, _ := strings.Cut(f[0], "-")
 	x, err1 := strconv.ParseUint(a, 16, 64)
 	y, err2 := strconv.ParseUint(b, 16, 64)
-	if err1 != nil || err2 != nil {
-		return 0, 0, errNotMapping
+	if err1 != nil || err2 != nil || y <= x {
+		return 0, 0, "", false
 	}
-	return uintptr(x), uintptr(y), nil
+	return uintptr(x), uintptr(y), path, true
 }

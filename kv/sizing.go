@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -181,7 +182,10 @@ func (s BadgerSizing) Ceiling() int64 {
 func (s BadgerSizing) flushBuffers() int64 {
 	need := s.MemTableSize + s.MemTableSize/8
 	var total int64
-	for page := 2 * s.BaseTableSize; total < need; page *= 2 {
+	for page := max(2*s.BaseTableSize, 1); total < need; page *= 2 {
+		if page > math.MaxInt64-total || page > math.MaxInt64/2 {
+			return math.MaxInt64 // sizes no machine has; do not wrap
+		}
 		total += page
 	}
 	return total

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"math"
 	"testing"
 )
 
@@ -40,6 +41,8 @@ func TestFlushBuffers(t *testing.T) {
 		{8 << 20, 2 << 20, 12 << 20},  // 4 + 8
 		{16 << 20, 2 << 20, 28 << 20}, // 4 + 8 + 16: the sizing before memtables of 8 MiB
 		{8 << 20, 8 << 20, 16 << 20},  // one buffer of twice the table holds it
+		{8 << 20, -1, 1<<24 - 1},      // a table size check refuses still ends: 1 + 2 + 4 ... bytes
+		{math.MaxInt64 / 2, 2 << 20, math.MaxInt64},
 	} {
 		s := BadgerSizing{MemTableSize: tc.mem, BaseTableSize: tc.table}
 		if got := s.flushBuffers(); got != tc.want {
