@@ -9,6 +9,7 @@ import (
 	"github.com/agentnas/nas/apiv1"
 	"github.com/agentnas/nas/auth"
 	"github.com/agentnas/nas/branch"
+	"github.com/agentnas/nas/label"
 	"github.com/agentnas/nas/lease"
 	"github.com/agentnas/nas/manifest"
 )
@@ -118,6 +119,69 @@ func (h *Handler) objectLookup(ctx context.Context, c *call, a *apiv1.ObjectLook
 	}
 	out.Dir = len(res.Objects) > 0 || len(res.CommonPrefixes) > 0
 	return out, nil
+}
+
+// objectTouched tells which keys of a branch changed since a cursor (the
+// mount follows it to keep what it knows for long). A lease hears only of
+// keys it may list or read by path and, if its sensitivity ceiling can
+// hide keys by their labels, only of keys it could see: a key written
+// above its ceiling turns the answer into All (so a name it saw and can
+// no longer see is not kept, and a hidden one never leaks), a key
+// deleted is named if the version before the delete was admitted.
+func (h *Handler) objectTouched(ctx context.Context, c *call, a *apiv1.ObjectTouchedRequest) (*apiv1.ObjectTouchedResponse, error) {
+	br, err := h.target(ctx, c, a.Repo, a.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.authorize(ctx, c, lease.List, a.Repo, br, ""); err != nil {
+		return nil, err
+	}
+	t, err := h.b.TouchedSince(ctx, a.Repo, br, a.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	out := &apiv1.ObjectTouchedResponse{Cursor: t.Cursor, All: t.All, Coherent: t.Coherent, Keys: []apiv1.TouchedKey{}}
+	labelled := c.p.Lease != nil && label.Above(label.Secret, c.p.Lease.SensitivityMax)
+	for _, k := range t.Keys {
+		if !c.p.Visible(k.Key, lease.List, lease.Read) {
+			continue
+		}
+		if labelled {
+			e, deleted, err := h.seenEntry(ctx, a.Repo, br, k)
+			if err != nil {
+				return nil, err
+			}
+			admitted := e != nil && h.auth.Admits(ctx, c.p, a.Repo, k.Key, e)
+			if deleted && !admitted {
+				continue // the lease never saw what was deleted
+			}
+			if !admitted {
+				out.All, out.Keys = true, []apiv1.TouchedKey{}
+				break
+			}
+		}
+		out.Keys = append(out.Keys, apiv1.TouchedKey{Key: k.Key, VersionID: k.VersionID, Deleted: k.Deleted})
+	}
+	return out, nil
+}
+
+// seenEntry is the entry by which a changed key's visibility is judged:
+// its current one, or for a deleted key (deleted) the version before the
+// delete (nil when there was none, or it was itself a delete).
+func (h *Handler) seenEntry(ctx context.Context, repo, br string, k branch.TouchedKey) (e *manifest.Entry, deleted bool, err error) {
+	e, err = h.b.Get(ctx, repo, br, k.Key)
+	if err == nil || !errors.Is(err, branch.ErrNoSuchKey) {
+		return e, false, err
+	}
+	res, err := h.b.ListVersions(ctx, repo, br, branch.VersionListOptions{Prefix: k.Key, MaxKeys: 2})
+	if err != nil {
+		return nil, true, err
+	}
+	vs := res.Versions
+	if len(vs) < 2 || vs[0].Key != k.Key || vs[1].Key != k.Key || !vs[0].DeleteMarker {
+		return nil, true, nil
+	}
+	return vs[1].Entry, true, nil
 }
 
 // commitAt parses the commit a listing or lookup reads at ("": the

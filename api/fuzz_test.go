@@ -31,6 +31,7 @@ var ops = []string{
 	"source/add", "source/get", "source/list", "source/refresh", "source/remove",
 	"files/read", "files/dereference", "files/verify",
 	"check/add", "check/list", "check/remove", "check/require", "check/results", "check/rerun",
+	"object/touched",
 }
 
 // FuzzControlAPI sends any body to any operation through the real

@@ -70,6 +70,7 @@ func (h *Handler) routes() map[string]verb {
 	route(m, leases, h.objectStat)
 	route(m, leases, h.objectList)
 	route(m, leases, h.objectLookup)
+	route(m, leases, h.objectTouched)
 	route(m, leases, h.objectReads)
 	route(m, writes|leases, h.objectCompose)
 	route(m, writes|leases, h.objectPutBatch)

@@ -236,6 +236,41 @@ type ObjectLookupResponse struct {
 	Marker bool    `json:"marker"`
 }
 
+// ObjectTouchedRequest asks which keys of a branch changed since Cursor
+// ("" for a first call), so a client that follows it may trust what it
+// knows of every other key.
+type ObjectTouchedRequest struct {
+	Repo   string `json:"repo"`
+	Branch string `json:"branch,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// ObjectTouchedResponse answers object/touched: the keys the caller may
+// list or read that changed (each once), or All when anything may have
+// changed (a first call, a cursor too old or of another gateway process
+// or branch, the branch's head moved, too many keys); Cursor is where to
+// follow on. Coherent is false when writes the gateway does not hear can
+// change the branch (several gateways): a client must then not trust
+// what it knows for longer than it would without the journal.
+type ObjectTouchedResponse struct {
+	Cursor   string       `json:"cursor"`
+	All      bool         `json:"all"`
+	Keys     []TouchedKey `json:"keys"`
+	Coherent bool         `json:"coherent"`
+}
+
+// TouchedKey is a key that changed and the version it holds now (a
+// delete marker's, with Deleted, after a delete; "" when a staged change
+// was dropped).
+type TouchedKey struct {
+	Key       string `json:"key"`
+	VersionID string `json:"version_id,omitempty"`
+	Deleted   bool   `json:"deleted,omitempty"`
+}
+
+// Op implements Request.
+func (ObjectTouchedRequest) Op() string { return "object/touched" }
+
 // Op implements Request.
 func (ObjectStatRequest) Op() string { return "object/stat" }
 

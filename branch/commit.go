@@ -90,6 +90,7 @@ func (s *Service) Commit(ctx context.Context, repo, branch string, o CommitOptio
 	defer unlock()
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
+	ctx = keepsView(ctx) // a commit changes no key's contents
 
 	var v *view
 	var sealed uint64

@@ -33,6 +33,8 @@ type Service struct {
 	chunks *cas.Store
 	log    *slog.Logger
 	clk    clock
+	// journal hears every write committed through db (TouchedSince).
+	journal *journal
 
 	mu          sync.Mutex             // guards commitLocks and roots
 	commitLocks map[string]*sync.Mutex // per repo/branch: one fold at a time
@@ -84,8 +86,10 @@ func New(db kv.DB, chunks *cas.Store, log *slog.Logger) *Service {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ms := manifest.NewStore(db)
+	j := newJournal()
 	return &Service{
-		db:          db,
+		db:          observed{DB: db, j: j},
+		journal:     j,
 		ms:          ms,
 		nodes:       tree.NewCache(ms, 64<<20),
 		chunks:      chunks,

@@ -33,7 +33,7 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *gofu
 	if err := d.m.flushDeleteOf(ctx, key); err != nil {
 		return nil, d.m.fail(err)
 	}
-	now := time.Now()
+	g, now := d.m.fw.gen.Load(), time.Now()
 	e, err := d.m.putMarker(ctx, key, mode, now)
 	if err != nil {
 		return nil, d.m.fail(err)
@@ -41,7 +41,7 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *gofu
 	in := info{kind: syscall.S_IFDIR, e: e, marker: true}
 	d.noteName(name, in)
 	d.m.changedNow()
-	ch := d.childFor(ctx, name, in, out)
+	ch := d.childFor(ctx, name, in, out, g)
 	if nd, ok := ch.Operations().(*dirNode); ok && d.m.mayList() {
 		nd.keepEmpty() // made here: nothing is in it yet
 	}
@@ -85,7 +85,8 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 		mode: syscall.S_IFREG | mode&0o7777, mtime: now, contentType: contentTypeOf(name)}
 	d.m.markDirty(f)
 	f.fillAttr(&out.Attr)
-	d.setTimeouts(out)
+	out.SetEntryTimeout(d.m.ttl)
+	out.SetAttrTimeout(d.m.ttl)
 	ch := d.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG})
 	// Listed as present-but-unknown until its upload says what it is.
 	d.noteName(name, info{kind: syscall.S_IFREG})
@@ -119,7 +120,7 @@ func (d *dirNode) Symlink(ctx context.Context, target, name string, out *gofuse.
 	if err := d.m.flushDeleteOf(ctx, key); err != nil {
 		return nil, d.m.fail(err)
 	}
-	now := time.Now()
+	g, now := d.m.fw.gen.Load(), time.Now()
 	meta := map[string]string{metaMode: itoa(syscall.S_IFLNK | 0o777), metaMtime: formatMtime(now)}
 	inf, err := d.m.r.c.Put(ctx, d.m.r.obj(key), bytes.NewReader([]byte(target)), int64(len(target)),
 		client.PutOptions{ContentType: "application/x-symlink", Meta: meta})
@@ -130,7 +131,7 @@ func (d *dirNode) Symlink(ctx context.Context, target, name string, out *gofuse.
 	in := info{kind: syscall.S_IFLNK, e: e}
 	d.noteName(name, in)
 	d.m.changedNow()
-	ch := d.childFor(ctx, name, in, out)
+	ch := d.childFor(ctx, name, in, out, g)
 	ch.Operations().(*linkNode).setTarget(target)
 	return ch, 0
 }

@@ -102,8 +102,9 @@ func creatable(name string) bool { return validName(name) && utf8.ValidString(na
 // Getattr answers stat from memory: a directory's attributes are its
 // marker's, or the mount's defaults.
 func (d *dirNode) Getattr(ctx context.Context, fh fs.FileHandle, out *gofuse.AttrOut) syscall.Errno {
+	g := d.m.fw.gen.Load()
 	d.fillAttr(&out.Attr)
-	out.SetTimeout(d.m.ttl)
+	out.SetTimeout(d.m.cacheTTL(g))
 	return 0
 }
 

@@ -137,6 +137,7 @@ func (f *fileNode) fillEntry(out *gofuse.EntryOut) {
 // Getattr answers from what the mount knows, asking the gateway again
 // once that is older than the TTL (another client may have changed it).
 func (f *fileNode) Getattr(ctx context.Context, fh fs.FileHandle, out *gofuse.AttrOut) syscall.Errno {
+	g := f.m.fw.gen.Load()
 	f.mu.Lock()
 	stale := f.staged == nil && !f.local && !f.unlinked && time.Since(f.seen) > f.m.ttl && f.opens == 0
 	f.mu.Unlock()
@@ -151,7 +152,7 @@ func (f *fileNode) Getattr(ctx context.Context, fh fs.FileHandle, out *gofuse.At
 		f.refresh(obj)
 	}
 	f.fillAttr(&out.Attr)
-	out.SetTimeout(f.m.ttl)
+	out.SetTimeout(f.m.cacheTTL(g))
 	return 0
 }
 

@@ -12,6 +12,7 @@ import (
 // Lookup resolves name: a file, a directory, or nothing (ENOENT, which
 // the kernel remembers for the TTL).
 func (d *dirNode) Lookup(ctx context.Context, name string, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	g := d.m.fw.gen.Load()
 	if d.isRoot() && name == ctlName {
 		return d.ctlDir(ctx, out), 0
 	}
@@ -23,7 +24,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *gofuse.EntryOut)
 			f.fillEntry(out)
 			return ch, 0
 		}
-		if d.m.stale.Load() && d.knownEntry(ch, out) {
+		if d.m.stale.Load() && d.knownEntry(ch, out, g) {
 			return ch, 0
 		}
 	}
@@ -40,14 +41,14 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *gofuse.EntryOut)
 	if in.kind == 0 {
 		return nil, syscall.ENOENT
 	}
-	return d.childFor(ctx, name, in, out), 0
+	return d.childFor(ctx, name, in, out, g), 0
 }
 
 // knownEntry fills out from what the mount knows of ch. Once the lease has
 // ended, a name the mount knows resolves from memory, so a change to it is
 // EROFS like on any read-only mount rather than ESTALE from the gateway;
 // its contents stay unreadable (ESTALE).
-func (d *dirNode) knownEntry(ch *fs.Inode, out *gofuse.EntryOut) bool {
+func (d *dirNode) knownEntry(ch *fs.Inode, out *gofuse.EntryOut, g uint64) bool {
 	switch n := ch.Operations().(type) {
 	case *dirNode:
 		n.fillAttr(&out.Attr)
@@ -58,7 +59,7 @@ func (d *dirNode) knownEntry(ch *fs.Inode, out *gofuse.EntryOut) bool {
 	default:
 		return false
 	}
-	d.setTimeouts(out)
+	d.setTimeouts(out, g)
 	return true
 }
 
@@ -187,8 +188,9 @@ func (d *dirNode) forgetNames() {
 }
 
 // childFor returns the inode for name as in describes it, reusing the
-// existing one when it has the same type, and fills out.
-func (d *dirNode) childFor(ctx context.Context, name string, in info, out *gofuse.EntryOut) *fs.Inode {
+// existing one when it has the same type, and fills out; in was learnt
+// when the follower's gen was g.
+func (d *dirNode) childFor(ctx context.Context, name string, in info, out *gofuse.EntryOut, g uint64) *fs.Inode {
 	d.m.ns.RLock()
 	key := d.childKey(name)
 	d.m.ns.RUnlock()
@@ -210,7 +212,7 @@ func (d *dirNode) childFor(ctx context.Context, name string, in info, out *gofus
 			n.refresh(in.e)
 			n.fillAttr(&out.Attr)
 		}
-		d.setTimeouts(out)
+		d.setTimeouts(out, g)
 		return ch
 	}
 	var ops fs.InodeEmbedder
@@ -229,14 +231,16 @@ func (d *dirNode) childFor(ctx context.Context, name string, in info, out *gofus
 		n.fillAttr(&out.Attr)
 		ops = n
 	}
-	d.setTimeouts(out)
+	d.setTimeouts(out, g)
 	return d.NewInode(ctx, ops, fs.StableAttr{Mode: in.kind})
 }
 
-// setTimeouts sets the kernel's cache times of an entry to the mount's TTL.
-func (d *dirNode) setTimeouts(out *gofuse.EntryOut) {
-	out.SetEntryTimeout(d.m.ttl)
-	out.SetAttrTimeout(d.m.ttl)
+// setTimeouts sets the kernel's cache times of an entry learnt when the
+// follower's gen was g (see cacheTTL).
+func (d *dirNode) setTimeouts(out *gofuse.EntryOut, g uint64) {
+	ttl := d.m.cacheTTL(g)
+	out.SetEntryTimeout(ttl)
+	out.SetAttrTimeout(ttl)
 }
 
 // setMarker records what a listing or lookup said of d's marker object.

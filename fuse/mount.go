@@ -97,6 +97,8 @@ type Mount struct {
 	lease   *leaseInfo             // nil for the owner
 	leaseAt time.Time              // when lease was fetched
 
+	fw follower // following the gateway's change journal (follow.go)
+
 	commitTimer *time.Timer
 	commitMu    sync.Mutex // serializes commits
 	closed      chan struct{}
@@ -210,6 +212,9 @@ func New(ctx context.Context, dir string, opts Options) (*Mount, error) {
 	m.server = server
 	if m.lease != nil {
 		go m.watchExpiry()
+	}
+	if opts.At == "" {
+		go m.follow()
 	}
 	return m, nil
 }

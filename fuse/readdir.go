@@ -37,6 +37,7 @@ type dirHandle struct {
 	started bool
 	begun   bool   // counted among the directory's listings in flight
 	forgets uint64 // the directory's forgets when the listing began
+	gen     uint64 // the follower's gen when the listing began
 	extras  bool   // the local names were appended
 	done    bool   // the listing ended and was kept
 	seen    map[string]info
@@ -56,6 +57,7 @@ const pageSize = 5000
 // fetch reads the next page of the listing into h.ents.
 func (h *dirHandle) fetch(ctx context.Context) error {
 	if !h.begun {
+		h.gen = h.d.m.fw.gen.Load()
 		h.begun, h.forgets = true, h.d.beginListing()
 	}
 	p, err := h.d.m.r.list(ctx, h.prefix, h.cursor, pageSize)
@@ -235,7 +237,7 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *gofuse.EntryOu
 			return ch, 0
 		}
 	}
-	return h.d.childFor(ctx, name, h.last.in, out), 0
+	return h.d.childFor(ctx, name, h.last.in, out, h.gen), 0
 }
 
 // Seekdir restarts the listing and skips to off (rewinddir is off 0).
