@@ -43,6 +43,7 @@ type dirNode struct {
 // directory just listed (ls -l, git status) cost no round trip.
 type names struct {
 	at   time.Time
+	gen  uint64 // the follower's gen when the listing began (see fresh)
 	ents map[string]info
 }
 

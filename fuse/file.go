@@ -30,6 +30,7 @@ type fileNode struct {
 	mu          sync.Mutex
 	e           *entry    // the gateway's version (nil: not uploaded yet)
 	seen        time.Time // when e was last confirmed
+	seenGen     uint64    // the follower's gen before e was asked for (0: own change; see fresh)
 	local       bool      // created here and not uploaded yet
 	unlinked    bool      // removed: nothing is uploaded any more
 	staged      *staged   // unsaved changes, nil when clean
@@ -82,7 +83,7 @@ func (f *fileNode) localOnly() bool {
 
 // refresh takes in a newer description of the object from a lookup or a
 // listing; a file with unsaved changes keeps its own view.
-func (f *fileNode) refresh(e *entry) {
+func (f *fileNode) refresh(e *entry, g uint64) {
 	if e == nil {
 		return
 	}
@@ -94,7 +95,7 @@ func (f *fileNode) refresh(e *entry) {
 	if f.e == nil || f.e.VersionID != e.VersionID || f.e.ETag != e.ETag {
 		f.content = nil
 	}
-	f.e, f.seen = e, time.Now()
+	f.e, f.seen, f.seenGen = e, time.Now(), g
 }
 
 // attrLocked fills a with the file's attributes; the caller holds f.mu.
@@ -135,11 +136,12 @@ func (f *fileNode) fillEntry(out *gofuse.EntryOut) {
 }
 
 // Getattr answers from what the mount knows, asking the gateway again
-// once that is older than the TTL (another client may have changed it).
+// once that is older than the TTL (another client may have changed it)
+// unless the mount follows the journal (see fresh).
 func (f *fileNode) Getattr(ctx context.Context, fh fs.FileHandle, out *gofuse.AttrOut) syscall.Errno {
 	g := f.m.fw.gen.Load()
 	f.mu.Lock()
-	stale := f.staged == nil && !f.local && !f.unlinked && time.Since(f.seen) > f.m.ttl && f.opens == 0
+	stale := f.staged == nil && !f.local && !f.unlinked && !f.m.fresh(f.seen, f.seenGen) && f.opens == 0
 	f.mu.Unlock()
 	if stale {
 		obj, err := f.confirm(ctx)
@@ -149,7 +151,7 @@ func (f *fileNode) Getattr(ctx context.Context, fh fs.FileHandle, out *gofuse.At
 		if obj == nil {
 			return syscall.ENOENT
 		}
-		f.refresh(obj)
+		f.refresh(obj, g)
 	}
 	f.fillAttr(&out.Attr)
 	out.SetTimeout(f.m.cacheTTL(g))
@@ -394,6 +396,7 @@ func (f *fileNode) openContent(ctx context.Context) (c *content, inlined bool, e
 	f.m.ns.RLock()
 	key := f.key
 	f.m.ns.RUnlock()
+	g := f.m.fw.gen.Load()
 	c, data, err := f.m.r.stat(ctx, key, version, inlineOpen)
 	if err != nil {
 		return nil, false, err
@@ -414,7 +417,7 @@ func (f *fileNode) openContent(ctx context.Context) (c *content, inlined bool, e
 	defer f.mu.Unlock()
 	if f.e != nil && f.staged == nil && (f.e.VersionID == c.VersionID || f.e.VersionID == "") {
 		e := c.entry
-		f.e, f.content, f.seen = &e, c, time.Now()
+		f.e, f.content, f.seen, f.seenGen = &e, c, time.Now(), g
 	}
 	return c, inlined, nil
 }
@@ -513,7 +516,7 @@ func (f *fileNode) setMeta(ctx context.Context) error {
 		ne.ETag = inf.ETag
 	}
 	f.mu.Lock()
-	f.e, f.seen = &ne, time.Now()
+	f.e, f.seen, f.seenGen = &ne, time.Now(), 0
 	f.content = nil
 	f.mu.Unlock()
 	f.m.changedNow()

@@ -14,9 +14,10 @@ import (
 )
 
 // The mount follows the gateway's change journal (object/touched) twice a
-// TTL (at most twice a second). While it does, and the gateway says the journal hears every
-// write to the branch, the kernel may keep names and attributes for an
-// hour instead of the TTL: every key another client changes is
+// TTL (at most twice a second). While it does, and the gateway says the
+// journal hears every write to the branch, the kernel may keep names and
+// attributes for an hour instead of the TTL, and the mount trusts its
+// listings and attributes whatever their age: every key another client changes is
 // invalidated in the kernel and in the mount's own caches as soon as the
 // journal names it, so what the mount shows is no staler than with the
 // TTL. When following fails for longer than the TTL, everything the
@@ -45,16 +46,32 @@ type follower struct {
 	// trustUntil (unix nanoseconds) is until when the kernel may be told
 	// followTTL: the start of the last answered call plus the TTL.
 	trustUntil atomic.Int64
+	// trustGen is gen when following last began: only what was asked
+	// from then on is trusted past the TTL.
+	trustGen atomic.Uint64
 
 	// Owned by the follow goroutine.
 	cursor   string
 	trusting bool // the kernel may hold followTTL entries
 }
 
+// following reports whether the mount follows the journal now: then
+// what it knows (listings, attributes) stays true until the follower
+// forgets it, whatever its age.
+func (m *Mount) following() bool { return time.Now().UnixNano() < m.fw.trustUntil.Load() }
+
+// fresh reports whether what the mount learnt at t, having asked when
+// the follower's gen was g, may still be trusted: within the TTL, or
+// while following if it was asked after following began (what was asked
+// before may predate the journal's first cursor).
+func (m *Mount) fresh(t time.Time, g uint64) bool {
+	return time.Since(t) <= m.ttl || m.following() && g >= m.fw.trustGen.Load() && g != 0
+}
+
 // cacheTTL is how long the kernel may keep an answer built from what the
 // mount knew when gen was g.
 func (m *Mount) cacheTTL(g uint64) time.Duration {
-	if m.fw.gen.Load() == g && time.Now().UnixNano() < m.fw.trustUntil.Load() {
+	if m.fw.gen.Load() == g && m.following() {
 		return followTTL
 	}
 	return m.ttl
@@ -99,10 +116,14 @@ func (m *Mount) followOnce() {
 		m.untrust(err == nil)
 		return
 	}
-	first := m.fw.cursor == ""
 	m.fw.cursor = out.Cursor
 	switch {
-	case out.All && !first:
+	case out.All && !m.fw.trusting:
+		// The first answer: what the mount learnt before may be older
+		// than the cursor, so it is trusted for the TTL only (the kernel
+		// was told no more).
+		m.fw.trustGen.Store(m.fw.gen.Add(1))
+	case out.All:
 		m.forgetAll()
 	case len(out.Keys) > 0:
 		m.forgetKeys(out.Keys)
@@ -127,7 +148,7 @@ func (m *Mount) untrust(now bool) {
 // forgetAll invalidates every name and attribute the kernel and the
 // mount's caches hold.
 func (m *Mount) forgetAll() {
-	m.fw.gen.Add(1)
+	m.fw.trustGen.Store(m.fw.gen.Add(1))
 	var walk func(dir *fs.Inode)
 	walk = func(dir *fs.Inode) {
 		if d, ok := dir.Operations().(*dirNode); ok {

@@ -3,7 +3,6 @@ package fuse
 import (
 	"context"
 	"syscall"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
@@ -103,7 +102,7 @@ func fileInfo(e *entry) info {
 func (d *dirNode) cachedName(name string) (info, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.names == nil || time.Since(d.names.at) > d.m.ttl {
+	if d.names == nil || !d.m.fresh(d.names.at, d.names.gen) {
 		d.names = nil
 		return info{}, false
 	}
@@ -206,7 +205,7 @@ func (d *dirNode) childFor(ctx context.Context, name string, in info, out *gofus
 			n.setMarker(in)
 			n.fillAttr(&out.Attr)
 		case *fileNode:
-			n.refresh(in.e)
+			n.refresh(in.e, g)
 			n.fillAttr(&out.Attr)
 		case *linkNode:
 			n.refresh(in.e)

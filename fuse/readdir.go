@@ -162,7 +162,7 @@ func (h *dirHandle) finish() {
 	if h.seen == nil {
 		h.seen = map[string]info{}
 	}
-	h.d.keepNames(h.seen, h.forgets)
+	h.d.keepNames(h.seen, h.forgets, h.gen)
 	h.seen = map[string]info{} // the kept map is no longer ours
 	h.end()
 }
@@ -198,14 +198,14 @@ func (d *dirNode) keepEmpty() {
 	d.mu.Lock()
 	f := d.forgets
 	d.mu.Unlock()
-	d.keepNames(map[string]info{}, f)
+	d.keepNames(map[string]info{}, f, 0) // trusted for the TTL only
 }
 
 // keepNames keeps ents, a complete listing begun when the directory had
 // seen forgets, with the changes this mount made since applied: a change
 // that reached the gateway after the listing read that part of it would
 // otherwise be lost for the TTL (a file just written looking absent).
-func (d *dirNode) keepNames(ents map[string]info, forgets uint64) {
+func (d *dirNode) keepNames(ents map[string]info, forgets, gen uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for name, in := range d.notes {
@@ -219,7 +219,7 @@ func (d *dirNode) keepNames(ents map[string]info, forgets uint64) {
 	if forgets != d.forgets {
 		return // changed in a way the notes cannot replay
 	}
-	d.names = &names{at: time.Now(), ents: ents}
+	d.names = &names{at: time.Now(), gen: gen, ents: ents}
 }
 
 // Lookup answers READDIRPLUS for the name Readdirent just returned, from

@@ -125,7 +125,7 @@ func (d *dirNode) keepImplicit(ctx context.Context) {
 func (d *dirNode) holdsStored() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.names == nil || time.Since(d.names.at) > d.m.ttl {
+	if d.names == nil || !d.m.fresh(d.names.at, d.names.gen) {
 		return false
 	}
 	for _, in := range d.names.ents {

@@ -385,7 +385,7 @@ func (f *fileNode) uploaded(st *staged, e *entry, c *content) {
 	if f.staged == st {
 		f.staged = nil
 	}
-	f.e, f.seen, f.local, f.content = e, time.Now(), false, c
+	f.e, f.seen, f.seenGen, f.local, f.content = e, time.Now(), 0, false, c
 	// The kernel's pages are what was written through it, e's bytes,
 	// unless another handle (a reader opened before) may add others.
 	f.kernelVer = ""
