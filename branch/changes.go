@@ -158,8 +158,9 @@ func parseCursor(s string) (journalCursor, bool) {
 		seq: binary.BigEndian.Uint64(b[16:])}, true
 }
 
-// maxChangedKeys bounds the keys one answer names: past it, All.
-const maxChangedKeys = 4096
+// maxChangedKeys bounds the keys one answer names (past it, All): the
+// whole journal, about 1 MiB of JSON at most.
+const maxChangedKeys = journalSize
 
 // since reads the journal after cur for branch (repo, id, name); ok is
 // false when cur cannot be followed (All).

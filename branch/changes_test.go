@@ -89,22 +89,6 @@ func TestTouchedSinceNamesWhatChanged(t *testing.T) {
 	}
 }
 
-func TestTouchedSinceFallsBehind(t *testing.T) {
-	ctx := context.Background()
-	s := newService(t)
-	if _, err := s.CreateRepo(ctx, "data", branch.CreateRepoOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cur := touched(t, s, "main", "").Cursor
-	// More keys than one answer names: the client is told everything.
-	for i := range 4100 {
-		put(t, s, "data", "main", fmt.Sprintf("k%05d", i), "1")
-	}
-	if c := touched(t, s, "main", cur); !c.All {
-		t.Fatalf("4,100 keys changed and the answer names %d", len(c.Keys))
-	}
-}
-
 func TestTouchedSinceIsNotCoherentAcrossGateways(t *testing.T) {
 	ctx := context.Background()
 	s := newService(t)

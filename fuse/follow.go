@@ -146,29 +146,36 @@ func (m *Mount) untrust(now bool) {
 }
 
 // forgetAll invalidates every name and attribute the kernel and the
-// mount's caches hold.
+// mount's caches hold: in memory for every inode the mount knows, in the
+// kernel by the root's entries (invalidating a directory's entry drops
+// every entry under it, so this costs a call per top-level name, not per
+// file) and the attributes of open files (fstat does not look up).
 func (m *Mount) forgetAll() {
 	m.fw.trustGen.Store(m.fw.gen.Add(1))
+	root := m.root.EmbeddedInode()
 	var walk func(dir *fs.Inode)
 	walk = func(dir *fs.Inode) {
 		if d, ok := dir.Operations().(*dirNode); ok {
 			d.forgetNames()
 		}
-		for name, ch := range dir.Children() {
-			if name == ctlName && dir == m.root.EmbeddedInode() {
-				continue
-			}
+		for _, ch := range dir.Children() {
 			switch n := ch.Operations().(type) {
 			case *dirNode:
 				walk(ch)
 			case *fileNode:
 				n.forget()
-				ch.NotifyContent(-1, 0) // attributes (an open file's fstat)
+				if n.openCount() > 0 {
+					ch.NotifyContent(-1, 0)
+				}
 			}
-			dir.NotifyEntry(name)
 		}
 	}
-	walk(m.root.EmbeddedInode())
+	walk(root)
+	for name := range root.Children() {
+		if name != ctlName {
+			root.NotifyEntry(name)
+		}
+	}
 }
 
 // forgetKeys invalidates what the mount knows of keys, except where it
