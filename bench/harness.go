@@ -146,6 +146,9 @@ type Env struct {
 	// a local NFS export) that the FUSE workloads run against beside our
 	// mount, each in a directory of its own under the peer's.
 	MountPeers []MountPeer
+	// LakeFS, when set, is a lakeFS server the merge workload measures
+	// beside the gateway.
+	LakeFS *LakeFS
 	// Progress receives one line per step; nil discards.
 	Progress func(format string, args ...any)
 
@@ -297,6 +300,7 @@ type Options struct {
 	Spawn      Spawner
 	DropCaches bool
 	MountPeers []MountPeer
+	LakeFS     *LakeFS
 	Progress   func(format string, args ...any)
 	// Command is the command line recorded in the report.
 	Command string
@@ -374,7 +378,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	env := &Env{Profile: p, Specs: specs, Reference: ReferenceName, Dir: dir, Log: log, Spawn: o.Spawn,
-		DropCaches: o.DropCaches, MountPeers: o.MountPeers, Progress: o.Progress, runID: fmt.Sprintf("%x", time.Now().Unix())}
+		DropCaches: o.DropCaches, MountPeers: o.MountPeers, LakeFS: o.LakeFS, Progress: o.Progress, runID: fmt.Sprintf("%x", time.Now().Unix())}
 	rep := &Report{Mode: p.Mode, Command: o.Command, Reference: ReferenceName, Started: time.Now().UTC(),
 		Machine: DescribeMachine(dir)}
 	for _, s := range specs {

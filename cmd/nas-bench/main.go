@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -42,6 +43,7 @@ type benchOptions struct {
 	dir         string
 	dropCaches  bool
 	mountPeers  []string
+	lakeFS      string
 	list        bool
 	cpuProfile  string
 
@@ -167,6 +169,7 @@ func (o *benchOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.region, "region", "us-east-1", "region for signing requests to endpoint targets")
 	f.StringVar(&o.dir, "dir", "", "scratch directory for the in-process targets and the file baselines (default a new one under $TMPDIR; its file system is the one measured)")
 	f.BoolVar(&o.dropCaches, "drop-caches", false, "before cold reads, also empty the whole page cache through /proc/sys/vm/drop_caches (root; affects the whole machine)")
+	f.StringVar(&o.lakeFS, "lakefs", "", "URL of a lakeFS server (credentials in LAKEFS_ACCESS_KEY and LAKEFS_SECRET_KEY) that the merge workload runs the same 1,000-change rounds against, on a tree of the same size")
 	f.StringArrayVar(&o.mountPeers, "mount-peer", nil, "NAME=DIR: another file system mounted at DIR (JuiceFS, say) that the FUSE workloads measure beside our mount (repeatable)")
 	f.BoolVar(&o.list, "list", false, "list the workloads and exit")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the in-process gateway and the load generator) to this file")
@@ -204,6 +207,10 @@ func runBench(ctx context.Context, o benchOptions) error {
 	if err != nil {
 		return err
 	}
+	lake, err := o.lakeFSPeer()
+	if err != nil {
+		return err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find this binary (to start server processes): %w", err)
@@ -223,6 +230,7 @@ func runBench(ctx context.Context, o benchOptions) error {
 		Log:        slog.New(slog.DiscardHandler),
 		DropCaches: o.dropCaches,
 		MountPeers: peers,
+		LakeFS:     lake,
 		Command:    o.command,
 		Spawn: func(kind, dir, addr string) *exec.Cmd {
 			return exec.Command(exe, "--serve-child", kind+","+dir+","+addr)
@@ -502,4 +510,21 @@ func serveBenchChild(spec string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	return bench.ServeChild(ctx, parts[0], parts[1], parts[2])
+}
+
+// lakeFSPeer is the --lakefs server with its credentials, or nil.
+func (o *benchOptions) lakeFSPeer() (*bench.LakeFS, error) {
+	if o.lakeFS == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(o.lakeFS)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usagef("--lakefs %q: want http://HOST:PORT", o.lakeFS)
+	}
+	l := &bench.LakeFS{Endpoint: strings.TrimSuffix(o.lakeFS, "/"),
+		AccessKey: os.Getenv("LAKEFS_ACCESS_KEY"), Secret: os.Getenv("LAKEFS_SECRET_KEY")}
+	if l.AccessKey == "" || l.Secret == "" {
+		return nil, usagef("--lakefs needs LAKEFS_ACCESS_KEY and LAKEFS_SECRET_KEY")
+	}
+	return l, nil
 }
