@@ -3,6 +3,7 @@ package fuse
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -53,6 +54,7 @@ type follower struct {
 	// Owned by the follow goroutine.
 	cursor   string
 	trusting bool // the kernel may hold followTTL entries
+	off      bool // the gateway refused: not asked again
 }
 
 // following reports whether the mount follows the journal now: then
@@ -78,11 +80,15 @@ func (m *Mount) cacheTTL(g uint64) time.Duration {
 }
 
 // follow asks the journal what changed, every followEvery, until the
-// mount closes.
+// mount closes or the gateway refuses. A lease that may not list is
+// never followed (the gateway would record a refusal twice a second).
 func (m *Mount) follow() {
+	if !m.mayList() {
+		return
+	}
 	t := time.NewTicker(m.followEvery())
 	defer t.Stop()
-	for {
+	for !m.fw.off {
 		select {
 		case <-m.closed:
 			return
@@ -102,6 +108,13 @@ func (m *Mount) followOnce() {
 	var ce *client.Error
 	if errors.As(err, &ce) && deadLease(ce) && m.opts.Client.Temporary() {
 		m.goStale("the gateway refused the lease: " + ce.Code)
+	} else if errors.As(err, &ce) && ce.Status >= 400 && ce.Status < 500 && ce.Status != http.StatusTooManyRequests {
+		// Refused for good (no list, a gateway without the journal): the
+		// TTL applies from now on, and the refusal is not repeated.
+		m.log.Info("not following the gateway's changes; names and attributes are trusted for the TTL", "err", err)
+		m.fw.off = true
+		m.untrust(true)
+		return
 	}
 	if m.stale.Load() {
 		// The lease ended: names the mount knows answer from memory

@@ -3,6 +3,9 @@ package fuse_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -159,4 +162,39 @@ func TestFollowingFailsBackToTheTTL(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestLeaseWithoutListIsNotFollowed: a mount whose lease may not list
+// never asks the journal (the gateway would record a refusal each time);
+// one that may, does.
+func TestLeaseWithoutListIsNotFollowed(t *testing.T) {
+	e := newEnv(t)
+	e.put(t, "main", "shared/a.txt", []byte("a"))
+	e.commit(t, "main")
+	for _, c := range []struct {
+		actions []string
+		follows bool
+	}{{[]string{"read"}, false}, {[]string{"list", "read"}, true}} {
+		lc, l := e.lease(t, map[string]any{"fork_from": "main", "ttl": "1h", "paths": []string{"shared/**"}, "actions": c.actions})
+		var asked atomic.Int64
+		u, err := url.Parse(e.srv.Endpoint)
+		must(t, err)
+		rp := httputil.NewSingleHostReverseProxy(u)
+		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if isTouched(r) {
+				asked.Add(1)
+			}
+			rp.ServeHTTP(w, r)
+		}))
+		t.Cleanup(proxy.Close)
+		pc := client.New(client.Config{Endpoint: proxy.URL, Attempts: 2, Backoff: 20 * time.Millisecond, Credentials: lc.Credentials()})
+		mnt, _ := e.mount(t, mountOpts{c: pc, branch: l["branch"].(string)})
+		if got := readFile(t, filepath.Join(mnt, "shared/a.txt")); string(got) != "a" {
+			t.Fatalf("read %q", got)
+		}
+		time.Sleep(400 * time.Millisecond) // four polls, if it follows
+		if n := asked.Load(); (n > 0) != c.follows {
+			t.Fatalf("a lease with %v asked the journal %d times", c.actions, n)
+		}
+	}
 }
