@@ -60,6 +60,11 @@
 //	                                       another gateway collects (value: that
 //	                                       collection's epoch; online.go)
 //
+// Change journal: every staging and branch record the Service commits is
+// noted in memory (changes.go), so a client can ask which keys changed
+// since a cursor (TouchedSince) and trust the rest; a commit is not a
+// change. It hears only this process's writes.
+//
 // Concurrency: Service is safe for concurrent use. Commits on one branch are
 // serialized by an in-process lock, or by the Locker given to SetLocker
 // (held in the store, across gateways); every other write is an optimistic kv

@@ -26,6 +26,13 @@
 //     the cache (control API object/reads), so budgets, the read manifest
 //     and revocation stay exact.
 //
+// Caching: the kernel and the mount trust names and attributes for the
+// TTL; while the mount follows the gateway's change journal
+// (object/touched, follow.go) and the gateway says it hears every write,
+// the kernel keeps them for an hour and the mount trusts what it asked
+// after following began, forgetting (then invalidating in the kernel)
+// whatever another client changed as soon as the journal names it.
+//
 // Metadata: file mode and modification time are user metadata "mode"
 // (decimal st_mode) and "mtime" (seconds.nanoseconds), the conventions of
 // s3fs and rclone. Ownership is the mounting user's.
