@@ -112,7 +112,7 @@ func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOpt
 		}
 	}
 	t := s.treeFor(v.rr)
-	edits, err := s.threeWay(ctx, t, roots[base], roots[v.br.Head], roots[theirs], o, res)
+	edits, alt, err := s.threeWay(ctx, t, roots[base], roots[v.br.Head], roots[theirs], o, res)
 	if err != nil {
 		return res, err
 	}
@@ -130,9 +130,9 @@ func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOpt
 		}
 		return res, nil
 	}
-	root, err := t.Apply(ctx, roots[v.br.Head], tree.SliceEdits(edits))
+	root, err := mergedRoot(ctx, t, roots[v.br.Head], roots[theirs], edits, alt, o.Only == nil)
 	if err != nil {
-		return nil, fmt.Errorf("apply merge: %w", err)
+		return nil, err
 	}
 	if o.Message == "" {
 		o.Message = fmt.Sprintf("merge %s into %s", from, into)
@@ -219,9 +219,27 @@ func dryRunChanges(ctx context.Context, t *tree.Tree, root chunk.Hash, edits []t
 	return out, nil
 }
 
+// mergedRoot applies the merge: edits to ours, or, when fewer and the
+// merge is whole (alt holds no narrowing), alt to theirs. Both give the
+// same tree, since a tree is the same for the same entries whatever built
+// it; a run's branch with many changes merged into a target that moved a
+// little then costs the target's changes, not the run's.
+func mergedRoot(ctx context.Context, t *tree.Tree, ours, theirs chunk.Hash, edits, alt []tree.Edit, whole bool) (chunk.Hash, error) {
+	from, apply := ours, edits
+	if whole && len(alt) < len(edits) {
+		from, apply = theirs, alt
+	}
+	root, err := t.Apply(ctx, from, tree.SliceEdits(apply))
+	if err != nil {
+		return root, fmt.Errorf("apply merge: %w", err)
+	}
+	return root, nil
+}
+
 // threeWay joins the two sides' changes since base and returns the edits
-// to apply to ours, filling conflicts and deletions into res.
-func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs chunk.Hash, o MergeOptions, res *MergeResult) ([]tree.Edit, error) {
+// to apply to ours, filling conflicts and deletions into res, and alt, the
+// edits that turn theirs into the same result.
+func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs chunk.Hash, o MergeOptions, res *MergeResult) (edits, alt []tree.Edit, err error) {
 	nextO, stopO := iter.Pull2(diffSeq(ctx, t, base, ours))
 	defer stopO()
 	nextT, stopT := iter.Pull2(diffSeq(ctx, t, base, theirs))
@@ -236,41 +254,47 @@ func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs
 		}
 		return false
 	}
-	var edits []tree.Edit
 	for okO || okT {
 		if eo != nil {
-			return nil, eo
+			return nil, nil, eo
 		}
 		if et != nil {
-			return nil, et
+			return nil, nil, et
 		}
 		switch {
 		case okT && (!okO || bytes.Compare(ct.Key, co.Key) < 0):
 			// Only the source changed this key.
+			n := len(edits)
 			edits = appendEdit(edits, ct, res, o.Review)
+			alt = altOfSource(alt, ct, edits, n)
 			ct, et, okT = nextT()
 		case okO && (!okT || bytes.Compare(co.Key, ct.Key) < 0):
 			// Only the target changed it: keep.
+			alt = append(alt, setTo(co.Key, co.New))
 			co, eo, okO = nextO()
 		default:
 			// Both changed the same key.
 			key := string(co.Key)
 			switch {
-			case sameObject(co.New, ct.New), isScratch(ct.New):
-			case matches(o.Ours, key):
+			case sameObject(co.New, ct.New), isScratch(ct.New), matches(o.Ours, key):
+				if !bytes.Equal(co.New, ct.New) {
+					alt = append(alt, setTo(co.Key, co.New))
+				}
 			case matches(o.Theirs, key):
+				n := len(edits)
 				edits = appendEdit(edits, ct, res, o.Review)
+				alt = altOfSource(alt, ct, edits, n)
 			default:
 				c := Conflict{Key: key}
 				var err error
 				if c.Base, err = decodeOpt(co.Old); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if c.Ours, err = decodeOpt(co.New); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if c.Theirs, err = decodeOpt(ct.New); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				res.Conflicts = append(res.Conflicts, c)
 			}
@@ -278,7 +302,29 @@ func (s *Service) threeWay(ctx context.Context, t *tree.Tree, base, ours, theirs
 			ct, et, okT = nextT()
 		}
 	}
-	return edits, nil
+	return edits, alt, nil
+}
+
+// setTo is the edit that makes key's entry v (nil: absent).
+func setTo(key, v []byte) tree.Edit {
+	if v == nil {
+		return tree.Edit{Key: bytes.Clone(key), Delete: true}
+	}
+	return tree.Edit{Key: bytes.Clone(key), Value: v}
+}
+
+// altOfSource is what theirs needs for a source change c that appendEdit
+// turned into edits[n:]: nothing when carried as it is; the base's entry
+// back when it was left out (a scratch file); the carried entry when
+// appendEdit changed it (marked reviewed).
+func altOfSource(alt []tree.Edit, c tree.Change, edits []tree.Edit, n int) []tree.Edit {
+	if len(edits) == n {
+		return append(alt, setTo(c.Key, c.Old))
+	}
+	if e := edits[n]; !e.Delete && !bytes.Equal(e.Value, c.New) {
+		return append(alt, e)
+	}
+	return alt
 }
 
 // appendEdit carries the source's change c into the target, unless it

@@ -108,7 +108,7 @@ func (s *Service) pickTree(ctx context.Context, v *view, res *MergeResult, allow
 		}
 	}
 	t := s.treeFor(v.rr)
-	edits, err := s.threeWay(ctx, t, roots[0], roots[1], roots[2], MergeOptions{}, res)
+	edits, _, err := s.threeWay(ctx, t, roots[0], roots[1], roots[2], MergeOptions{}, res)
 	if err != nil {
 		return chunk.Hash{}, nil, err
 	}
