@@ -120,6 +120,7 @@ func (m *Mount) followOnce() {
 		// The lease ended: names the mount knows answer from memory
 		// (knownEntry), nothing is asked of the gateway any more.
 		m.fw.trustUntil.Store(0)
+		m.fw.off = true
 		return
 	}
 	if err != nil || !out.Coherent {
