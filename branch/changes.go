@@ -3,6 +3,8 @@ package branch
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -23,8 +25,9 @@ import (
 // record written or removed (a commit, a merge, a reset, a restore, a
 // limit) says "everything may have changed" for that branch. Nothing that
 // changes what a branch shows can write its records without passing
-// through it. The journal lives in memory (a restart starts a new epoch)
-// and hears only this gateway's writes, so with several gateways
+// through it. The journal lives in memory (cursors are sealed with a key
+// of this process, so a restart's journal opens none of before) and hears
+// only this gateway's writes, so with several gateways
 // (SetLocker) it answers Coherent false and clients keep their short
 // trust.
 
@@ -48,7 +51,11 @@ type change struct {
 
 // journal is a ring of the latest changes, numbered from 1.
 type journal struct {
-	epoch string // this process's journal: cursors of another are stale
+	// aead seals cursors with this process's key: a cursor says nothing
+	// of the journal's position (how much every repository changed) or of
+	// internal IDs, cannot be forged, and one of another process does not
+	// open.
+	aead cipher.AEAD
 
 	mu   sync.Mutex // guards ring and next
 	ring [journalSize]change
@@ -56,9 +63,17 @@ type journal struct {
 }
 
 func newJournal() *journal {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return &journal{epoch: hex.EncodeToString(b[:]), next: 1}
+	var key [32]byte
+	_, _ = rand.Read(key[:])
+	block, err := aes.NewCipher(key[:])
+	if err != nil {
+		panic(err) // a 32-byte key is always valid
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err)
+	}
+	return &journal{aead: aead, next: 1}
 }
 
 // add appends cs.
@@ -108,8 +123,8 @@ func noteKV(out []change, key, value []byte) []change {
 
 // Touched is what changed on a branch since a cursor.
 type Touched struct {
-	// Cursor is where the next call starts: it names this journal, the
-	// branch's identity and the last change seen.
+	// Cursor is where the next call starts: the branch's identity and the
+	// last change seen, sealed with this process's key.
 	Cursor string
 	// All is set when anything may have changed (the cursor was of
 	// another journal, another branch of the same name, or too old, or
@@ -133,62 +148,69 @@ type TouchedKey struct {
 	Deleted        bool
 }
 
-// journalCursor is the parsed form of Touched.Cursor.
+// journalCursor is what Touched.Cursor carries, sealed (journal.seal).
 type journalCursor struct {
-	epoch          string
 	repo, branchID uint64
 	seq            uint64
 }
 
-func (c journalCursor) String() string {
-	b := make([]byte, 0, 24)
-	b = u64(u64(u64(b, c.repo), c.branchID), c.seq)
-	return c.epoch + "." + hex.EncodeToString(b)
+// seal is c as an opaque cursor: hex of a random nonce and c sealed.
+func (j *journal) seal(c journalCursor) string {
+	nonce := make([]byte, j.aead.NonceSize(), j.aead.NonceSize()+24+j.aead.Overhead())
+	_, _ = rand.Read(nonce)
+	plain := u64(u64(u64(make([]byte, 0, 24), c.repo), c.branchID), c.seq)
+	return hex.EncodeToString(j.aead.Seal(nonce, nonce, plain, nil))
 }
 
-func parseCursor(s string) (journalCursor, bool) {
-	if len(s) != 16+1+48 || s[16] != '.' {
+// open is the cursor s sealed, if this journal sealed it.
+func (j *journal) open(s string) (journalCursor, bool) {
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != j.aead.NonceSize()+24+j.aead.Overhead() {
 		return journalCursor{}, false
 	}
-	b, err := hex.DecodeString(s[17:])
-	if err != nil {
+	n := j.aead.NonceSize()
+	plain, err := j.aead.Open(nil, b[:n], b[n:], nil)
+	if err != nil || len(plain) != 24 {
 		return journalCursor{}, false
 	}
-	return journalCursor{epoch: s[:16], repo: binary.BigEndian.Uint64(b), branchID: binary.BigEndian.Uint64(b[8:]),
-		seq: binary.BigEndian.Uint64(b[16:])}, true
+	return journalCursor{repo: binary.BigEndian.Uint64(plain), branchID: binary.BigEndian.Uint64(plain[8:]),
+		seq: binary.BigEndian.Uint64(plain[16:])}, true
 }
 
-// maxChangedKeys bounds the keys one answer names (past it, All): the
-// whole journal, about 1 MiB of JSON at most.
-const maxChangedKeys = journalSize
+// maxChangedBytes bounds the key bytes one answer names (past it, All).
+const maxChangedBytes = 1 << 20
 
 // since reads the journal after cur for branch (repo, id, name); ok is
-// false when cur cannot be followed (All).
+// false when cur cannot be followed (All). The lock is held for one pass
+// that copies the branch's changes, not for their deduplication: every
+// write of the gateway waits on it.
 func (j *journal) since(cur journalCursor, repo, id uint64, name string) (keys []TouchedKey, last uint64, ok bool) {
+	var mine []change
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	last = j.next - 1
-	if cur.epoch != j.epoch || cur.repo != repo || cur.branchID != id || cur.seq > last ||
-		last-cur.seq >= journalSize {
+	ok = cur.repo == repo && cur.branchID == id && cur.seq <= last && last-cur.seq < journalSize
+	for n := cur.seq + 1; ok && n <= last; n++ {
+		c := &j.ring[n%journalSize]
+		switch {
+		case c.repo != repo:
+		case c.all:
+			ok = c.name != name
+		case c.branchID == id:
+			mine = append(mine, *c)
+		}
+	}
+	j.mu.Unlock()
+	if !ok {
 		return nil, last, false
 	}
 	seen := map[string]int{} // key -> index in keys
-	for n := cur.seq + 1; n <= last; n++ {
-		c := &j.ring[n%journalSize]
-		if c.repo != repo {
-			continue
-		}
-		if c.all && c.name == name {
-			return nil, last, false
-		}
-		if c.all || c.branchID != id {
-			continue
-		}
-		if i, ok := seen[c.key]; ok {
+	size := 0
+	for _, c := range mine {
+		if i, dup := seen[c.key]; dup {
 			keys[i].VersionID, keys[i].Deleted = c.vid, c.del
 			continue
 		}
-		if len(keys) == maxChangedKeys {
+		if size += len(c.key); size > maxChangedBytes {
 			return nil, last, false
 		}
 		seen[c.key] = len(keys)
@@ -220,9 +242,9 @@ func (s *Service) TouchedSince(ctx context.Context, repo, branch, cursor string)
 	if err != nil {
 		return nil, err
 	}
-	cur, ok := parseCursor(cursor)
+	cur, ok := s.journal.open(cursor)
 	keys, last, ok2 := s.journal.since(cur, rid, bid, name)
-	out := &Touched{Cursor: journalCursor{epoch: s.journal.epoch, repo: rid, branchID: bid, seq: last}.String(),
+	out := &Touched{Cursor: s.journal.seal(journalCursor{repo: rid, branchID: bid, seq: last}),
 		All: !ok || !ok2, Coherent: s.locker == nil}
 	if !out.All {
 		out.Keys = keys
