@@ -70,8 +70,9 @@ type MergeResult struct {
 // Merge merges ref from (a branch or commit) into branch into with a
 // three-way merge against their merge base, in O(changes): equal subtrees
 // are skipped by hash, and the result is built from whichever side has
-// fewer changes to apply (mergedRoot). A conflict stops the merge, changes nothing and is
-// reported per key with both sides; patterns in o resolve conflicts.
+// fewer changes to apply (mergedRoot). A conflict stops the merge,
+// changes nothing and is reported per key with both sides; patterns in o
+// resolve conflicts.
 // Merging commits a merge commit with two parents and the provenance in o.
 // The target must have no uncommitted changes.
 func (s *Service) Merge(ctx context.Context, repo, from, into string, o MergeOptions) (*MergeResult, error) {

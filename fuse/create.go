@@ -84,9 +84,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	f := &fileNode{m: d.m, key: key, local: true, staged: st,
 		mode: syscall.S_IFREG | mode&0o7777, mtime: now, contentType: contentTypeOf(name)}
 	d.m.markDirty(f)
-	f.fillAttr(&out.Attr)
-	out.SetEntryTimeout(d.m.ttl)
-	out.SetAttrTimeout(d.m.ttl)
+	f.fillEntry(out) // for the TTL: a file made here is local until uploaded
 	ch := d.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG})
 	// Listed as present-but-unknown until its upload says what it is.
 	d.noteName(name, info{kind: syscall.S_IFREG})
