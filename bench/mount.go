@@ -243,12 +243,12 @@ func runMountSeq(ctx context.Context, e *Env) ([]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	notes := []string{juiceFSMark}
-	return []*Result{
-		{Case: "write " + name, Reference: "nas mount", Rows: wrows, Notes: notes},
+	out := []*Result{
+		{Case: "write " + name, Reference: "nas mount", Rows: wrows, Notes: []string{juiceFSMark}},
 		{Case: "read " + name + ", cold", Reference: "nas mount", Rows: coldRows},
 		{Case: "read " + name + ", again", Reference: "nas mount", Rows: warmRows},
-	}, nil
+	}
+	return append(out, phaseBars("mount-seq", name+": write, cold read, read again", []string{"write", "read cold", "read again"}, out)), nil
 }
 
 // seqFiles are the files of mount-seq, one a run, in the mount and in a
@@ -442,12 +442,13 @@ func runMountSmall(ctx context.Context, e *Env) ([]*Result, error) {
 		return nil, err
 	}
 	n := fmt.Sprintf("%d files of 4 KiB", sz.small)
-	return []*Result{
+	out := []*Result{
 		{Case: "create " + n, Reference: "nas mount", Rows: created, Notes: []string{juiceFSMark}},
 		{Case: "read " + n, Reference: "nas mount", Rows: read},
 		{Case: "stat " + n, Reference: "nas mount", Rows: stated},
 		{Case: "delete " + n, Reference: "nas mount", Rows: deleted},
-	}, nil
+	}
+	return append(out, phaseBars("mount-small", n+": create, read, stat, delete", []string{"create", "read", "stat", "delete"}, out)), nil
 }
 
 // smallTree is one subject of mount-small: where its files go.

@@ -158,6 +158,7 @@ func toSubjects(subs []*objSubject, measure func(s *objSubject, rep int) (Sample
 func runPut(ctx context.Context, e *Env) ([]*Result, error) {
 	p := e.Profile
 	var out []*Result
+	var measured []caseRows
 	c := DefaultContent()
 	for _, cs := range p.Cases {
 		e.Logf("  put %s", caseName(cs.Size, cs.Concurrency))
@@ -192,8 +193,9 @@ func runPut(ctx context.Context, e *Env) ([]*Result, error) {
 			res.Notes = append(res.Notes, fmt.Sprintf("%d runs, not %d, to bound the disk space a case uses.", reps, p.Reps))
 		}
 		out = append(out, res)
+		measured = append(measured, caseRows{size: cs.Size, conc: cs.Concurrency, rows: rows})
 	}
-	return out, nil
+	return append(out, clientCurves("put", "PUT", measured)...), nil
 }
 
 // getObjects is how many distinct objects a GET case reads in turn.
@@ -204,6 +206,7 @@ func (p Profile) getObjects(size int64) int {
 func runGet(ctx context.Context, e *Env) ([]*Result, error) {
 	p := e.Profile
 	var out []*Result
+	var measured []caseRows
 	for _, cs := range p.Cases {
 		e.Logf("  get %s", caseName(cs.Size, cs.Concurrency))
 		subs, cleanup, err := e.objectSubjects(ctx, "get", baseFiles, baseHTTP)
@@ -233,8 +236,9 @@ func runGet(ctx context.Context, e *Env) ([]*Result, error) {
 		}
 		out = append(out, &Result{Case: caseName(cs.Size, cs.Concurrency), Rows: rows,
 			Notes: []string{fmt.Sprintf("%d object%s read in turn, from the page cache.", n, plural(n))}})
+		measured = append(measured, caseRows{size: cs.Size, conc: cs.Concurrency, rows: rows})
 	}
-	return out, nil
+	return append(out, clientCurves("get", "GET", measured)...), nil
 }
 
 func runGetCold(ctx context.Context, e *Env) ([]*Result, error) {

@@ -42,6 +42,9 @@ func drawCurve(c *Curve, file string) error {
 	if c.Linear {
 		return drawTrace(p, c, file)
 	}
+	if c.Categories != nil {
+		return drawBars(p, c, file)
+	}
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = decades{}, decades{}
 	p.Legend.Top, p.Legend.Left = true, true
@@ -117,6 +120,58 @@ func drawTrace(p *plot.Plot, c *Curve, file string) error {
 		return fmt.Errorf("no points")
 	}
 	p.Y.Max = ymax * 1.25 // room for the legend
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, file)
+}
+
+// drawBars draws c as grouped bars on a log Y axis: a group per category,
+// a bar per series, each from the axis' floor (a log axis has no zero).
+func drawBars(p *plot.Plot, c *Curve, file string) error {
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, decades{}
+	var ticks plot.ConstantTicks
+	for i, name := range c.Categories {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: name})
+	}
+	p.X.Tick.Marker = ticks
+	p.Legend.Top, p.Legend.Left = true, true
+	grid := plotter.NewGrid()
+	grid.Vertical.Width = 0
+	p.Add(grid)
+	ymin, ymax := math.Inf(1), math.Inf(-1)
+	for _, s := range c.Series {
+		for _, pt := range s.Points {
+			if pt.Y > 0 {
+				ymin, ymax = math.Min(ymin, pt.Y), math.Max(ymax, pt.Y)
+			}
+		}
+	}
+	if math.IsInf(ymin, 1) {
+		return fmt.Errorf("no positive points")
+	}
+	floor := 0.99 * math.Pow(10, math.Floor(math.Log10(ymin)))
+	width := 0.8 / float64(len(c.Series))
+	for i, s := range c.Series {
+		var legend *plotter.Polygon
+		for _, pt := range s.Points {
+			if pt.Y <= 0 {
+				continue
+			}
+			x0 := pt.X - 0.4 + float64(i)*width
+			bar, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: floor}, {X: x0 + width, Y: floor}, {X: x0 + width, Y: pt.Y}, {X: x0, Y: pt.Y}})
+			if err != nil {
+				return err
+			}
+			bar.Color = plotutil.Color(i)
+			bar.LineStyle.Width = 0
+			p.Add(bar)
+			legend = bar
+		}
+		if legend != nil {
+			p.Legend.Add(s.Name, legend)
+		}
+	}
+	p.X.Min, p.X.Max = -0.6, float64(len(c.Categories))-0.4
+	p.Y.Min = floor
+	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(ymax*math.Pow(2, float64(1+len(c.Series))))))
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, file)
 }
 

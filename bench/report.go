@@ -267,6 +267,10 @@ func writeCurve(b *strings.Builder, c *Curve, plotDir string) {
 	if c.Linear {
 		return // a trace: its rows sum it up, the plot and the JSON report hold it
 	}
+	if c.Categories != nil {
+		writeBars(b, c)
+		return
+	}
 	// Every x of any series, in order, as columns.
 	var xs []float64
 	for _, s := range c.Series {
@@ -305,6 +309,27 @@ func writeCurve(b *strings.Builder, c *Curve, plotDir string) {
 		} else {
 			b.WriteString(" |\n")
 		}
+	}
+}
+
+// writeBars writes a bar chart's figures as a table: a column per
+// category, a row per series.
+func writeBars(b *strings.Builder, c *Curve) {
+	fmt.Fprintf(b, "\n| %s |", c.YLabel)
+	for _, name := range c.Categories {
+		fmt.Fprintf(b, " %s |", name)
+	}
+	b.WriteString("\n| --- |" + strings.Repeat(" ---: |", len(c.Categories)) + "\n")
+	for _, s := range c.Series {
+		fmt.Fprintf(b, "| %s |", s.Name)
+		for i := range c.Categories {
+			if p, ok := pointAt(s.Points, float64(i)); ok {
+				fmt.Fprintf(b, " %s |", formatFloat(p.Y))
+			} else {
+				b.WriteString(" |")
+			}
+		}
+		b.WriteString("\n")
 	}
 }
 

@@ -81,6 +81,10 @@ type Curve struct {
 	// its points: a trace over time (the soak's resident set), not a
 	// scaling curve.
 	Linear bool `json:"linear,omitempty"`
+	// Categories, when set, draws the curve as grouped bars on a log
+	// scale, one group per category and one bar per series: a point's X
+	// is the index of its category. No slopes are taken.
+	Categories []string `json:"categories,omitempty"`
 }
 
 // Result is what a workload reports for one case (a size, a concurrency):
@@ -245,7 +249,7 @@ func (r *Result) fill(reference string) {
 			r.Rows[i].Ratio = ratio(*ref, m)
 		}
 	}
-	if r.Curve != nil && !r.Curve.Linear {
+	if r.Curve != nil && !r.Curve.Linear && r.Curve.Categories == nil {
 		for i := range r.Curve.Series {
 			if b := slope(r.Curve.Series[i].Points); !math.IsNaN(b) {
 				r.Curve.Series[i].Slope = &b
