@@ -121,6 +121,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		Sources: source.Options{Adapters: o.adapters}, Meta: o.meta, Checks: check.Options{Commands: o.checkCommands},
 		Hooks: hook.Options{PublicURL: o.publicURL}}
 	o.store.apply(&gc)
+	applyProcs(gc.DirectWrites, os.Getenv, log)
 	if err := o.memory.apply(&gc, o.explicitLimit, os.Getenv, log); err != nil {
 		return err
 	}
