@@ -87,6 +87,9 @@ type Profile struct {
 	SoakDuration time.Duration
 	// SoakLarge is the object size of the soak's multipart phase.
 	SoakLarge int64
+	// SoakLargeOnly leaves out the soak's 4 KiB phase (nas-bench
+	// --soak-large-only).
+	SoakLargeOnly bool
 }
 
 // ProfileFor returns the profile of mode "tiny", "quick" or "full".

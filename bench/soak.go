@@ -145,11 +145,15 @@ type soakPhase struct {
 	op Op
 }
 
-// soakPhases are the soak's loads: 4 KiB objects, then objects of large
-// bytes (Profile.SoakLarge: 64 MiB, less in the tiny mode of tests; 0
-// leaves that phase out).
-func soakPhases(cl *Client, bucket string, large int64) []soakPhase {
-	phases := []soakPhase{{name: "soak-4k", title: "4 KiB PUT/GET, 8 clients", op: smallSoakOp(cl, bucket)}}
+// soakPhases are the soak's loads: 4 KiB objects (unless
+// Profile.SoakLargeOnly), then objects of large bytes (Profile.SoakLarge:
+// 64 MiB, less in the tiny mode of tests; 0 leaves that phase out).
+func soakPhases(cl *Client, bucket string, p Profile) []soakPhase {
+	var phases []soakPhase
+	if !p.SoakLargeOnly || p.SoakLarge <= 0 {
+		phases = append(phases, soakPhase{name: "soak-4k", title: "4 KiB PUT/GET, 8 clients", op: smallSoakOp(cl, bucket)})
+	}
+	large := p.SoakLarge
 	if large <= 0 {
 		return phases
 	}
@@ -212,7 +216,7 @@ func largeSoakOp(cl *Client, bucket string, size int64) Op {
 func runSoak(ctx context.Context, e *Env) ([]*Result, error) {
 	d := e.Profile.SoakDuration
 	var out []*Result
-	for i, ph := range soakPhases(nil, "", e.Profile.SoakLarge) {
+	for i, ph := range soakPhases(nil, "", e.Profile) {
 		res := &Result{Case: ph.title, Curve: &Curve{Name: ph.name, Title: "Resident set during the soak: " + ph.title,
 			XLabel: "seconds", YLabel: "VmRSS and RssAnon (MiB)", Linear: true}}
 		for _, s := range e.Specs {
@@ -290,13 +294,13 @@ func soakNotes(rows []Row, reference string) []string {
 // soakTarget runs phase i against the server of s, in a process of its
 // own, and returns its row and memory trace.
 func soakTarget(ctx context.Context, e *Env, s TargetSpec, i int, d time.Duration) (Row, []MemPoint, error) {
-	name := soakPhases(nil, "", e.Profile.SoakLarge)[i].name
+	name := soakPhases(nil, "", e.Profile)[i].name
 	cl, bucket, pid, done, err := soakServer(ctx, e, s, name)
 	if err != nil {
 		return Row{}, nil, err
 	}
 	defer done()
-	ph := soakPhases(cl, bucket, e.Profile.SoakLarge)[i]
+	ph := soakPhases(cl, bucket, e.Profile)[i]
 	tr := TraceMemory(pid, time.Second)
 	smp, err := Load{Concurrency: soakClients, Duration: d}.Run(ctx, ph.op)
 	pts := tr.Stop()

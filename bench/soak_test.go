@@ -67,10 +67,16 @@ func TestDrawTrace(t *testing.T) {
 }
 
 func TestSoakPhases(t *testing.T) {
-	if got := soakPhases(nil, "", 64<<20); len(got) != 2 || got[1].name != "soak-64m" {
+	if got := soakPhases(nil, "", Profile{SoakLarge: 64 << 20}); len(got) != 2 || got[1].name != "soak-64m" {
 		t.Fatalf("64 MiB: phases %+v", got)
 	}
-	if got := soakPhases(nil, "", 0); len(got) != 1 || got[0].name != "soak-4k" {
+	if got := soakPhases(nil, "", Profile{}); len(got) != 1 || got[0].name != "soak-4k" {
 		t.Fatalf("no large size: phases %+v, want the 4 KiB phase alone", got)
+	}
+	if got := soakPhases(nil, "", Profile{SoakLarge: 64 << 20, SoakLargeOnly: true}); len(got) != 1 || got[0].name != "soak-64m" {
+		t.Fatalf("large only: phases %+v, want the 64 MiB phase alone", got)
+	}
+	if got := soakPhases(nil, "", Profile{SoakLargeOnly: true}); len(got) != 1 || got[0].name != "soak-4k" {
+		t.Fatalf("large only without a large size: phases %+v, want the 4 KiB phase (a soak of nothing measures nothing)", got)
 	}
 }

@@ -48,14 +48,15 @@ type benchOptions struct {
 	cpuProfile  string
 
 	// Overrides of the mode's profile.
-	reps        int
-	duration    time.Duration
-	warmup      int
-	count       int
-	concurrency []int
-	sizes       []string
-	soak        time.Duration
-	soakLarge   string
+	reps          int
+	duration      time.Duration
+	warmup        int
+	count         int
+	concurrency   []int
+	sizes         []string
+	soak          time.Duration
+	soakLarge     string
+	soakLargeOnly bool
 
 	serveChild string // hidden: run as a spawned server (kind,dir,addr)
 	command    string
@@ -181,6 +182,7 @@ func (o *benchOptions) addFlags(cmd *cobra.Command) {
 	f.StringSliceVar(&o.sizes, "sizes", nil, "PUT/GET object sizes, e.g. 4KiB,1MiB,64MiB (default: the mode's)")
 	f.DurationVar(&o.soak, "soak", 0, "length of each phase of the soak workload, per server (default: the mode's, 10s quick, 10m full)")
 	f.StringVar(&o.soakLarge, "soak-large", "", "object size of the soak's multipart phase, e.g. 64MiB (default: the mode's; 0 skips that phase)")
+	f.BoolVar(&o.soakLargeOnly, "soak-large-only", false, "run the soak's multipart phase alone, without its 4 KiB phase")
 	f.StringVar(&o.serveChild, "serve-child", "", "")
 	_ = f.MarkHidden("serve-child")
 }
@@ -399,6 +401,7 @@ func (o benchOptions) override(p *bench.Profile) error {
 	if o.soak > 0 {
 		p.SoakDuration = o.soak
 	}
+	p.SoakLargeOnly = o.soakLargeOnly
 	if o.soakLarge != "" {
 		v, err := bytesize.Parse(o.soakLarge)
 		if err != nil {
