@@ -171,7 +171,8 @@ func drawBars(p *plot.Plot, c *Curve, file string) error {
 	}
 	p.X.Min, p.X.Max = -0.6, float64(len(c.Categories))-0.4
 	p.Y.Min = floor
-	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(ymax*math.Pow(2, float64(1+len(c.Series))))))
+	// Room above the tallest bar for the legend, about a line a series.
+	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(ymax*math.Pow(2, 1+float64(len(c.Series))/2))))
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, file)
 }
 
