@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"context"
 	"image/png"
+	"math"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func rowsOf(fig map[string]float64, unit string) []Row {
@@ -88,6 +91,35 @@ func drawn(t *testing.T, rep *Report, n int) {
 		fh.Close()
 		if err != nil || img.Bounds().Dx() < 100 {
 			t.Fatalf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestCompareKeepsEachRun(t *testing.T) {
+	rates := []int{100, 300, 200} // ops in a second, run by run
+	subj := Subject{Name: "nas", Measure: func(_ context.Context, rep int) (Sample, error) {
+		return Sample{Ops: rates[rep], Bytes: int64(rates[rep]) << 20, Elapsed: time.Second, Latency: []time.Duration{time.Millisecond}}, nil
+	}}
+	for _, tc := range []struct {
+		f    Figures
+		want []float64
+	}{
+		{ByThroughput, []float64{100, 300, 200}},
+		{ByRate, []float64{100, 300, 200}},
+		{ByTime, []float64{10, 1000.0 / 300, 5}},
+	} {
+		rows, err := Compare(context.Background(), len(rates), []Subject{subj}, tc.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := rows[0].Runs
+		if len(got) != len(tc.want) {
+			t.Fatalf("figures %d: runs %v, want %v", tc.f, got, tc.want)
+		}
+		for i := range got {
+			if math.Abs(got[i]-tc.want[i]) > 1e-9 {
+				t.Fatalf("figures %d: runs %v, want %v (in the order they ran)", tc.f, got, tc.want)
+			}
 		}
 	}
 }

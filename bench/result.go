@@ -40,6 +40,9 @@ type Row struct {
 	// NoRatio marks a row whose work differs from the reference's (fewer
 	// parts, say), so no ratio is taken.
 	NoRatio bool `json:"no_ratio,omitempty"`
+	// Runs is the primary figure of each run, in the order they ran (the
+	// JSON report's; a spread shows which run it came from).
+	Runs []float64 `json:"runs,omitempty"`
 	// Ratio is the reference's primary figure relative to this row's,
 	// oriented so that above 1 means the reference is better. Report fills
 	// it in; it is 0 when either side has no figure.
@@ -161,8 +164,26 @@ func Compare(ctx context.Context, reps int, subjects []Subject, f Figures) ([]Ro
 			continue
 		}
 		rows[i].Metrics = SummaryMetrics(Summarize(samples[i]), f)
+		rows[i].Runs = runFigures(samples[i], rows[i].Metrics[0].Name)
 	}
 	return rows, nil
+}
+
+// runFigures is the figure named primary ("throughput", "rate" or
+// "time", as SummaryMetrics names them) of each sample.
+func runFigures(smps []Sample, primary string) []float64 {
+	out := make([]float64, len(smps))
+	for i, smp := range smps {
+		switch r := smp.OpsPerSec(); {
+		case primary == "throughput":
+			out[i] = smp.MiBps()
+		case primary == "time" && r > 0:
+			out[i] = 1000 / r
+		case primary == "rate":
+			out[i] = r
+		}
+	}
+	return out
 }
 
 // SummaryMetrics turns a Summary into the metrics of a Row.
