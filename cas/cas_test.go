@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/agentnas/nas/cas"
 	"github.com/agentnas/nas/cas/castest"
@@ -272,5 +273,52 @@ func TestIngestTeeCancel(t *testing.T) {
 	_, _, err := u.IngestTee(ctx, bytes.NewReader(randBytes(4, 20<<20)), &bytes.Buffer{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
+
+// TestSweepSparesASegmentRecordedDuringIt: an upload wrote its segment
+// before the cycle began and commits its records after the sweep's last
+// scan of the index, closing before the sweep removes segments (a part
+// whose flush and commit outlasted the sweep's scans, under load). Its
+// segment is neither open nor referenced in what the sweep read, and older
+// than the cycle: only the upload's release during the cycle keeps it.
+func TestSweepSparesASegmentRecordedDuringIt(t *testing.T) {
+	s, db := open(t)
+	ctx := context.Background()
+	data := randBytes(8, 3<<20)
+	u := s.NewUpload()
+	refs, _, err := u.Ingest(ctx, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // the segment's last write is before the cycle
+	hooked := false
+	c := s.BeginCycleWith(cas.CycleOptions{Check: func(kv.Reader) error {
+		if hooked {
+			return nil
+		}
+		hooked = true // after the sweep's last scan, before it removes segments
+		if err := db.Update(ctx, u.Record); err != nil {
+			return err
+		}
+		u.Close()
+		return nil
+	}})
+	_, err = c.Sweep(ctx, func(chunk.Hash) bool { return false })
+	c.End()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hooked {
+		t.Fatal("the sweep never ran its check")
+	}
+	if !bytes.Equal(readAll(t, s, refs), data) {
+		t.Fatal("the chunks of an upload recorded during the sweep are gone")
+	}
+	if _, err := s.Check(ctx, func(p cas.Problem) { t.Error(p) }); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -63,13 +63,19 @@ func (s *Store) BeginCycle() *Cycle { return s.BeginCycleWith(CycleOptions{}) }
 
 // BeginCycleWith is BeginCycle with options.
 func (s *Store) BeginCycleWith(o CycleOptions) *Cycle {
-	s.mu.Lock()
-	s.touched = map[chunk.Hash]struct{}{}
-	s.mu.Unlock()
 	c := &Cycle{s: s, start: o.Start, o: o, spare: map[uint64]bool{}}
 	if c.start == 0 {
-		c.start = now()
+		c.start = now() // before the snapshot below: a segment opened after it is written after the start
 	}
+	s.mu.Lock()
+	s.touched = map[chunk.Hash]struct{}{}
+	// A segment open now may be recorded and closed after the sweep's
+	// last scan of the index, before it removes segments: it stays for
+	// the whole cycle, as other gateways' open segments do (o.Spare).
+	for id := range s.open {
+		c.spare[id] = true
+	}
+	s.mu.Unlock()
 	for _, id := range o.Spare {
 		c.spare[id] = true
 	}
@@ -85,8 +91,9 @@ func (c *Cycle) check(r kv.Reader) error {
 }
 
 // keepSegment says whether segment id, last modified at mod, stays though
-// no record references it: it is open here, was open on another gateway
-// at the cycle's start, or was written since (minus the skew).
+// no record the sweep read references it: it is open here, was open here
+// or on another gateway at the cycle's start, or was written since (minus
+// the skew).
 func (c *Cycle) keepSegment(id uint64, mod time.Time) bool {
 	if c.spare[id] || !mod.Before(time.Unix(0, c.start).Add(-c.o.Skew)) {
 		return true
