@@ -51,27 +51,34 @@ func clientCurve(name, op string, size int64, cases []caseRows) *Curve {
 	sz := FormatSize(size)
 	c := &Curve{Name: fmt.Sprintf("%s-%s-clients", name, strings.ReplaceAll(sz, " ", "")), XLabel: "clients"}
 	for _, cs := range cases {
-		for _, r := range cs.rows {
-			m, ok := r.Primary()
-			if !ok || r.Skipped != "" {
-				continue
-			}
-			if c.YLabel == "" {
-				c.YLabel = m.Unit
-				c.Title = fmt.Sprintf("%s %s: %s against clients", op, sz, m.Unit)
-			}
-			s := seriesNamed(c, r.Subject)
-			s.Points = append(s.Points, Point{X: float64(cs.conc), Y: m.Value, Spread: m.Spread})
-		}
+		c.addRows(float64(cs.conc), cs.rows)
 	}
 	if len(c.Series) == 0 {
 		return nil
 	}
+	c.Title = fmt.Sprintf("%s %s: %s against clients", op, sz, c.YLabel)
 	return c
 }
 
+// addRows adds the primary figure of every row that has one as a point at
+// x of the row's subject's series (appended when new), the first figure's
+// unit becoming the curve's Y label.
+func (c *Curve) addRows(x float64, rows []Row) {
+	for _, r := range rows {
+		m, ok := r.Primary()
+		if !ok || r.Skipped != "" {
+			continue
+		}
+		if c.YLabel == "" {
+			c.YLabel = m.Unit
+		}
+		s := c.seriesNamed(r.Subject)
+		s.Points = append(s.Points, Point{X: x, Y: m.Value, Spread: m.Spread})
+	}
+}
+
 // seriesNamed returns c's series of that name, added at the end if new.
-func seriesNamed(c *Curve, name string) *Series {
+func (c *Curve) seriesNamed(name string) *Series {
 	for i := range c.Series {
 		if c.Series[i].Name == name {
 			return &c.Series[i]
@@ -87,17 +94,7 @@ func seriesNamed(c *Curve, name string) *Series {
 func phaseBars(name, title string, phases []string, results []*Result) *Result {
 	c := &Curve{Name: name, Title: title, XLabel: "phase", Categories: phases}
 	for i, res := range results {
-		for _, r := range res.Rows {
-			m, ok := r.Primary()
-			if !ok || r.Skipped != "" {
-				continue
-			}
-			if c.YLabel == "" {
-				c.YLabel = m.Unit
-			}
-			s := seriesNamed(c, r.Subject)
-			s.Points = append(s.Points, Point{X: float64(i), Y: m.Value, Spread: m.Spread})
-		}
+		c.addRows(float64(i), res.Rows)
 	}
 	return &Result{Case: title, Curve: c}
 }
