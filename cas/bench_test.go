@@ -30,33 +30,44 @@ func benchBytes(seed uint64, n int) []byte {
 }
 
 // BenchmarkChunker splits 64 MiB with the store's content-defined chunking
-// parameters and nothing else (no hashing, no copying out).
+// parameters and nothing else (no hashing, no copying out), in read-ahead
+// windows of two, three and four times ChunkMax (the smaller the window,
+// the more bytes the chunker moves when it runs out).
 func BenchmarkChunker(b *testing.B) {
 	data := benchBytes(1, 64<<20)
-	scan := make([]byte, 4*ChunkMax)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	chunks := 0
-	for b.Loop() {
-		ch, err := chunkers.NewChunkerBuffer(cdcAlgo, bytes.NewReader(data), &chunkers.ChunkerOpts{
-			MinSize: ChunkMin, NormalSize: ChunkNormal, MaxSize: ChunkMax}, scan)
+	for _, w := range []int{2, 3, 4} {
+		b.Run(fmt.Sprintf("window=%dx", w), func(b *testing.B) {
+			scan := make([]byte, w*ChunkMax)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			chunks := 0
+			for b.Loop() {
+				chunks += chunkAll(b, data, scan)
+			}
+			b.ReportMetric(float64(len(data))/(float64(chunks)/float64(b.N))/(1<<10), "KiB/chunk")
+		})
+	}
+}
+
+// chunkAll splits data in window scan and returns the number of chunks.
+func chunkAll(b *testing.B, data, scan []byte) int {
+	ch, err := chunkers.NewChunkerBuffer(cdcAlgo, bytes.NewReader(data), &chunkers.ChunkerOpts{
+		MinSize: ChunkMin, NormalSize: ChunkNormal, MaxSize: ChunkMax}, scan)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for chunks := 0; ; {
+		c, err := ch.Next()
+		if len(c) > 0 {
+			chunks++
+		}
+		if errors.Is(err, io.EOF) {
+			return chunks
+		}
 		if err != nil {
 			b.Fatal(err)
 		}
-		for {
-			c, err := ch.Next()
-			if len(c) > 0 {
-				chunks++
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
 	}
-	b.ReportMetric(float64(len(data))/(float64(chunks)/float64(b.N))/(1<<10), "KiB/chunk")
 }
 
 // BenchmarkSum hashes one chunk with BLAKE3 (the chunk name).

@@ -254,9 +254,9 @@ func (s *Store) locate(ctx context.Context, h chunk.Hash) (record, io.ReaderAt, 
 	}
 }
 
-// chunkBufs pools the buffers ReadRefs loads chunks into, one pool per
-// MiB of capacity (1 to 4 MiB), so an average 1 MiB chunk does not hold
-// a 4 MiB buffer.
+// chunkBufs pools the buffers ReadRefs loads chunks into and Ingest hands
+// chunks to its stages in, one pool per MiB of capacity (1 to 4 MiB), so
+// an average 1 MiB chunk does not hold a 4 MiB buffer.
 var chunkBufs [ChunkMax >> 20]sync.Pool
 
 func chunkClass(n int) int { return max(n-1, 0) >> 20 }

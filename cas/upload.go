@@ -38,14 +38,19 @@ const writebackStep = 8 << 20
 // free-space floor (space.check), besides the one when it is created.
 const spaceStep = writebackStep
 
-// bufPool holds ChunkMax-sized buffers for chunks in flight.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, ChunkMax); return &b }}
-
-// scanPool holds the chunker's read-ahead window. Four times ChunkMax keeps
-// the in-place compaction the chunker does when its window runs out to a
-// fraction of the bytes read (with a ChunkMax window it would move about
-// three bytes for every byte chunked).
-var scanPool = sync.Pool{New: func() any { b := make([]byte, 4*ChunkMax); return &b }}
+// scanPool holds the chunker's read-ahead window, twice ChunkMax. When the
+// window runs out the chunker moves the bytes it has not consumed (less
+// than ChunkMax) to its front, about one byte moved per byte chunked at this
+// size (a third of one at four times ChunkMax), which BenchmarkChunker does
+// not tell apart from the larger windows; the 8 MiB a body saves is what
+// bounds a gateway's memory under many large uploads (README "Memory").
+//
+// With the chunks in flight (at most four: one being copied by the reader
+// and, for the slowest stage, two queued and one being worked on), each in
+// a buffer of its size rounded up to a MiB (getChunkBuf), a body being
+// ingested holds at most 8 + 4x4 MiB, about 14 MiB for chunks of the
+// average size (1.1 MiB, in 1 and 2 MiB buffers).
+var scanPool = sync.Pool{New: func() any { b := make([]byte, 2*ChunkMax); return &b }}
 
 // Upload is one write session. Put and Ingest add chunks; Sync makes new
 // segment data durable; Record writes the index records into the caller's
@@ -209,7 +214,7 @@ var smallPool = sync.Pool{New: func() any { b := make([]byte, ChunkMin); return 
 
 // chunkJob is one chunk on its way to the hashing goroutine and, with a
 // digest, to the digest goroutine; the last of them to finish with it
-// returns buf to bufPool.
+// returns buf to its pool (putChunkBuf).
 type chunkJob struct {
 	buf   *[]byte
 	data  []byte
@@ -219,7 +224,7 @@ type chunkJob struct {
 // done gives up one user's share of j, returning its buffer after the last.
 func (j *chunkJob) done() {
 	if j.users.Add(-1) == 0 {
-		bufPool.Put(j.buf)
+		putChunkBuf(j.buf)
 	}
 }
 
@@ -348,7 +353,7 @@ func (p *ingestStages) feed(ctx context.Context, ch *chunkers.Chunker) (int64, e
 // turn; when a stage cannot be reached, the shares of the stages it was not
 // sent to are released. It returns the number of bytes copied.
 func (p *ingestStages) handOff(ctx context.Context, data []byte) (int64, error) {
-	b := bufPool.Get().(*[]byte)
+	b := getChunkBuf(len(data))
 	n := copy(*b, data)
 	j := &chunkJob{buf: b, data: (*b)[:n]}
 	j.users.Store(p.users)

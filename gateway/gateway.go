@@ -449,7 +449,7 @@ type ServeOptions struct {
 // sets by default (--memory-limit): 1 GiB, above the store's ceiling
 // (kv.BadgerSizing.Ceiling, 500 MiB by default, a worst case: 8 clients
 // of 4 KiB PUTs held about 220 MiB in all) plus the large bodies
-// being ingested (s3api: 8 of up to 41 MiB), so the collector only works
+// being ingested (s3api: 8 of up to 25 MiB), so the collector only works
 // harder when the heap nears what a loaded gateway needs instead of
 // letting it double (GOGC=100) past it. 512 MiB kept 8 clients of 64 MiB
 // multipart uploads below MinIO's resident set, but is below those
