@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,6 +47,7 @@ type benchOptions struct {
 	lakeFS      string
 	list        bool
 	cpuProfile  string
+	fromJSON    string
 
 	// Overrides of the mode's profile.
 	reps          int
@@ -183,6 +185,7 @@ func (o *benchOptions) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.soak, "soak", 0, "length of each phase of the soak workload, per server (default: the mode's, 10s quick, 10m full)")
 	f.StringVar(&o.soakLarge, "soak-large", "", "object size of the soak's multipart phase, e.g. 64MiB (default: the mode's; 0 skips that phase)")
 	f.BoolVar(&o.soakLargeOnly, "soak-large-only", false, "run the soak's multipart phase alone, without its 4 KiB phase")
+	f.StringVar(&o.fromJSON, "from-json", "", "run nothing: read this JSON report (as --out FILE.json wrote it) and write its plots (--plots) and reports (--out, standard output) again, e.g. to redraw a run's plots elsewhere")
 	f.StringVar(&o.serveChild, "serve-child", "", "")
 	_ = f.MarkHidden("serve-child")
 }
@@ -196,6 +199,13 @@ func runBench(ctx context.Context, o benchOptions) error {
 	if o.list {
 		listWorkloads()
 		return nil
+	}
+	if o.fromJSON != "" {
+		rep, err := readReport(o.fromJSON)
+		if err != nil {
+			return err
+		}
+		return o.writeReport(rep)
 	}
 	p, err := o.profile()
 	if err != nil {
@@ -248,6 +258,19 @@ func runBench(ctx context.Context, o benchOptions) error {
 		return err
 	}
 	return o.writeReport(rep)
+}
+
+// readReport reads a JSON report written by --out FILE.json.
+func readReport(path string) (*bench.Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, usagef("--from-json %s: not a report: %v", path, err)
+	}
+	return &rep, nil
 }
 
 // listWorkloads prints the registered workloads with their descriptions.
