@@ -57,3 +57,23 @@ func TestFromJSON(t *testing.T) {
 		t.Errorf("a missing file: exit %d, want %d", got, exitFailure)
 	}
 }
+
+// FuzzFromJSON feeds decodeReport any bytes and draws and writes what it
+// accepts: nothing a report file holds may crash the redraw.
+func FuzzFromJSON(f *testing.F) {
+	f.Add([]byte(`{"mode":"quick","results":[{"workload":"fork","case":"c","curve":{"name":"x","series":[{"name":"nas","points":[{"x":10,"y":0.3},{"x":1000,"y":0.31}]}]}}]}`))
+	f.Add([]byte(`{"results":[{"workload":"soak","case":"c","rows":[{"subject":"nas","metrics":[{"name":"rate","value":-1}],"runs":[0]}],"curve":{"name":"y","linear":true,"categories":["a"],"series":[{"name":"n","points":[{"x":0,"y":0}]}]}}]}`))
+	f.Add([]byte(`{"results":[null]}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rep, err := decodeReport(b)
+		if err != nil {
+			return
+		}
+		if _, err := rep.WritePlots(filepath.Join(dir, "plots")); err != nil {
+			return
+		}
+		var md bytes.Buffer
+		_ = rep.WriteMarkdown(&md, "plots")
+	})
+}

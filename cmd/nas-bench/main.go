@@ -201,6 +201,9 @@ func runBench(ctx context.Context, o benchOptions) error {
 		return nil
 	}
 	if o.fromJSON != "" {
+		if len(o.workloads) > 0 || len(o.targets) > 0 {
+			return usagef("--from-json runs nothing: --workloads and --target do not go with it")
+		}
 		rep, err := readReport(o.fromJSON)
 		if err != nil {
 			return err
@@ -266,9 +269,23 @@ func readReport(path string) (*bench.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep, err := decodeReport(b)
+	if err != nil {
+		return nil, usagef("--from-json %s: not a report: %v", path, err)
+	}
+	return rep, nil
+}
+
+// decodeReport decodes a JSON report, refusing null results.
+func decodeReport(b []byte) (*bench.Report, error) {
 	var rep bench.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, usagef("--from-json %s: not a report: %v", path, err)
+		return nil, err
+	}
+	for i, r := range rep.Results {
+		if r == nil {
+			return nil, fmt.Errorf("result %d is null", i)
+		}
 	}
 	return &rep, nil
 }
