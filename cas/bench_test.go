@@ -32,7 +32,9 @@ func benchBytes(seed uint64, n int) []byte {
 // BenchmarkChunker splits 64 MiB with the store's content-defined chunking
 // parameters and nothing else (no hashing, no copying out), in read-ahead
 // windows of two, three and four times ChunkMax (the smaller the window,
-// the more bytes the chunker moves when it runs out).
+// the more bytes the chunker moves when it runs out). It reports the
+// average chunk and the average buffer the ingest hands it over in
+// (getChunkBuf's size class).
 func BenchmarkChunker(b *testing.B) {
 	data := benchBytes(1, 64<<20)
 	for _, w := range []int{2, 3, 4} {
@@ -40,29 +42,33 @@ func BenchmarkChunker(b *testing.B) {
 			scan := make([]byte, w*ChunkMax)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
-			chunks := 0
+			chunks, bufs := 0, 0
 			for b.Loop() {
-				chunks += chunkAll(b, data, scan)
+				n, m := chunkAll(b, data, scan)
+				chunks, bufs = chunks+n, bufs+m
 			}
 			b.ReportMetric(float64(len(data))/(float64(chunks)/float64(b.N))/(1<<10), "KiB/chunk")
+			b.ReportMetric(float64(bufs)/float64(chunks)/(1<<20), "MiB/buffer")
 		})
 	}
 }
 
-// chunkAll splits data in window scan and returns the number of chunks.
-func chunkAll(b *testing.B, data, scan []byte) int {
+// chunkAll splits data in window scan and returns the number of chunks
+// and the bytes of the size-classed buffers they would be handed over in.
+func chunkAll(b *testing.B, data, scan []byte) (chunks, bufs int) {
 	ch, err := chunkers.NewChunkerBuffer(cdcAlgo, bytes.NewReader(data), &chunkers.ChunkerOpts{
 		MinSize: ChunkMin, NormalSize: ChunkNormal, MaxSize: ChunkMax}, scan)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for chunks := 0; ; {
+	for {
 		c, err := ch.Next()
 		if len(c) > 0 {
 			chunks++
+			bufs += (chunkClass(len(c)) + 1) << 20
 		}
 		if errors.Is(err, io.EOF) {
-			return chunks
+			return chunks, bufs
 		}
 		if err != nil {
 			b.Fatal(err)

@@ -40,16 +40,16 @@ const spaceStep = writebackStep
 
 // scanPool holds the chunker's read-ahead window, twice ChunkMax. When the
 // window runs out the chunker moves the bytes it has not consumed (less
-// than ChunkMax) to its front, about one byte moved per byte chunked at this
-// size (a third of one at four times ChunkMax), which BenchmarkChunker does
-// not tell apart from the larger windows; the 8 MiB a body saves is what
+// than ChunkMax) to its front: by arithmetic about one byte moved per byte
+// chunked at this size (a third of one at four times ChunkMax), which
+// BenchmarkChunker does not tell apart from the larger windows; the 8 MiB a body saves is what
 // bounds a gateway's memory under many large uploads (README "Memory").
 //
 // With the chunks in flight (at most four: one being copied by the reader
 // and, for the slowest stage, two queued and one being worked on), each in
 // a buffer of its size rounded up to a MiB (getChunkBuf), a body being
-// ingested holds at most 8 + 4x4 MiB, about 14 MiB for chunks of the
-// average size (1.1 MiB, in 1 and 2 MiB buffers).
+// ingested holds at most 8 + 4x4 MiB, about 15 MiB for chunks of the
+// average size (1.1 MiB, in buffers of 1.8 MiB on average: BenchmarkChunker).
 var scanPool = sync.Pool{New: func() any { b := make([]byte, 2*ChunkMax); return &b }}
 
 // Upload is one write session. Put and Ingest add chunks; Sync makes new
