@@ -70,6 +70,13 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) bool {
 			fail(err)
 			return true
 		}
+		// Refuse a taken name before the body is read: the client waits
+		// for 100 Continue, so a refusal here is answered before any of
+		// the stream is sent, not by resetting the connection under it.
+		if err := h.b.CheckRestore(ctx, repo); err != nil {
+			fail(err)
+			return true
+		}
 		rc := http.NewResponseController(w)
 		rep, err := gitexport.Load(ctx, h.b, repo, idleReader{r: res.Body, rc: rc})
 		_ = rc.SetReadDeadline(time.Time{})

@@ -286,10 +286,26 @@ type Restore struct {
 	done     bool                              //
 }
 
+// CheckRestore reports whether a repository called name could be
+// restored now: the name is valid and not taken. BeginRestore checks
+// again; calling this first lets a caller refuse a stream before reading
+// any of it.
+func (s *Service) CheckRestore(ctx context.Context, name string) error {
+	if err := ValidRepoName(name); err != nil {
+		return err
+	}
+	if _, err := s.GetRepo(ctx, name); err == nil {
+		return fmt.Errorf("%s: %w", name, ErrRepoExists)
+	} else if !errors.Is(err, ErrNoSuchRepo) {
+		return err
+	}
+	return nil
+}
+
 // BeginRestore starts restoring a repository called name, which must not
 // exist. It holds garbage collection off until Publish or Abort.
 func (s *Service) BeginRestore(ctx context.Context, name string, o RestoreOptions) (*Restore, error) {
-	if err := ValidRepoName(name); err != nil {
+	if err := s.CheckRestore(ctx, name); err != nil {
 		return nil, err
 	}
 	if len(o.Salt) == 0 {
@@ -303,11 +319,6 @@ func (s *Service) BeginRestore(ctx context.Context, name string, o RestoreOption
 	}
 	if o.Created == 0 {
 		o.Created = time.Now().UnixNano()
-	}
-	if _, err := s.GetRepo(ctx, name); err == nil {
-		return nil, fmt.Errorf("%s: %w", name, ErrRepoExists)
-	} else if !errors.Is(err, ErrNoSuchRepo) {
-		return nil, err
 	}
 	rr := &repoRecord{Name: name, ID: randomID(), DefaultBranch: o.DefaultBranch, Created: o.Created,
 		Salt: append([]byte(nil), o.Salt...)}

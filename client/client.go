@@ -245,7 +245,11 @@ func New(cfg Config) *Client {
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   10 * time.Second,
 			ResponseHeaderTimeout: 2 * time.Minute,
-			ExpectContinueTimeout: time.Second,
+			// Only an import sends Expect: 100-continue; its refusals
+			// (a taken name, a lease) are answered before the body is
+			// read, so wait long enough for a loaded gateway to answer
+			// rather than start the stream it will reset.
+			ExpectContinueTimeout: 5 * time.Second,
 		}}
 	}
 	return &Client{cfg: cfg, http: hc,

@@ -318,21 +318,31 @@ func TestDoorSlowBodies(t *testing.T) {
 	t.Parallel()
 	srv := nastest.Start(t, nastest.Options{Bodies: gateway.BodyLimits{Stall: 300 * time.Millisecond, Window: 600 * time.Millisecond, MinBytes: 4096}})
 	createBucket(t, client(t, srv), "slow")
-	var sendHeadTo func(t *testing.T, path string, creds aws.Credentials, size int) (net.Conn, *bufio.Reader)
+	var sendHeadAs func(t *testing.T, method, path string, creds aws.Credentials, size int, hdr http.Header) (net.Conn, *bufio.Reader)
 	// sendHead writes a signed PUT's head (the owner's, body declared in
 	// full) and returns the connection with what the server answered.
 	sendHead := func(t *testing.T, creds aws.Credentials, size int) (net.Conn, *bufio.Reader) {
-		return sendHeadTo(t, "/slow/obj", creds, size)
+		return sendHeadAs(t, http.MethodPut, "/slow/obj", creds, size, nil)
 	}
-	sendHeadTo = func(t *testing.T, path string, creds aws.Credentials, size int) (net.Conn, *bufio.Reader) {
-		req := rawRequest(t, http.MethodPut, srv.Endpoint+path, nil, time.Now(), creds,
-			http.Header{"X-Amz-Content-Sha256": {"UNSIGNED-PAYLOAD"}})
+	sendHeadTo := func(t *testing.T, path string, creds aws.Credentials, size int) (net.Conn, *bufio.Reader) {
+		return sendHeadAs(t, http.MethodPut, path, creds, size, nil)
+	}
+	sendHeadAs = func(t *testing.T, method, path string, creds aws.Credentials, size int, hdr http.Header) (net.Conn, *bufio.Reader) {
+		if hdr == nil {
+			hdr = http.Header{"X-Amz-Content-Sha256": {"UNSIGNED-PAYLOAD"}}
+		}
+		req := rawRequest(t, method, srv.Endpoint+path, nil, time.Now(), creds, hdr)
 		req.ContentLength = int64(size)
 		conn, err := net.Dial("tcp", srv.Addr)
 		must(t, err)
 		t.Cleanup(func() { conn.Close() })
 		var head strings.Builder
-		fmt.Fprintf(&head, "PUT %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n", path, srv.Addr, size)
+		fmt.Fprintf(&head, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, path, srv.Addr)
+		if size < 0 {
+			head.WriteString("Transfer-Encoding: chunked\r\n")
+		} else {
+			fmt.Fprintf(&head, "Content-Length: %d\r\n", size)
+		}
 		for k, vs := range req.Header {
 			for _, v := range vs {
 				fmt.Fprintf(&head, "%s: %s\r\n", k, v)
@@ -385,9 +395,11 @@ func TestDoorSlowBodies(t *testing.T) {
 		// An error other than a refusal is answered once a small body is
 		// in (net/http drains it before the status line, which the body
 		// guard keeps by handing the server's own body back): a client
-		// still writing its body when the answer arrives can lose it.
+		// still writing its body when the answer arrives can lose it. The
+		// server waits for it as for any body, up to the stall limit
+		// (300 ms here) from the handler's end; the body comes well before.
 		conn, br := sendHeadTo(t, "/slow?policy", owner, 2000)
-		conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 		if _, err := br.Peek(1); !isTimeoutErr(err) {
 			t.Fatalf("answered before the body was sent: %v", err)
 		}
@@ -411,6 +423,42 @@ func TestDoorSlowBodies(t *testing.T) {
 		conn.SetReadDeadline(time.Now().Add(3 * time.Second))
 		if _, err := br.ReadByte(); err == nil || isTimeoutErr(err) {
 			t.Fatalf("the connection stayed open after refusing the request: %v", err)
+		}
+	})
+	t.Run("refused while the client waits for 100 Continue", func(t *testing.T) {
+		// A client that sent Expect: 100-continue sends no body until it is
+		// told to: each refusal must come at once, without a 100 first
+		// and without waiting for bytes that will not come (a handler
+		// closing the body made the server drain it first: both sides
+		// waited for the client's continue timeout).
+		bad := owner
+		bad.SecretAccessKey = "wrong"
+		expect := func(h http.Header) http.Header {
+			h.Set("Expect", "100-continue")
+			return h
+		}
+		unsigned := func() http.Header { return http.Header{"X-Amz-Content-Sha256": {"UNSIGNED-PAYLOAD"}} }
+		streaming := http.Header{"X-Amz-Content-Sha256": {"STREAMING-AWS4-HMAC-SHA256-PAYLOAD"},
+			"Content-Encoding": {"aws-chunked"}, "X-Amz-Decoded-Content-Length": {"1048576"}}
+		for _, c := range []struct {
+			name, method, path string
+			creds              aws.Credentials
+			hdr                http.Header
+			status             int
+		}{
+			{"bad signature", http.MethodPut, "/slow/obj", bad, expect(unsigned()), http.StatusForbidden},
+			{"no such bucket", http.MethodPut, "/no-such-bucket/obj", owner, expect(unsigned()), http.StatusNotFound},
+			{"import over a taken name", http.MethodPost, "/_nas/v1/repo/import?repo=slow", owner, expect(streaming), http.StatusConflict},
+		} {
+			// Chunked, as a stream of unknown length goes: the server
+			// would drain a declared length only up to 256 KiB.
+			t.Run(c.name, func(t *testing.T) {
+				conn, br := sendHeadAs(t, c.method, c.path, c.creds, -1, c.hdr)
+				resp, b := answer(t, conn, br, 5*time.Second)
+				if resp.StatusCode != c.status {
+					t.Errorf("%d %s", resp.StatusCode, b)
+				}
+			})
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,9 +66,13 @@ type guardedBody struct {
 	got    int64         // bytes read in this window
 	eof    bool          // the body was read to its end
 	err    error         // sticky: once cut off, always cut off
+	closed atomic.Bool   // the handler closed it (see Close)
 }
 
 func (b *guardedBody) Read(p []byte) (int, error) {
+	if b.closed.Load() {
+		return 0, http.ErrBodyReadAfterClose
+	}
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -93,7 +98,16 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *guardedBody) Close() error { return b.r.Close() }
+// Close leaves the server's body to the server, which closes it once the
+// answer is out. Closed first by a handler, it would drain up to 256 KiB
+// before the answer is written: a client that waits for 100 Continue
+// sends nothing meanwhile, so both would wait until the client gives up
+// waiting and sends the body it was about to be refused. Reads after
+// Close fail.
+func (b *guardedBody) Close() error {
+	b.closed.Store(true)
+	return nil
+}
 
 func isTimeout(err error) bool {
 	t, ok := err.(interface{ Timeout() bool })
