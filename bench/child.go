@@ -10,6 +10,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
@@ -21,10 +22,12 @@ import (
 )
 
 // childMemory is the memory configuration of `nas serve` for a child:
-// the store's budget (NAS_KV_MEMORY, default kv.DefaultBadgerMemory) and
-// the runtime's soft limit (NAS_MEMORY_LIMIT, default
-// gateway.DefaultMemoryLimit unless GOMEMLIMIT is set), read from the
-// environment as nas serve reads them, so a soak can measure other sizes.
+// the store's budget (NAS_KV_MEMORY, default kv.DefaultBadgerMemory), the
+// runtime's soft limit (NAS_MEMORY_LIMIT, default
+// gateway.DefaultMemoryLimit unless GOMEMLIMIT is set) and its collection
+// target (NAS_GC_PERCENT, default gateway.DefaultGCPercent unless GOGC is
+// set), read from the environment as nas serve reads them, so a soak can
+// measure other sizes.
 func childMemory(getenv func(string) string) (kv.BadgerSizing, error) {
 	size := func(name string, def int64) (int64, error) {
 		v := getenv(name)
@@ -49,6 +52,15 @@ func childMemory(getenv func(string) string) (kv.BadgerSizing, error) {
 	}
 	if limit > 0 {
 		debug.SetMemoryLimit(limit)
+	}
+	if v := getenv("NAS_GC_PERCENT"); v != "" || getenv("GOGC") == "" {
+		pct := gateway.DefaultGCPercent
+		if v != "" {
+			if pct, err = strconv.Atoi(v); err != nil || pct < 1 {
+				return kv.BadgerSizing{}, fmt.Errorf("NAS_GC_PERCENT %q: want a whole number from 1", v)
+			}
+		}
+		debug.SetGCPercent(pct)
 	}
 	return kv.BadgerSizingFor(budget)
 }

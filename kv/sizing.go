@@ -15,7 +15,7 @@ const valueThreshold = 1 << 20
 // DefaultBadgerMemory is the memory budget of the embedded store when none
 // is given: 128 MiB, split by BadgerSizingFor into 32 MiB of memtables,
 // 32 MiB of block cache, 16 MiB of index cache and 2 MiB tables, whose
-// ceiling (BadgerSizing.Ceiling) is 500 MiB, and 64 MiB of mapped files
+// ceiling (BadgerSizing.Ceiling) is 500 MiB, and 16 MiB of mapped files
 // left resident.
 const DefaultBadgerMemory = 128 << 20
 
@@ -88,8 +88,10 @@ const builderPool = 8
 // BadgerSizingFor splits a memory budget in bytes: a sixteenth to each of
 // four memtables (at least 8 MiB each), a quarter to the block cache, an
 // eighth to the index cache and a sixty-fourth to the table size, with
-// two compactors, and lets the mapped files grow the resident set by half
-// of it. Memtables of 8 MiB rather than 16 halved the resident set of 8
+// two compactors, and lets the mapped files grow the resident set by an
+// eighth of it (half let each compaction's input, read through the
+// mapping, add up to 64 MiB peaks to the resident set between page-outs:
+// bench/RESULTS.md, "The 4 KiB soak's peaks"). Memtables of 8 MiB rather than 16 halved the resident set of 8
 // clients of 4 KiB PUTs (bench/RESULTS.md, "Memory under load"): a
 // memtable's flush grows its table builder's buffers to about one and a
 // half times the memtable, and Badger keeps up to eight used builders'
@@ -106,7 +108,7 @@ func BadgerSizingFor(budget int64) (BadgerSizing, error) {
 		IndexCacheSize: budget / 8,
 		BaseTableSize:  max(budget/64, 1<<20),
 		NumCompactors:  2,
-		MappedResident: budget / 2,
+		MappedResident: budget / 8,
 	}, nil
 }
 

@@ -11,7 +11,7 @@ func TestBadgerSizingFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := BadgerSizing{MemTableSize: 8 << 20, NumMemtables: 4, BlockCacheSize: 32 << 20, IndexCacheSize: 16 << 20,
-		BaseTableSize: 2 << 20, NumCompactors: 2, MappedResident: 64 << 20}
+		BaseTableSize: 2 << 20, NumCompactors: 2, MappedResident: 16 << 20}
 	if s != want {
 		t.Fatalf("BadgerSizingFor(128 MiB) = %+v, want %+v", s, want)
 	}

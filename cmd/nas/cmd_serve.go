@@ -38,7 +38,6 @@ type serveOptions struct {
 	meta            string
 	store           chunkFlags
 	memory          memoryFlags
-	explicitLimit   bool // --memory-limit or NAS_MEMORY_LIMIT was given
 	pprofAddr       string
 	publicURL       string
 	checkCommands   string
@@ -59,7 +58,8 @@ func newServeCmd() *cobra.Command {
 			if err := resolveServeFlags(cmd.LocalFlags(), os.Getenv); err != nil {
 				return err
 			}
-			o.explicitLimit = cmd.Flags().Changed("memory-limit") || os.Getenv(envName("memory-limit")) != ""
+			given := func(name string) bool { return cmd.Flags().Changed(name) || os.Getenv(envName(name)) != "" }
+			o.memory.limitSet, o.memory.gcSet = given("memory-limit"), given("gc-percent")
 			return runServe(cmd.Context(), o)
 		},
 	}
@@ -122,7 +122,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		Hooks: hook.Options{PublicURL: o.publicURL}}
 	o.store.apply(&gc)
 	applyProcs(gc.DirectWrites, os.Getenv, log)
-	if err := o.memory.apply(&gc, o.explicitLimit, os.Getenv, log); err != nil {
+	if err := o.memory.apply(&gc, os.Getenv, log); err != nil {
 		return err
 	}
 	g, err := gateway.Open(gc)
