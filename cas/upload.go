@@ -40,10 +40,11 @@ const spaceStep = writebackStep
 
 // scanPool holds the chunker's read-ahead window, twice ChunkMax. When the
 // window runs out the chunker moves the bytes it has not consumed (less
-// than ChunkMax) to its front: by arithmetic about one byte moved per byte
-// chunked at this size (a third of one at four times ChunkMax), which
-// BenchmarkChunker does not tell apart from the larger windows; the 8 MiB a body saves is what
-// bounds a gateway's memory under many large uploads (README "Memory").
+// than ChunkMax) to its front: by arithmetic about one byte moved per
+// byte chunked at this size (a third of one at four times ChunkMax),
+// which BenchmarkChunker does not tell apart from the larger windows; the
+// 8 MiB a body saves is what bounds a gateway's memory under many large
+// uploads (README "Memory").
 //
 // With the chunks in flight (at most four: one being copied by the reader
 // and, for the slowest stage, two queued and one being worked on), each in

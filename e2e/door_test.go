@@ -318,16 +318,10 @@ func TestDoorSlowBodies(t *testing.T) {
 	t.Parallel()
 	srv := nastest.Start(t, nastest.Options{Bodies: gateway.BodyLimits{Stall: 300 * time.Millisecond, Window: 600 * time.Millisecond, MinBytes: 4096}})
 	createBucket(t, client(t, srv), "slow")
-	var sendHeadAs func(t *testing.T, method, path string, creds aws.Credentials, size int, hdr http.Header) (net.Conn, *bufio.Reader)
-	// sendHead writes a signed PUT's head (the owner's, body declared in
-	// full) and returns the connection with what the server answered.
-	sendHead := func(t *testing.T, creds aws.Credentials, size int) (net.Conn, *bufio.Reader) {
-		return sendHeadAs(t, http.MethodPut, "/slow/obj", creds, size, nil)
-	}
-	sendHeadTo := func(t *testing.T, path string, creds aws.Credentials, size int) (net.Conn, *bufio.Reader) {
-		return sendHeadAs(t, http.MethodPut, path, creds, size, nil)
-	}
-	sendHeadAs = func(t *testing.T, method, path string, creds aws.Credentials, size int, hdr http.Header) (net.Conn, *bufio.Reader) {
+	// sendHeadAs writes a signed request's head (body declared in full, or
+	// chunked when size is negative) and returns the connection with what
+	// the server answered.
+	sendHeadAs := func(t *testing.T, method, path string, creds aws.Credentials, size int, hdr http.Header) (net.Conn, *bufio.Reader) {
 		if hdr == nil {
 			hdr = http.Header{"X-Amz-Content-Sha256": {"UNSIGNED-PAYLOAD"}}
 		}
@@ -352,6 +346,13 @@ func TestDoorSlowBodies(t *testing.T) {
 		_, err = conn.Write([]byte(head.String()))
 		must(t, err)
 		return conn, bufio.NewReader(conn)
+	}
+	// sendHead and sendHeadTo send a PUT's head to /slow/obj or to path.
+	sendHead := func(t *testing.T, creds aws.Credentials, size int) (net.Conn, *bufio.Reader) {
+		return sendHeadAs(t, http.MethodPut, "/slow/obj", creds, size, nil)
+	}
+	sendHeadTo := func(t *testing.T, path string, creds aws.Credentials, size int) (net.Conn, *bufio.Reader) {
+		return sendHeadAs(t, http.MethodPut, path, creds, size, nil)
 	}
 	answer := func(t *testing.T, conn net.Conn, br *bufio.Reader, within time.Duration) (*http.Response, string) {
 		conn.SetReadDeadline(time.Now().Add(within))
@@ -450,8 +451,9 @@ func TestDoorSlowBodies(t *testing.T) {
 			{"no such bucket", http.MethodPut, "/no-such-bucket/obj", owner, expect(unsigned()), http.StatusNotFound},
 			{"import over a taken name", http.MethodPost, "/_nas/v1/repo/import?repo=slow", owner, expect(streaming), http.StatusConflict},
 		} {
-			// Chunked, as a stream of unknown length goes: the server
-			// would drain a declared length only up to 256 KiB.
+			// Chunked, as a stream of unknown length is sent: the server
+			// drains no declared length over 256 KiB, which would hide
+			// the wait.
 			t.Run(c.name, func(t *testing.T) {
 				conn, br := sendHeadAs(t, c.method, c.path, c.creds, -1, c.hdr)
 				resp, b := answer(t, conn, br, 5*time.Second)

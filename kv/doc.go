@@ -28,6 +28,6 @@
 // files and reads through the mapping, so recently used parts of the store
 // become resident as mapped file pages; on Linux a pager pages them out
 // (MADV_PAGEOUT) whenever they have grown the process's resident set by
-// BadgerSizing.MappedResident (an eighth of the budget) since it last did, so that
-// part follows the configuration too, not the store's size.
+// BadgerSizing.MappedResident (an eighth of the budget) since it last
+// did, so that part follows the configuration too, not the store's size.
 package kv

@@ -91,8 +91,8 @@ const builderPool = 8
 // two compactors, and lets the mapped files grow the resident set by an
 // eighth of it (half let each compaction's input, read through the
 // mapping, add up to 64 MiB peaks to the resident set between page-outs:
-// bench/RESULTS.md, "The 4 KiB soak's peaks"). Memtables of 8 MiB rather than 16 halved the resident set of 8
-// clients of 4 KiB PUTs (bench/RESULTS.md, "Memory under load"): a
+// bench/RESULTS.md, "The 4 KiB soak's peaks"). Memtables of 8 MiB rather
+// than 16 halved the resident set of 8 clients of 4 KiB PUTs (bench/RESULTS.md, "Memory under load"): a
 // memtable's flush grows its table builder's buffers to about one and a
 // half times the memtable, and Badger keeps up to eight used builders'
 // buffers for reuse. BadgerSizing.Ceiling is the sum of the worst cases.
